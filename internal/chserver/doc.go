@@ -1,0 +1,9 @@
+// Package chserver runs a local ClickHouse server as a managed child process:
+// it finds the server binary on PATH (the modern single binary "clickhouse",
+// run as "clickhouse server", or the older "clickhouse-server"), writes a
+// minimal configuration into a data folder, listens on 127.0.0.1 on free
+// ports, waits until the server answers and stops it cleanly.
+//
+// convtrace serve and demo use it when no --clickhouse DSN is given, make run
+// uses it through them, and every integration test uses it through chtest.
+package chserver

@@ -1,0 +1,306 @@
+package chserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/template"
+	"time"
+)
+
+// ErrNoBinary means neither clickhouse nor clickhouse-server is on PATH.
+var ErrNoBinary = errors.New("no ClickHouse server binary on PATH (looked for clickhouse and clickhouse-server); on Debian: apt-get install clickhouse-server")
+
+// Server is a running local ClickHouse server.
+type Server struct {
+	dir      string
+	TCPPort  int
+	HTTPPort int
+	cmd      *exec.Cmd // nil when attached to a server another process started
+	exited   chan struct{}
+	waitErr  error
+}
+
+// FindBinary returns the command line that starts a server: the modern
+// single binary as "clickhouse server", else "clickhouse-server".
+func FindBinary() ([]string, error) {
+	if p, err := exec.LookPath("clickhouse"); err == nil {
+		return []string{p, "server"}, nil
+	}
+	if p, err := exec.LookPath("clickhouse-server"); err == nil {
+		return []string{p}, nil
+	}
+	return nil, ErrNoBinary
+}
+
+// state is what a folder records about the server running in it, so that a
+// second convtrace process can use that server instead of starting another.
+type state struct {
+	PID      int `json:"pid"`
+	TCPPort  int `json:"tcp_port"`
+	HTTPPort int `json:"http_port"`
+}
+
+// Ensure returns the server running in dir when there is one (started by
+// another convtrace process, which keeps owning it), else starts one.
+func Ensure(ctx context.Context, dir string) (*Server, error) {
+	if s := attach(ctx, dir); s != nil {
+		return s, nil
+	}
+	return Start(ctx, dir)
+}
+
+func attach(ctx context.Context, dir string) *Server {
+	b, err := os.ReadFile(filepath.Join(dir, "server.json"))
+	if err != nil {
+		return nil
+	}
+	var st state
+	if json.Unmarshal(b, &st) != nil || st.PID <= 0 || syscall.Kill(st.PID, 0) != nil {
+		return nil
+	}
+	s := &Server{dir: dir, TCPPort: st.TCPPort, HTTPPort: st.HTTPPort}
+	if s.ping(ctx) != nil {
+		return nil
+	}
+	return s
+}
+
+// Start writes a configuration into dir (created when missing), starts a
+// server with its data there on free loopback ports and waits until it
+// answers. The server stops when Stop is called or the calling process dies.
+func Start(ctx context.Context, dir string) (*Server, error) {
+	bin, err := FindBinary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir, TCPPort: ports[0], HTTPPort: ports[1], exited: make(chan struct{})}
+	if err := s.writeConfig(); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "log", "stdout.log"))
+	if err != nil {
+		return nil, fmt.Errorf("create server log: %w", err)
+	}
+	defer logFile.Close()
+	args := append(bin[1:], "--config-file="+filepath.Join(dir, "config.xml"))
+	s.cmd = exec.Command(bin[0], args...)
+	s.cmd.Dir = dir
+	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	// Its own process group keeps a terminal's Ctrl-C for convtrace, which
+	// then stops the server in order; Pdeathsig stops it if convtrace dies.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin[0], err)
+	}
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		close(s.exited)
+	}()
+	if err := s.waitReady(ctx); err != nil {
+		_ = s.Stop(context.Background())
+		return nil, err
+	}
+	st, _ := json.Marshal(state{PID: s.cmd.Process.Pid, TCPPort: s.TCPPort, HTTPPort: s.HTTPPort})
+	if err := os.WriteFile(filepath.Join(dir, "server.json"), st, 0o644); err != nil {
+		_ = s.Stop(context.Background())
+		return nil, fmt.Errorf("write server state: %w", err)
+	}
+	return s, nil
+}
+
+// DSN returns a clickhouse-go DSN for database on this server.
+func (s *Server) DSN(database string) string {
+	return fmt.Sprintf("clickhouse://127.0.0.1:%d/%s", s.TCPPort, database)
+}
+
+// Owned reports whether this process started the server (and Stop stops it).
+func (s *Server) Owned() bool { return s.cmd != nil }
+
+// Stop stops a server this process started: SIGTERM, then SIGKILL if it has
+// not exited when ctx ends or after 15 s. It does nothing for an attached
+// server. It is safe to call more than once.
+func (s *Server) Stop(ctx context.Context) error {
+	if s.cmd == nil {
+		return nil
+	}
+	select {
+	case <-s.exited:
+		return nil
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	timer := time.NewTimer(15 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-s.exited:
+	case <-ctx.Done():
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	case <-timer.C:
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	_ = os.Remove(filepath.Join(s.dir, "server.json"))
+	return nil
+}
+
+func (s *Server) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if s.ping(ctx) == nil {
+			return nil
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("clickhouse server exited during start-up (%v): %s", s.waitErr, s.logTail())
+		case <-ctx.Done():
+			return fmt.Errorf("clickhouse server not ready: %w: %s", ctx.Err(), s.logTail())
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Server) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/ping", s.HTTPPort), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "Ok") {
+		return fmt.Errorf("ping: %s %q", resp.Status, body)
+	}
+	// The HTTP port can answer a moment before the native one listens.
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", s.TCPPort))
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// logTail returns the end of the server's error log, for start-up errors.
+func (s *Server) logTail() string {
+	var tail string
+	for _, name := range []string{"stdout.log", "clickhouse-server.err.log"} {
+		b, err := os.ReadFile(filepath.Join(s.dir, "log", name))
+		if err != nil {
+			continue
+		}
+		if len(b) > 2000 {
+			b = b[len(b)-2000:]
+		}
+		tail += strings.TrimSpace(string(b)) + "\n"
+	}
+	return strings.TrimSpace(tail)
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+var configTmpl = template.Must(template.New("config").Parse(`<?xml version="1.0"?>
+<yandex>
+    <logger>
+        <level>warning</level>
+        <log>{{.Dir}}/log/clickhouse-server.log</log>
+        <errorlog>{{.Dir}}/log/clickhouse-server.err.log</errorlog>
+        <size>100M</size>
+        <count>2</count>
+    </logger>
+    <listen_host>127.0.0.1</listen_host>
+    <tcp_port>{{.TCPPort}}</tcp_port>
+    <http_port>{{.HTTPPort}}</http_port>
+    <path>{{.Dir}}/data/</path>
+    <tmp_path>{{.Dir}}/tmp/</tmp_path>
+    <user_files_path>{{.Dir}}/user_files/</user_files_path>
+    <format_schema_path>{{.Dir}}/format_schemas/</format_schema_path>
+    <users_config>users.xml</users_config>
+    <default_profile>default</default_profile>
+    <default_database>default</default_database>
+    <timezone>UTC</timezone>
+    <mark_cache_size>268435456</mark_cache_size>
+    <uncompressed_cache_size>268435456</uncompressed_cache_size>
+    <max_concurrent_queries>100</max_concurrent_queries>
+    <mlock_executable>false</mlock_executable>
+</yandex>
+`))
+
+const usersXML = `<?xml version="1.0"?>
+<yandex>
+    <profiles><default></default></profiles>
+    <users>
+        <default>
+            <password></password>
+            <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+            <profile>default</profile>
+            <quota>default</quota>
+        </default>
+    </users>
+    <quotas><default></default></quotas>
+</yandex>
+`
+
+func (s *Server) writeConfig() error {
+	for _, sub := range []string{"log", "data", "tmp", "user_files", "format_schemas"} {
+		if err := os.MkdirAll(filepath.Join(s.dir, sub), 0o755); err != nil {
+			return fmt.Errorf("create server folder: %w", err)
+		}
+	}
+	f, err := os.Create(filepath.Join(s.dir, "config.xml"))
+	if err != nil {
+		return fmt.Errorf("write server config: %w", err)
+	}
+	defer f.Close()
+	if err := configTmpl.Execute(f, struct {
+		Dir               string
+		TCPPort, HTTPPort int
+	}{s.dir, s.TCPPort, s.HTTPPort}); err != nil {
+		return fmt.Errorf("write server config: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "users.xml"), []byte(usersXML), 0o644); err != nil {
+		return fmt.Errorf("write server users: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package chtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/internal/chserver"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// RequireEnv is the environment variable that turns a missing server binary
+// from a skip into a failure.
+const RequireEnv = "CONVTRACE_REQUIRE_CLICKHOUSE"
+
+var shared struct {
+	once   sync.Once
+	server *chserver.Server
+	dir    string
+	err    error
+}
+
+// Main runs the package's tests, then stops the shared server. Call it from
+// TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared.server != nil {
+		_ = shared.server.Stop(context.Background())
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// Server returns the shared server, starting it on first use.
+func Server(t testing.TB) *chserver.Server {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "convtrace-ch-")
+		if shared.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		shared.server, shared.err = chserver.Start(ctx, shared.dir)
+	})
+	SkipOrFail(t, shared.err)
+	return shared.server
+}
+
+// SkipOrFail skips t when err says no server binary exists and the
+// environment does not require one, and fails it on any other error.
+func SkipOrFail(t testing.TB, err error) {
+	t.Helper()
+	switch {
+	case err == nil:
+	case errors.Is(err, chserver.ErrNoBinary) && os.Getenv(RequireEnv) != "1":
+		t.Skipf("skipping integration test: %v (set %s=1 to fail instead)", err, RequireEnv)
+	default:
+		t.Fatalf("start clickhouse: %v", err)
+	}
+}
+
+// DSN returns the DSN of a fresh, unmigrated database on the shared server.
+func DSN(t testing.TB) string {
+	t.Helper()
+	return Server(t).DSN(freshName())
+}
+
+// Open returns the DSN of a fresh database on the shared server and a
+// connection to it, migrated to the current schema. The connection closes
+// when the test ends.
+func Open(t testing.TB) (driver.Conn, string) {
+	t.Helper()
+	dsn := DSN(t)
+	ctx := context.Background()
+	conn, err := schema.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := schema.Migrate(ctx, conn); err != nil {
+		t.Fatalf("migrate %s: %v", dsn, err)
+	}
+	return conn, dsn
+}
+
+func freshName() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "t_" + hex.EncodeToString(b)
+}

@@ -1,0 +1,57 @@
+package schema
+
+// Attribute keys of the OpenTelemetry GenAI semantic conventions. Go's
+// semconv packages no longer carry them, so they are declared once, here.
+const (
+	KeyOperationName     = "gen_ai.operation.name"
+	KeyProviderName      = "gen_ai.provider.name"
+	KeySystem            = "gen_ai.system" // the older name of gen_ai.provider.name
+	KeyRequestModel      = "gen_ai.request.model"
+	KeyResponseModel     = "gen_ai.response.model"
+	KeyConversationID    = "gen_ai.conversation.id"
+	KeyAgentName         = "gen_ai.agent.name"
+	KeyInputTokens       = "gen_ai.usage.input_tokens"
+	KeyOutputTokens      = "gen_ai.usage.output_tokens"
+	KeyCacheReadTokens   = "gen_ai.usage.cache_read.input_tokens"
+	KeyCacheWriteTokens  = "gen_ai.usage.cache_write.input_tokens"
+	KeyReasoningTokens   = "gen_ai.usage.reasoning.output_tokens"
+	KeyToolName          = "gen_ai.tool.name"
+	KeyToolCallID        = "gen_ai.tool.call.id"
+	KeyToolCallArguments = "gen_ai.tool.call.arguments"
+	KeyToolCallResult    = "gen_ai.tool.call.result"
+	KeyErrorType         = "error.type"
+)
+
+// Values of gen_ai.operation.name that convtrace writes or reads.
+const (
+	OperationChat        = "chat"
+	OperationExecuteTool = "execute_tool"
+)
+
+// convtrace's own attribute keys, used only where GenAI has no name.
+const (
+	KeyThreadID     = "convtrace.thread.id"
+	KeyPhase        = "convtrace.phase"
+	KeyRound        = "convtrace.round"
+	KeySpeaker      = "convtrace.speaker"
+	KeyAgent        = "convtrace.agent"
+	KeyParentTurnID = "convtrace.parent_turn_id"
+	KeySessionID    = "convtrace.session_id"
+	KeyProject      = "convtrace.project"
+	KeyCostUSD      = "convtrace.cost_usd"
+
+	// Attributes of the prompt and response events.
+	KeyContent          = "convtrace.content"
+	KeyContentBytes     = "convtrace.content.bytes"
+	KeyContentTruncated = "convtrace.content.truncated"
+)
+
+// Event names written by package instrument.
+const (
+	EventPrompt   = "gen_ai.prompt"
+	EventResponse = "gen_ai.response"
+)
+
+// Resource attribute naming the service, the project when convtrace.project
+// is absent.
+const KeyServiceName = "service.name"

@@ -1,0 +1,245 @@
+package schema
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+//go:embed sql/*.sql
+var sqlFiles embed.FS
+
+// DB is what Migrate needs of a connection to the target database.
+type DB interface {
+	Exec(ctx context.Context, query string, args ...any) error
+	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
+}
+
+// Migration is one versioned step of the schema, one embedded .sql file
+// named NNNN_name.sql.
+type Migration struct {
+	Version uint32
+	Name    string
+	file    string
+}
+
+// Option configures how DDL is rendered.
+type Option interface{ apply(*config) }
+
+type config struct {
+	retentionDays int
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithRetention adds a TTL that deletes rows older than d to the append-only
+// tables, on servers that support TTL. Zero (the default) keeps rows forever.
+func WithRetention(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.retentionDays = int(d / (24 * time.Hour)) })
+}
+
+// Migrations returns every migration in version order.
+func Migrations() []Migration {
+	entries, err := fs.ReadDir(sqlFiles, "sql")
+	if err != nil {
+		panic(err) // the files are embedded: unreadable means a broken build
+	}
+	var ms []Migration
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".sql")
+		num, rest, ok := strings.Cut(name, "_")
+		v, err := strconv.ParseUint(num, 10, 32)
+		if !ok || err != nil {
+			panic(fmt.Sprintf("schema: migration file %q is not named NNNN_name.sql", e.Name()))
+		}
+		ms = append(ms, Migration{Version: uint32(v), Name: rest, file: path.Join("sql", e.Name())})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	return ms
+}
+
+// Statements renders the migration's DDL for a server with caps. A file may
+// hold several statements separated by semicolons.
+func (m Migration) Statements(caps Capabilities, opts ...Option) ([]string, error) {
+	var cfg config
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	src, err := sqlFiles.ReadFile(m.file)
+	if err != nil {
+		return nil, fmt.Errorf("read migration %s: %w", m.file, err)
+	}
+	funcs := template.FuncMap{
+		"lc": func(typ string) string { return "LowCardinality(" + typ + ")" },
+		"codec": func() string {
+			if caps.Codecs {
+				return " CODEC(ZSTD(3))"
+			}
+			return ""
+		},
+		"ttl": func(column string) string {
+			if caps.TTL && cfg.retentionDays > 0 {
+				return fmt.Sprintf("TTL %s + INTERVAL %d DAY", column, cfg.retentionDays)
+			}
+			return ""
+		},
+	}
+	tmpl, err := template.New(m.file).Funcs(funcs).Parse(string(src))
+	if err != nil {
+		return nil, fmt.Errorf("parse migration %s: %w", m.file, err)
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, caps); err != nil {
+		return nil, fmt.Errorf("render migration %s: %w", m.file, err)
+	}
+	var stmts []string
+	for _, s := range strings.Split(stripComments(buf.String()), ";") {
+		if s = strings.TrimSpace(s); s != "" {
+			stmts = append(stmts, s)
+		}
+	}
+	return stmts, nil
+}
+
+func stripComments(sql string) string {
+	lines := strings.Split(sql, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+// Result reports what Migrate did.
+type Result struct {
+	Version      uint32 // the schema version after the run
+	Applied      []Migration
+	Capabilities Capabilities
+}
+
+const migrationsDDL = `CREATE TABLE IF NOT EXISTS schema_migrations
+(
+    version    UInt32,
+    name       String,
+    applied_at DateTime DEFAULT now()
+)
+ENGINE = ReplacingMergeTree
+ORDER BY version`
+
+// insertMigration records a migration. INSERT ... SELECT runs wholly on the
+// server: ClickHouse 18.16 waits for a data block after INSERT ... VALUES
+// sent over the native protocol.
+const insertMigration = "INSERT INTO schema_migrations (version, name) SELECT toUInt32(?), ?"
+
+// Migrate applies the migrations not yet recorded in schema_migrations, in
+// version order, and records each. Running it again changes nothing. Every
+// migration creates tables or adds columns: none rewrites existing data.
+func Migrate(ctx context.Context, db DB, opts ...Option) (Result, error) {
+	caps, err := ServerCapabilities(ctx, db)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Capabilities: caps}
+	if err := db.Exec(ctx, migrationsDDL); err != nil {
+		return res, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	applied, err := appliedVersions(ctx, db)
+	if err != nil {
+		return res, err
+	}
+	ddlCtx := ctx
+	if caps.LowCardinalitySetting {
+		ddlCtx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
+			"allow_experimental_low_cardinality_type": 1,
+		}))
+	}
+	for _, m := range Migrations() {
+		if applied[m.Version] {
+			res.Version = m.Version
+			continue
+		}
+		stmts, err := m.Statements(caps, opts...)
+		if err != nil {
+			return res, err
+		}
+		for _, s := range stmts {
+			if err := db.Exec(ddlCtx, s); err != nil {
+				return res, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+			}
+		}
+		if err := db.Exec(ctx, insertMigration, m.Version, m.Name); err != nil {
+			return res, fmt.Errorf("record migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		res.Version = m.Version
+		res.Applied = append(res.Applied, m)
+	}
+	return res, nil
+}
+
+// ServerCapabilities asks the server its version and derives what it supports.
+func ServerCapabilities(ctx context.Context, db DB) (Capabilities, error) {
+	rows, err := db.Query(ctx, "SELECT version()")
+	if err != nil {
+		return Capabilities{}, fmt.Errorf("query server version: %w", err)
+	}
+	defer rows.Close()
+	var version string
+	if rows.Next() {
+		if err := rows.Scan(&version); err != nil {
+			return Capabilities{}, fmt.Errorf("scan server version: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Capabilities{}, fmt.Errorf("read server version: %w", err)
+	}
+	return DetectCapabilities(version)
+}
+
+// Version returns the highest migration recorded in schema_migrations, 0
+// when none is.
+func Version(ctx context.Context, db DB) (uint32, error) {
+	applied, err := appliedVersions(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	var v uint32
+	for a := range applied {
+		v = max(v, a)
+	}
+	return v, nil
+}
+
+func appliedVersions(ctx context.Context, db DB) (map[uint32]bool, error) {
+	rows, err := db.Query(ctx, "SELECT DISTINCT version FROM schema_migrations")
+	if err != nil {
+		return nil, fmt.Errorf("query schema_migrations: %w", err)
+	}
+	defer rows.Close()
+	applied := map[uint32]bool{}
+	for rows.Next() {
+		var v uint32
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("scan schema_migrations: %w", err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	return applied, nil
+}

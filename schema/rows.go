@@ -1,0 +1,161 @@
+package schema
+
+// Roles of a turn.
+const (
+	RolePrompt     = "prompt"
+	RoleResponse   = "response"
+	RoleError      = "error"
+	RoleSystem     = "system"
+	RoleToolCall   = "tool_call"
+	RoleToolResult = "tool_result"
+)
+
+// Turn statuses.
+const (
+	StatusOK    = "ok"
+	StatusError = "error"
+)
+
+// Attr is one key/value pair of a row's Nested attributes column.
+type Attr struct {
+	Key, Value string
+}
+
+// Turn is one row of the conversations table: one thing one agent said.
+type Turn struct {
+	TurnID       string
+	TraceID      string
+	SpanID       string
+	ParentSpanID string
+	ParentTurnID string
+	Project      string
+	ThreadID     string
+	SessionID    string
+	Phase        string
+	Speaker      string
+	Agent        string
+	Round        uint16
+	Role         string
+	Seq          uint16
+	Operation    string
+	Provider     string
+	Model        string
+	ToolName     string
+	ToolCallID   string
+	Content      string
+	ContentBytes uint32
+	Truncated    bool
+
+	// Token counts are nil when unknown, which the viewer shows as —.
+	TokensIn         *uint32
+	TokensOut        *uint32
+	TokensCacheRead  *uint32
+	TokensCacheWrite *uint32
+	TokensReasoning  *uint32
+	CostUSD          *float64
+
+	Status     string
+	Error      string
+	StartNS    uint64
+	DurationNS uint64
+	Attributes []Attr
+}
+
+// TurnColumns is the column list of every insert into conversations, in the
+// order of Turn.Values. The ts column is left to its DEFAULT.
+var TurnColumns = []string{
+	"turn_id", "trace_id", "span_id", "parent_span_id", "parent_turn_id",
+	"project", "thread_id", "session_id", "phase", "speaker", "agent", "round",
+	"role", "seq", "operation", "provider", "model", "tool_name", "tool_call_id",
+	"content", "content_bytes", "truncated",
+	"tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
+	"cost_usd", "status", "error", "start_ns", "duration_ns",
+	"attributes.key", "attributes.value",
+}
+
+// Values returns the turn's column values in TurnColumns order.
+func (t *Turn) Values() []any {
+	keys, values := splitAttrs(t.Attributes)
+	return []any{
+		t.TurnID, t.TraceID, t.SpanID, t.ParentSpanID, t.ParentTurnID,
+		t.Project, t.ThreadID, t.SessionID, t.Phase, t.Speaker, t.Agent, t.Round,
+		t.Role, t.Seq, t.Operation, t.Provider, t.Model, t.ToolName, t.ToolCallID,
+		t.Content, t.ContentBytes, boolByte(t.Truncated),
+		t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning,
+		t.CostUSD, t.Status, t.Error, t.StartNS, t.DurationNS,
+		keys, values,
+	}
+}
+
+// Span is one row of the spans table: every span, LLM call or not, for the
+// trace waterfall. Event content lives in conversations; here only the
+// events' names and times are kept.
+type Span struct {
+	TraceID      string
+	SpanID       string
+	ParentSpanID string
+	Project      string
+	ThreadID     string
+	Phase        string
+	Round        uint16
+	Speaker      string
+	Agent        string
+	Name         string
+	Kind         string
+	StartNS      uint64
+	DurationNS   uint64
+	Status       string
+	StatusMsg    string
+	Operation    string
+	Provider     string
+	Model        string
+	TokensIn     *uint32
+	TokensOut    *uint32
+	CostUSD      *float64
+	Attributes   []Attr
+	Resource     []Attr
+	EventNames   []string
+	EventTimesNS []uint64
+}
+
+// SpanColumns is the column list of every insert into spans, in the order of
+// Span.Values.
+var SpanColumns = []string{
+	"trace_id", "span_id", "parent_span_id", "project", "thread_id", "phase", "round",
+	"speaker", "agent", "name", "kind", "start_ns", "duration_ns", "status", "status_message",
+	"operation", "provider", "model", "tokens_in", "tokens_out", "cost_usd",
+	"attributes.key", "attributes.value", "resource.key", "resource.value",
+	"events.name", "events.time_ns",
+}
+
+// Values returns the span's column values in SpanColumns order.
+func (s *Span) Values() []any {
+	keys, values := splitAttrs(s.Attributes)
+	rkeys, rvalues := splitAttrs(s.Resource)
+	names, times := s.EventNames, s.EventTimesNS
+	if names == nil {
+		names, times = []string{}, []uint64{}
+	}
+	return []any{
+		s.TraceID, s.SpanID, s.ParentSpanID, s.Project, s.ThreadID, s.Phase, s.Round,
+		s.Speaker, s.Agent, s.Name, s.Kind, s.StartNS, s.DurationNS, s.Status, s.StatusMsg,
+		s.Operation, s.Provider, s.Model, s.TokensIn, s.TokensOut, s.CostUSD,
+		keys, values, rkeys, rvalues,
+		names, times,
+	}
+}
+
+func splitAttrs(attrs []Attr) (keys, values []string) {
+	keys, values = make([]string, len(attrs)), make([]string, len(attrs))
+	for i, a := range attrs {
+		keys[i], values[i] = a.Key, a.Value
+	}
+	return keys, values
+}
+
+func boolByte(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
