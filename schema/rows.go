@@ -1,5 +1,7 @@
 package schema
 
+import "strconv"
+
 // Roles of a turn.
 const (
 	RolePrompt     = "prompt"
@@ -158,4 +160,22 @@ func boolByte(b bool) uint8 {
 		return 1
 	}
 	return 0
+}
+
+// TurnID returns the deterministic id of a turn: {span_id}:{role}:{seq}. A
+// span delivered twice yields the same ids, so storage folds the copies.
+func TurnID(spanID, role string, seq uint16) string {
+	return spanID + ":" + role + ":" + strconv.Itoa(int(seq))
+}
+
+// PromptTurnID is the id of a call's prompt turn, the first of the call.
+func PromptTurnID(spanID string) string { return TurnID(spanID, RolePrompt, 0) }
+
+// ResponseTurnID is the id of a call's response turn, or of its error turn
+// when the call failed.
+func ResponseTurnID(spanID string, failed bool) string {
+	if failed {
+		return TurnID(spanID, RoleError, 1)
+	}
+	return TurnID(spanID, RoleResponse, 1)
 }
