@@ -3,6 +3,7 @@ package schema
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -15,6 +16,13 @@ const DefaultDatabase = "convtrace"
 // clickhouse://127.0.0.1:9000/convtrace, defaulting the database to
 // DefaultDatabase.
 func ParseDSN(dsn string) (*clickhouse.Options, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("parse clickhouse DSN: %w", err)
+	}
+	if u.Scheme != "clickhouse" && u.Scheme != "tcp" {
+		return nil, fmt.Errorf("parse clickhouse DSN %q: scheme must be clickhouse:// (or tcp://), like clickhouse://127.0.0.1:9000/convtrace", dsn)
+	}
 	opts, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse clickhouse DSN: %w", err)

@@ -181,6 +181,10 @@ func (s *Server) waitReady(ctx context.Context) error {
 	}
 }
 
+// pingClient keeps no idle connections: an idle keep-alive connection would
+// hold up the server's shutdown.
+var pingClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
 func (s *Server) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -188,7 +192,7 @@ func (s *Server) ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := pingClient.Do(req)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,96 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Option configures the exporter, the pending processor and the tracer
+// provider built by NewTracerProvider.
+type Option interface{ apply(*config) }
+
+type config struct {
+	project       string
+	logger        *slog.Logger
+	queueRows     int
+	batchRows     int
+	flushInterval time.Duration
+	writeTimeout  time.Duration
+	pendingAfter  time.Duration
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+func newConfig(opts []Option) (config, error) {
+	c := config{
+		project:       "default",
+		logger:        slog.Default(),
+		queueRows:     100_000,
+		batchRows:     10_000,
+		flushInterval: 500 * time.Millisecond,
+		writeTimeout:  30 * time.Second,
+		pendingAfter:  time.Second,
+	}
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	return c, c.validate()
+}
+
+func (c config) validate() error {
+	var errs []error
+	if c.project == "" {
+		errs = append(errs, errors.New("project must not be empty"))
+	}
+	if c.logger == nil {
+		errs = append(errs, errors.New("logger must not be nil"))
+	}
+	for name, n := range map[string]int{"queue size": c.queueRows, "batch size": c.batchRows} {
+		if n <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, n))
+		}
+	}
+	for name, d := range map[string]time.Duration{"flush interval": c.flushInterval, "write timeout": c.writeTimeout, "pending delay": c.pendingAfter} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// WithProject names the project the spans belong to (the service.name and
+// convtrace.project resource attributes of NewTracerProvider). Default
+// "default".
+func WithProject(name string) Option { return optionFunc(func(c *config) { c.project = name }) }
+
+// WithLogger logs storage errors to l instead of slog.Default().
+func WithLogger(l *slog.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
+
+// WithQueueSize bounds how many rows may wait for storage (default 100,000);
+// rows beyond it are dropped and counted.
+func WithQueueSize(rows int) Option { return optionFunc(func(c *config) { c.queueRows = rows }) }
+
+// WithBatchSize writes a batch as soon as it holds this many rows (default
+// 10,000).
+func WithBatchSize(rows int) Option { return optionFunc(func(c *config) { c.batchRows = rows }) }
+
+// WithFlushInterval writes a batch at the latest this long after its first
+// row arrived (default 500 ms).
+func WithFlushInterval(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.flushInterval = d })
+}
+
+// WithWriteTimeout bounds one connect-and-write to ClickHouse (default 30 s).
+func WithWriteTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.writeTimeout = d })
+}
+
+// WithPendingAfter sets how long a call runs before PendingProcessor stores
+// its prompt (default 1 s).
+func WithPendingAfter(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.pendingAfter = d })
+}

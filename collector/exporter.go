@@ -1,0 +1,61 @@
+package collector
+
+import (
+	"context"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// Exporter is an sdktrace.SpanExporter that stores spans and their
+// conversation turns in ClickHouse. ExportSpans only maps the spans and
+// queues the rows: it never waits on ClickHouse and never returns a storage
+// error; rows that do not fit the queue are dropped and counted (Stats).
+type Exporter struct {
+	w *writer
+}
+
+var _ sdktrace.SpanExporter = (*Exporter)(nil)
+
+// NewExporter returns an exporter writing to the ClickHouse database named by
+// dsn (a clickhouse-go DSN such as clickhouse://127.0.0.1:9000/convtrace).
+// It connects lazily, creating and migrating the database on first write, so
+// it can start while ClickHouse is down.
+func NewExporter(dsn string, opts ...Option) (*Exporter, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := schema.ParseDSN(dsn); err != nil {
+		return nil, err
+	}
+	return &Exporter{w: newWriter(dialDSN(dsn), cfg)}, nil
+}
+
+// ExportSpans maps spans to rows and queues them for storage. It is safe for
+// concurrent use and returns nil unless ctx is already done.
+func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var it item
+	for _, ro := range spans {
+		s := fromSDK(ro)
+		it.turns = append(it.turns, mapTurns(s)...)
+		it.spans = append(it.spans, mapSpan(s))
+	}
+	e.w.write(it)
+	return nil
+}
+
+// ForceFlush waits until every span exported so far has been written or has
+// failed, or ctx ends.
+func (e *Exporter) ForceFlush(ctx context.Context) error { return e.w.flush(ctx) }
+
+// Shutdown writes what is queued and stops the exporter. Spans exported
+// after it are dropped. It is safe to call more than once.
+func (e *Exporter) Shutdown(ctx context.Context) error { return e.w.shutdown(ctx) }
+
+// Stats reports what happened to the rows exported so far.
+func (e *Exporter) Stats() Stats { return e.w.stats() }

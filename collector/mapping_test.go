@@ -1,0 +1,257 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// record runs f with a recorder whose spans are captured, and returns the
+// finished spans.
+func record(t *testing.T, f func(ctx context.Context, r *instrument.Recorder), opts ...instrument.Option) []sdktrace.ReadOnlySpan {
+	t.Helper()
+	sr := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String(schema.KeyServiceName, "shipcode"))),
+		sdktrace.WithSpanProcessor(instrument.NewSpanProcessor()),
+		sdktrace.WithSpanProcessor(sr),
+	)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	f(context.Background(), instrument.NewRecorder(append(opts, instrument.WithTracerProvider(tp))...))
+	return sr.Ended()
+}
+
+func u32(n uint32) *uint32   { return &n }
+func f64(f float64) *float64 { return &f }
+
+// brief is the part of a turn the mapping tests compare.
+type brief struct {
+	Role, Content, Error, Status, Phase, Speaker, Model, Provider, ThreadID, ToolName, ToolCallID, ParentTurnID, SessionID, Project string
+	Round                                                                                                                           uint16
+	Seq                                                                                                                             uint16
+	TokensIn, TokensOut, CacheRead                                                                                                  *uint32
+	Cost                                                                                                                            *float64
+	Truncated                                                                                                                       bool
+	ContentBytes                                                                                                                    uint32
+}
+
+func briefOf(t schema.Turn) brief {
+	return brief{
+		Role: t.Role, Content: t.Content, Error: t.Error, Status: t.Status, Phase: t.Phase, Speaker: t.Speaker,
+		Model: t.Model, Provider: t.Provider, ThreadID: t.ThreadID, ToolName: t.ToolName, ToolCallID: t.ToolCallID,
+		ParentTurnID: t.ParentTurnID, SessionID: t.SessionID, Project: t.Project, Round: t.Round, Seq: t.Seq,
+		TokensIn: t.TokensIn, TokensOut: t.TokensOut, CacheRead: t.TokensCacheRead, Cost: t.CostUSD,
+		Truncated: t.Truncated, ContentBytes: t.ContentBytes,
+	}
+}
+
+func equalBrief(a, b brief) bool {
+	eqU := func(x, y *uint32) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	eqF := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	if !eqU(a.TokensIn, b.TokensIn) || !eqU(a.TokensOut, b.TokensOut) || !eqU(a.CacheRead, b.CacheRead) || !eqF(a.Cost, b.Cost) {
+		return false
+	}
+	a.TokensIn, a.TokensOut, a.CacheRead, a.Cost = nil, nil, nil, nil
+	b.TokensIn, b.TokensOut, b.CacheRead, b.Cost = nil, nil, nil, nil
+	return a == b
+}
+
+func TestMapTurns(t *testing.T) {
+	base := func(ctx context.Context) context.Context {
+		ctx = instrument.WithThread(ctx, "thread-1")
+		ctx = instrument.WithPhase(ctx, "plan")
+		ctx = instrument.WithRound(ctx, 1)
+		return instrument.WithSpeaker(ctx, "claude-planner")
+	}
+	call := instrument.Turn{Provider: "anthropic", Model: "claude-sonnet-4-5", Prompt: "Plan the fix", SessionID: "sess-1"}
+	tests := []struct {
+		name string
+		run  func(ctx context.Context, r *instrument.Recorder)
+		opts []instrument.Option
+		want []brief
+	}{
+		{
+			name: "chat call with usage and cost",
+			run: func(ctx context.Context, r *instrument.Recorder) {
+				_, _ = r.Call(base(ctx), call, func(context.Context) (instrument.Response, error) {
+					return instrument.Response{Content: "1. read the code", Model: "claude-sonnet-4-5-20250929",
+						Usage: &instrument.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadTokens: 800}, CostUSD: f64(0.0123)}, nil
+				})
+			},
+			want: []brief{
+				{Role: "prompt", Seq: 0, Content: "Plan the fix", ContentBytes: 12, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					Model: "claude-sonnet-4-5-20250929", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+				{Role: "response", Seq: 1, Content: "1. read the code", ContentBytes: 16, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					Model: "claude-sonnet-4-5-20250929", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode",
+					TokensIn: u32(1200), TokensOut: u32(300), CacheRead: u32(800), Cost: f64(0.0123)},
+			},
+		},
+		{
+			name: "failed call: prompt and error row with the message",
+			run: func(ctx context.Context, r *instrument.Recorder) {
+				_, _ = r.Call(base(ctx), call, func(context.Context) (instrument.Response, error) {
+					return instrument.Response{}, errors.New("provider returned 529: overloaded")
+				})
+			},
+			want: []brief{
+				{Role: "prompt", Content: "Plan the fix", ContentBytes: 12, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+				{Role: "error", Seq: 1, Content: "provider returned 529: overloaded", ContentBytes: 33, Error: "provider returned 529: overloaded", Status: "error",
+					Phase: "plan", Speaker: "claude-planner", Round: 1, Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+			},
+		},
+		{
+			name: "turn fields override the context; no usage means unknown tokens",
+			run: func(ctx context.Context, r *instrument.Recorder) {
+				c := call
+				c.Phase, c.Speaker, c.ParentTurnID = "critique", "codex-critic", "abc:response:1"
+				_, _ = r.Call(base(ctx), c, func(context.Context) (instrument.Response, error) {
+					return instrument.Response{Content: "looks fine"}, nil
+				})
+			},
+			want: []brief{
+				{Role: "prompt", Content: "Plan the fix", ContentBytes: 12, Status: "ok", Phase: "critique", Speaker: "codex-critic", Round: 1, ParentTurnID: "abc:response:1",
+					Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+				{Role: "response", Seq: 1, Content: "looks fine", ContentBytes: 10, Status: "ok", Phase: "critique", Speaker: "codex-critic", Round: 1, ParentTurnID: "abc:response:1",
+					Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+			},
+		},
+		{
+			name: "tool execution: tool_call and tool_result",
+			run: func(ctx context.Context, r *instrument.Recorder) {
+				_, _ = r.Tool(base(ctx), instrument.ToolCall{Name: "read_file", CallID: "call_1", Arguments: `{"path":"main.go"}`},
+					func(context.Context) (string, error) { return "package main", nil })
+			},
+			want: []brief{
+				{Role: "tool_call", Content: `{"path":"main.go"}`, ContentBytes: 18, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					ThreadID: "thread-1", ToolName: "read_file", ToolCallID: "call_1", Project: "shipcode"},
+				{Role: "tool_result", Seq: 1, Content: "package main", ContentBytes: 12, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					ThreadID: "thread-1", ToolName: "read_file", ToolCallID: "call_1", Project: "shipcode"},
+			},
+		},
+		{
+			name: "content over the cap is cut at a rune boundary and marked",
+			opts: []instrument.Option{instrument.WithContentLimit(7)},
+			run: func(ctx context.Context, r *instrument.Recorder) {
+				c := call
+				c.Prompt = "계획을 세워라" // 3-byte runes: the cut falls inside the third
+				_, _ = r.Call(base(ctx), c, func(context.Context) (instrument.Response, error) {
+					return instrument.Response{Content: "ok"}, nil
+				})
+			},
+			want: []brief{
+				{Role: "prompt", Content: "계획", ContentBytes: 19, Truncated: true, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+				{Role: "response", Seq: 1, Content: "ok", ContentBytes: 2, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+			},
+		},
+		{
+			name: "content capture off keeps sizes only",
+			opts: []instrument.Option{instrument.WithoutContent()},
+			run: func(ctx context.Context, r *instrument.Recorder) {
+				_, _ = r.Call(base(ctx), call, func(context.Context) (instrument.Response, error) {
+					return instrument.Response{Content: "secret plan"}, nil
+				})
+			},
+			want: []brief{
+				{Role: "prompt", ContentBytes: 12, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+				{Role: "response", Seq: 1, ContentBytes: 11, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []brief
+			for _, ro := range record(t, tt.run, tt.opts...) {
+				for _, turn := range mapTurns(fromSDK(ro)) {
+					if !strings.HasPrefix(turn.TurnID, ro.SpanContext().SpanID().String()+":"+turn.Role) {
+						t.Errorf("turn id %q does not follow {span_id}:{role}:{seq}", turn.TurnID)
+					}
+					got = append(got, briefOf(turn))
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d turns, want %d:\n got %+v\nwant %+v", len(got), len(tt.want), got, tt.want)
+			}
+			for i := range got {
+				if !equalBrief(got[i], tt.want[i]) {
+					t.Errorf("turn %d:\n got %+v\nwant %+v", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestMapTurnsThreadlessAndPlainSpans(t *testing.T) {
+	spans := record(t, func(ctx context.Context, r *instrument.Recorder) {
+		_, _ = r.Call(ctx, instrument.Turn{Model: "gpt-5", Prompt: "hi"}, func(ctx context.Context) (instrument.Response, error) {
+			return instrument.Response{Content: "hello"}, nil
+		})
+	})
+	if len(spans) != 1 {
+		t.Fatalf("got %d spans, want 1", len(spans))
+	}
+	s := fromSDK(spans[0])
+	turns := mapTurns(s)
+	if len(turns) != 2 || turns[0].ThreadID != s.traceID {
+		t.Fatalf("a call with no thread should be its own thread (the trace id %s); got %+v", s.traceID, turns)
+	}
+	if spans[0].Name() != "chat gpt-5" {
+		t.Errorf("span name %q, want %q", spans[0].Name(), "chat gpt-5")
+	}
+
+	// A span that is no provider call yields a span row but no turns.
+	_, sp := sdktrace.NewTracerProvider().Tracer("x").Start(context.Background(), "git diff")
+	sp.End()
+	if turns := mapTurns(fromSDK(sp.(sdktrace.ReadOnlySpan))); len(turns) != 0 {
+		t.Errorf("plain span mapped to turns: %+v", turns)
+	}
+}
+
+func TestMapSpan(t *testing.T) {
+	spans := record(t, func(ctx context.Context, r *instrument.Recorder) {
+		ctx = instrument.WithPhase(instrument.WithThread(ctx, "th"), "verify")
+		_, _ = r.Call(ctx, instrument.Turn{Provider: "openai", Model: "gpt-5", Prompt: "verify"}, func(context.Context) (instrument.Response, error) {
+			return instrument.Response{Content: "pass", Usage: &instrument.Usage{InputTokens: 10, OutputTokens: 2}}, nil
+		})
+	})
+	row := mapSpan(fromSDK(spans[0]))
+	if row.Name != "chat gpt-5" || row.Kind != "client" || row.ThreadID != "th" || row.Phase != "verify" ||
+		row.Operation != "chat" || row.Provider != "openai" || row.Project != "shipcode" ||
+		row.TokensIn == nil || *row.TokensIn != 10 || row.TokensOut == nil || *row.TokensOut != 2 || row.CostUSD != nil {
+		t.Errorf("span row = %+v", row)
+	}
+	if strings.Join(row.EventNames, ",") != "gen_ai.prompt,gen_ai.response" || row.DurationNS == 0 && row.StartNS == 0 {
+		t.Errorf("span row events %v, start %d, duration %d", row.EventNames, row.StartNS, row.DurationNS)
+	}
+}
+
+func TestSpanProcessorStampsOtherSpans(t *testing.T) {
+	sr := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(instrument.NewSpanProcessor()), sdktrace.WithSpanProcessor(sr))
+	ctx := instrument.WithAgent(instrument.WithSpeaker(instrument.WithRound(instrument.WithPhase(instrument.WithThread(context.Background(), "th"), "execute"), 2), "codex"), "reviewer")
+	_, sp := tp.Tracer("net/http").Start(ctx, "GET") // a span of another instrumentation
+	sp.End()
+	_, own := tp.Tracer("x").Start(ctx, "other", trace.WithAttributes(attribute.String(schema.KeyPhase, "verify")))
+	own.End()
+	got := mapSpan(fromSDK(sr.Ended()[0]))
+	if got.ThreadID != "th" || got.Phase != "execute" || got.Round != 2 || got.Speaker != "codex" || got.Agent != "reviewer" {
+		t.Errorf("stamped span = %+v", got)
+	}
+	if p := mapSpan(fromSDK(sr.Ended()[1])).Phase; p != "verify" {
+		t.Errorf("processor overwrote the span's own phase: got %q, want verify", p)
+	}
+}

@@ -1,0 +1,126 @@
+package collector
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// PendingProcessor stores the prompt of a provider call that is still
+// running after a delay (default 1 s), so a long call shows in the viewer
+// while it runs and a call whose process dies keeps its prompt. When the
+// call ends, the exporter does not store that prompt again.
+//
+// Register it on the tracer provider before the exporter's processor: the
+// SDK ends spans through processors in registration order, which keeps the
+// early prompt ahead of the call's final rows.
+type PendingProcessor struct {
+	w     *writer
+	after time.Duration
+
+	mu      sync.Mutex
+	running map[trace.SpanID]sdktrace.ReadOnlySpan
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	stopped  chan struct{}
+}
+
+var _ sdktrace.SpanProcessor = (*PendingProcessor)(nil)
+
+// NewPendingProcessor returns a processor that stores early prompts through
+// e. Of the options, only WithPendingAfter applies.
+func NewPendingProcessor(e *Exporter, opts ...Option) (*PendingProcessor, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	p := &PendingProcessor{
+		w:       e.w,
+		after:   cfg.pendingAfter,
+		running: make(map[trace.SpanID]sdktrace.ReadOnlySpan),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	go p.run()
+	return p, nil
+}
+
+// OnStart tracks provider calls and tool executions (spans that carry
+// gen_ai.operation.name when they start).
+func (p *PendingProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) {
+	for _, a := range s.Attributes() {
+		if string(a.Key) == schema.KeyOperationName {
+			p.mu.Lock()
+			p.running[s.SpanContext().SpanID()] = s
+			p.mu.Unlock()
+			return
+		}
+	}
+}
+
+// OnEnd stops tracking s.
+func (p *PendingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	p.mu.Lock()
+	delete(p.running, s.SpanContext().SpanID())
+	p.mu.Unlock()
+}
+
+// ForceFlush stores the prompts of calls due now and waits until the
+// writer has stored everything queued so far, so the tracer provider's
+// ForceFlush flushes storage too (the SDK's synchronous processor has
+// nothing of its own to flush).
+func (p *PendingProcessor) ForceFlush(ctx context.Context) error {
+	p.storeDue(time.Now())
+	return p.w.flush(ctx)
+}
+
+// Shutdown stops the processor's goroutine. It is safe to call more than
+// once.
+func (p *PendingProcessor) Shutdown(ctx context.Context) error {
+	p.stopOnce.Do(func() { close(p.stop) })
+	select {
+	case <-p.stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *PendingProcessor) run() {
+	defer close(p.stopped)
+	tick := time.NewTicker(max(p.after/10, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case now := <-tick.C:
+			p.storeDue(now)
+		case <-p.stop:
+			return
+		}
+	}
+}
+
+// storeDue queues the prompt of every call running longer than the delay.
+// It holds the lock while queueing, so a call that ends meanwhile has its
+// final rows queued after its early prompt.
+func (p *PendingProcessor) storeDue(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, ro := range p.running {
+		if now.Sub(ro.StartTime()) < p.after {
+			continue
+		}
+		s := fromSDK(ro)
+		s.ended = false // only the prompt, even if End is under way
+		if turns := mapTurns(s); len(turns) > 0 {
+			p.w.write(item{turns: turns, early: true})
+		}
+		delete(p.running, id)
+	}
+}

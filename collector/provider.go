@@ -1,0 +1,44 @@
+package collector
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// NewTracerProvider returns a tracer provider for a Go pipeline that
+// exports in-process: spans go straight to the ClickHouse database named by
+// dsn, stamped with the context's thread, phase, round, speaker and agent,
+// with early prompts for long calls. Shut it down to flush.
+func NewTracerProvider(dsn string, opts ...Option) (*sdktrace.TracerProvider, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := NewExporter(dsn, opts...)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := NewPendingProcessor(exp, opts...)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
+		attribute.String(schema.KeyServiceName, cfg.project),
+		attribute.String(schema.KeyProject, cfg.project),
+	))
+	if err != nil {
+		return nil, err
+	}
+	return sdktrace.NewTracerProvider(
+		sdktrace.WithResource(res),
+		sdktrace.WithSpanProcessor(instrument.NewSpanProcessor()),
+		sdktrace.WithSpanProcessor(pending),
+		// The exporter only queues rows, so a synchronous processor adds
+		// microseconds and no batching delay of its own.
+		sdktrace.WithSyncer(exp),
+	), nil
+}

@@ -1,0 +1,142 @@
+package collector
+
+import (
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// span is a finished or running span in the shape mapping reads, whatever it
+// came from (the Go SDK in-process, or OTLP).
+type span struct {
+	traceID, spanID, parentSpanID string
+	name, kind                    string
+	startNS, endNS                uint64
+	ended                         bool
+	failed                        bool
+	statusMsg                     string
+	attrs                         attrs
+	resource                      attrs
+	events                        []event
+}
+
+type event struct {
+	name   string
+	timeNS uint64
+	attrs  attrs
+}
+
+// attrs keeps attributes in arrival order with their values as strings,
+// as the Nested attribute columns store them.
+type attrs struct {
+	list  []schema.Attr
+	index map[string]int
+}
+
+func (a *attrs) set(key, value string) {
+	if a.index == nil {
+		a.index = make(map[string]int)
+	}
+	if i, ok := a.index[key]; ok {
+		a.list[i].Value = value
+		return
+	}
+	a.index[key] = len(a.list)
+	a.list = append(a.list, schema.Attr{Key: key, Value: value})
+}
+
+// get returns the value of the first key present.
+func (a attrs) get(keys ...string) (string, bool) {
+	for _, k := range keys {
+		if i, ok := a.index[k]; ok {
+			return a.list[i].Value, true
+		}
+	}
+	return "", false
+}
+
+func (a attrs) str(keys ...string) string {
+	v, _ := a.get(keys...)
+	return v
+}
+
+// uint32 returns the first key present as a count, nil when none is or it is
+// not a non-negative integer.
+func (a attrs) uint32(keys ...string) *uint32 {
+	v, ok := a.get(keys...)
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return nil
+	}
+	u := uint32(n)
+	return &u
+}
+
+func (a attrs) float64(keys ...string) *float64 {
+	v, ok := a.get(keys...)
+	if !ok {
+		return nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return nil
+	}
+	return &f
+}
+
+func (a attrs) bool(key string) bool {
+	v, _ := a.get(key)
+	b, _ := strconv.ParseBool(v)
+	return b
+}
+
+func attrsFromKV(kvs []attribute.KeyValue) attrs {
+	var a attrs
+	for _, kv := range kvs {
+		a.set(string(kv.Key), kv.Value.Emit())
+	}
+	return a
+}
+
+// fromSDK reads a span of the Go SDK, finished or still running.
+func fromSDK(ro sdktrace.ReadOnlySpan) span {
+	sc := ro.SpanContext()
+	s := span{
+		traceID:   sc.TraceID().String(),
+		spanID:    sc.SpanID().String(),
+		name:      ro.Name(),
+		kind:      ro.SpanKind().String(),
+		startNS:   unixNano(ro.StartTime().UnixNano()),
+		ended:     !ro.EndTime().IsZero(),
+		failed:    ro.Status().Code == codes.Error,
+		statusMsg: ro.Status().Description,
+		attrs:     attrsFromKV(ro.Attributes()),
+	}
+	if s.ended {
+		s.endNS = unixNano(ro.EndTime().UnixNano())
+	}
+	if p := ro.Parent(); p.IsValid() {
+		s.parentSpanID = p.SpanID().String()
+	}
+	if r := ro.Resource(); r != nil {
+		s.resource = attrsFromKV(r.Attributes())
+	}
+	for _, e := range ro.Events() {
+		s.events = append(s.events, event{name: e.Name, timeNS: unixNano(e.Time.UnixNano()), attrs: attrsFromKV(e.Attributes)})
+	}
+	return s
+}
+
+func unixNano(ns int64) uint64 {
+	if ns < 0 {
+		return 0
+	}
+	return uint64(ns)
+}

@@ -1,0 +1,301 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// BatchConn is what the writer needs of a ClickHouse connection.
+type BatchConn interface {
+	PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error)
+	Close() error
+}
+
+// dialer connects to storage and makes the schema current. The writer calls
+// it lazily and again after a failure, so a pipeline can start while
+// ClickHouse is down.
+type dialer func(ctx context.Context) (BatchConn, error)
+
+// dialDSN returns a dialer that opens dsn's database (creating it) and
+// migrates it.
+func dialDSN(dsn string) dialer {
+	return func(ctx context.Context) (BatchConn, error) {
+		conn, err := schema.Open(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := schema.Migrate(ctx, conn); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
+}
+
+var (
+	insertTurns = "INSERT INTO conversations (" + strings.Join(schema.TurnColumns, ", ") + ")"
+	insertSpans = "INSERT INTO spans (" + strings.Join(schema.SpanColumns, ", ") + ")"
+)
+
+// Stats counts what a writer did with the rows handed to it.
+type Stats struct {
+	Queued  int64 // rows waiting in the queue now
+	Dropped int64 // rows refused because the queue was full or the writer stopped
+	Written int64 // rows stored
+	Failed  int64 // rows lost to storage errors
+}
+
+// item is one hand-over to the writer: the rows of some spans, or a flush
+// request (flushed is closed once everything before it is written).
+type item struct {
+	turns   []schema.Turn
+	spans   []schema.Span
+	early   bool // prompt rows of calls still running
+	flushed chan struct{}
+}
+
+// writer batches rows in one goroutine and writes them with clickhouse-go
+// batches: it holds a batch open only while sending it, never across the
+// batching window.
+type writer struct {
+	cfg  config
+	dial dialer
+	conn BatchConn
+
+	queue    chan item
+	queued   atomic.Int64
+	dropped  atomic.Int64
+	written  atomic.Int64
+	failed   atomic.Int64
+	mu       sync.RWMutex // guards closed against sends on a closing queue
+	closed   bool
+	finished chan struct{}
+
+	// Prompt rows already stored while their call ran, so the same turn is
+	// not stored again when the call ends.
+	early map[string]bool
+}
+
+func newWriter(d dialer, cfg config) *writer {
+	w := &writer{
+		cfg:      cfg,
+		dial:     d,
+		queue:    make(chan item, 1024),
+		finished: make(chan struct{}),
+		early:    make(map[string]bool),
+	}
+	go w.run()
+	return w
+}
+
+// write hands rows to the writer without waiting. It returns false, and
+// counts the rows dropped, when the queue is full or the writer stopped.
+func (w *writer) write(it item) bool {
+	n := int64(len(it.turns) + len(it.spans))
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed || w.queued.Load()+n > int64(w.cfg.queueRows) {
+		w.dropped.Add(n)
+		return false
+	}
+	select {
+	case w.queue <- it:
+		w.queued.Add(n)
+		return true
+	default:
+		w.dropped.Add(n)
+		return false
+	}
+}
+
+// flush waits until every row handed over before it has been written (or
+// failed), or ctx ends.
+func (w *writer) flush(ctx context.Context) error {
+	done := make(chan struct{})
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return nil
+	}
+	select {
+	case w.queue <- item{flushed: done}:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return ctx.Err()
+	}
+	w.mu.RUnlock()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// shutdown stops taking rows, writes what is queued and waits for the
+// writer to finish, or for ctx to end. It is safe to call more than once.
+func (w *writer) shutdown(ctx context.Context) error {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.queue)
+	}
+	w.mu.Unlock()
+	select {
+	case <-w.finished:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("shutdown writer: %w", ctx.Err())
+	}
+}
+
+func (w *writer) stats() Stats {
+	return Stats{Queued: w.queued.Load(), Dropped: w.dropped.Load(), Written: w.written.Load(), Failed: w.failed.Load()}
+}
+
+// pending is the batch being gathered.
+type pending struct {
+	turns []schema.Turn
+	spans []schema.Span
+	early []string // ids of the early prompt rows in turns
+	ids   map[string]bool
+}
+
+func (w *writer) run() {
+	defer close(w.finished)
+	var p pending
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case it, ok := <-w.queue:
+			if !ok {
+				w.send(&p)
+				if w.conn != nil {
+					_ = w.conn.Close()
+				}
+				return
+			}
+			w.queued.Add(-int64(len(it.turns) + len(it.spans)))
+			if it.flushed != nil {
+				w.send(&p)
+				close(it.flushed)
+				continue
+			}
+			if len(p.turns)+len(p.spans) == 0 {
+				timer.Reset(w.cfg.flushInterval)
+			}
+			w.add(&p, it)
+			// An early prompt is written at once: it exists to be seen while
+			// its call runs.
+			if it.early || len(p.turns)+len(p.spans) >= w.cfg.batchRows {
+				w.send(&p)
+			}
+		case <-timer.C:
+			w.send(&p)
+		}
+	}
+}
+
+// add puts an item's rows into the batch, leaving out a prompt row stored
+// (or about to be stored) early while its call ran.
+func (w *writer) add(p *pending, it item) {
+	if p.ids == nil {
+		p.ids = make(map[string]bool)
+	}
+	for _, t := range it.turns {
+		switch {
+		case it.early:
+			p.early = append(p.early, t.TurnID)
+			p.ids[t.TurnID] = true
+		case w.early[t.TurnID]:
+			delete(w.early, t.TurnID)
+			continue
+		case p.ids[t.TurnID]:
+			continue
+		}
+		p.turns = append(p.turns, t)
+	}
+	p.spans = append(p.spans, it.spans...)
+}
+
+// send writes the batch and starts a new one. Errors are logged and counted:
+// nothing is returned to the pipeline.
+func (w *writer) send(p *pending) {
+	defer func() { *p = pending{} }()
+	if len(p.turns)+len(p.spans) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.writeTimeout)
+	defer cancel()
+	if w.conn == nil {
+		conn, err := w.dial(ctx)
+		if err != nil {
+			w.lost(len(p.turns)+len(p.spans), fmt.Errorf("connect: %w", err))
+			return
+		}
+		w.conn = conn
+	}
+	turnsErr := w.insert(ctx, insertTurns, len(p.turns), func(b driver.Batch) error {
+		for i := range p.turns {
+			if err := b.Append(p.turns[i].Values()...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if turnsErr != nil {
+		w.lost(len(p.turns), fmt.Errorf("write conversations: %w", turnsErr))
+	} else {
+		w.written.Add(int64(len(p.turns)))
+		for _, id := range p.early {
+			w.early[id] = true
+		}
+	}
+	spansErr := w.insert(ctx, insertSpans, len(p.spans), func(b driver.Batch) error {
+		for i := range p.spans {
+			if err := b.Append(p.spans[i].Values()...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if spansErr != nil {
+		w.lost(len(p.spans), fmt.Errorf("write spans: %w", spansErr))
+	} else {
+		w.written.Add(int64(len(p.spans)))
+	}
+}
+
+// insert sends one batch: prepare, append, send, each error wrapped with its
+// step.
+func (w *writer) insert(ctx context.Context, query string, n int, appendRows func(driver.Batch) error) error {
+	if n == 0 {
+		return nil
+	}
+	batch, err := w.conn.PrepareBatch(ctx, query)
+	if err != nil {
+		return fmt.Errorf("prepare batch: %w", err)
+	}
+	defer batch.Close()
+	if err := appendRows(batch); err != nil {
+		return fmt.Errorf("append to batch: %w", err)
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("send batch: %w", err)
+	}
+	return nil
+}
+
+func (w *writer) lost(rows int, err error) {
+	w.failed.Add(int64(rows))
+	w.cfg.logger.Error("convtrace: rows not stored", "rows", rows, "err", err)
+}
