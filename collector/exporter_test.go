@@ -146,7 +146,9 @@ func TestLongCallPromptVisibleWhileRunning(t *testing.T) {
 }
 
 // freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
+func freeAddr(t *testing.T) string { return freeAddrB(t) }
+
+func freeAddrB(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,47 @@
+# convtrace: `make run` serves the demo, `make test` runs every test.
+GO   ?= go
+BIN  := bin/convtrace
+ROOT := $(shell id -u 2>/dev/null)
+
+.PHONY: run test build bench clickhouse chdb lint
+
+build:
+	$(GO) build -o $(BIN) ./cmd/convtrace
+
+## run: build, start a local ClickHouse, migrate, load the demo and serve the
+## viewer on http://127.0.0.1:8080 (Ctrl-C stops both).
+run: clickhouse build
+	./$(BIN) serve --demo
+
+## test: install what the tests need, then vet, check formatting and run
+## every test against real servers the tests start themselves.
+test: clickhouse chdb lint
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CHDB=1 $(GO) test -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change: $$out" >&2; exit 1; fi
+	$(GO) vet ./...
+
+## bench: the benchmarks BENCHMARKS.md reports.
+bench: clickhouse
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./collector
+
+# A ClickHouse server binary: Debian's clickhouse-server, installed with
+# apt-get when missing and we are root; otherwise say the one command to run.
+clickhouse:
+	@if command -v clickhouse >/dev/null 2>&1 || command -v clickhouse-server >/dev/null 2>&1; then :; \
+	elif [ "$(ROOT)" = 0 ]; then \
+	  echo "installing clickhouse-server with apt-get"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q clickhouse-server clickhouse-client; \
+	else \
+	  echo "no ClickHouse server found; install one with: sudo apt-get install -y clickhouse-server clickhouse-client" >&2; exit 1; \
+	fi
+
+# chDB (ClickHouse 26.x in-process, from npm) for the modern-server DDL check.
+chdb:
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  if [ "$(ROOT)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; \
+	  else echo "npm not found; install it with: sudo apt-get install -y nodejs npm" >&2; exit 1; fi; \
+	fi
+	@[ -d internal/chdbcheck/node_modules/chdb ] || npm ci --prefix internal/chdbcheck --no-audit --no-fund

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+func migrateCmd(fs *flag.FlagSet) func(context.Context, []string) error {
+	var sf storageFlags
+	sf.register(fs)
+	return func(ctx context.Context, _ []string) error {
+		st, err := sf.open(ctx) // open migrates
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		v, err := schema.Version(ctx, st.conn)
+		if err != nil {
+			return err
+		}
+		caps, err := schema.ServerCapabilities(ctx, st.conn)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("schema version %d (ClickHouse %s)\n", v, caps.Version)
+		return nil
+	}
+}

@@ -1,0 +1,32 @@
+package schema_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// Bring a database to the current schema; running it again changes nothing.
+func ExampleMigrate() {
+	ctx := context.Background()
+	conn, err := schema.Open(ctx, "clickhouse://127.0.0.1:9000/convtrace")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	res, err := schema.Migrate(ctx, conn)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("schema version %d on ClickHouse %s\n", res.Version, res.Capabilities.Version)
+}
+
+// What a server supports decides the DDL: ClickHouse 18.16 gets the portable
+// subset, newer servers codecs, TTL and skip indexes.
+func ExampleDetectCapabilities() {
+	caps, _ := schema.DetectCapabilities("18.16.1")
+	fmt.Printf("%+v\n", caps)
+	// Output: {Version:18.16.1 LowCardinalitySetting:true Codecs:false TTL:false SkipIndexes:false}
+}

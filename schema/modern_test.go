@@ -1,0 +1,93 @@
+package schema_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/chdbcheck"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// The production tests run on ClickHouse 18.16; this one applies the DDL a
+// modern server gets, codecs, TTL and skip indexes included, in chDB 26.x.
+func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	probe, err := chdbcheck.Run(ctx, chdbcheck.Input{})
+	chdbcheck.SkipOrFail(t, err)
+	caps, err := schema.DetectCapabilities(probe.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var stmts, origin []string // origin[i] names the migration of stmts[i]
+	for _, m := range schema.Migrations() {
+		ss, err := m.Statements(caps, schema.WithRetention(90*24*time.Hour))
+		if err != nil {
+			t.Fatalf("render %04d_%s: %v", m.Version, m.Name, err)
+		}
+		stmts = append(stmts, ss...)
+		for range ss {
+			origin = append(origin, fmt.Sprintf("%04d_%s", m.Version, m.Name))
+		}
+	}
+	ddl := strings.Join(stmts, ";\n")
+	// Without these the test would pass on 18.16's DDL: capability detection
+	// must have switched every decoration on.
+	for _, want := range []string{"CODEC(", "TTL ", "INDEX "} {
+		if !strings.Contains(ddl, want) {
+			t.Errorf("DDL for chDB %s (%+v) lacks %s:\n%s", probe.Version, caps, want, ddl)
+		}
+	}
+
+	queries := []string{
+		"SELECT name, engine, sorting_key, engine_full FROM system.tables WHERE database = currentDatabase()",
+		"SELECT count() AS n FROM system.data_skipping_indices WHERE database = currentDatabase()",
+		"SELECT count() AS n FROM system.columns WHERE database = currentDatabase() AND compression_codec != ''",
+	}
+	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
+	if e := (*chdbcheck.Error)(nil); errors.As(err, &e) && e.Stage == "statement" {
+		t.Fatalf("migration %s does not apply on ClickHouse %s: %v", origin[e.Index], probe.Version, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	wantKeys := map[string]string{
+		"conversations": "project, thread_id, start_ns, turn_id",
+		"spans":         "project, trace_id, start_ns, span_id",
+		"thread_meta":   "thread_id",
+		"turn_notes":    "thread_id, turn_id",
+	}
+	tables := map[string]map[string]any{}
+	for _, row := range out.Results[0].Rows {
+		tables[fmt.Sprint(row["name"])] = row
+	}
+	for table, key := range wantKeys {
+		row, ok := tables[table]
+		if !ok {
+			t.Errorf("table %s missing on ClickHouse %s; have %v", table, probe.Version, out.Results[0].Rows)
+			continue
+		}
+		if row["engine"] != "ReplacingMergeTree" || row["sorting_key"] != key {
+			t.Errorf("table %s: engine %v, sorting key %q; want ReplacingMergeTree, %q", table, row["engine"], row["sorting_key"], key)
+		}
+	}
+	for _, table := range []string{"conversations", "spans"} {
+		if full := fmt.Sprint(tables[table]["engine_full"]); !strings.Contains(full, "TTL ts + toIntervalDay(90)") {
+			t.Errorf("table %s has no 90-day TTL: %s", table, full)
+		}
+	}
+	// The server kept every index and codec the DDL declared.
+	for i, decl := range map[int]string{1: "INDEX ", 2: "CODEC("} {
+		got, want := fmt.Sprint(out.Results[i].Rows[0]["n"]), strconv.Itoa(strings.Count(ddl, decl))
+		if got != want {
+			t.Errorf("%s\n= %s, want %s (one per %q in the DDL)", queries[i], got, want, decl)
+		}
+	}
+}
