@@ -44,4 +44,4 @@ chdb:
 	  if [ "$(ROOT)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; \
 	  else echo "npm not found; install it with: sudo apt-get install -y nodejs npm" >&2; exit 1; fi; \
 	fi
-	@[ -d internal/chdbcheck/node_modules/chdb ] || npm ci --prefix internal/chdbcheck --no-audit --no-fund
+	@[ -d internal/chdbcheck/node_modules/chdb ] || npm ci --prefix internal/chdbcheck --no-audit --no-fund --ignore-scripts
