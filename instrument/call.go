@@ -52,6 +52,10 @@ type Response struct {
 	Usage     *Usage   // nil when the provider reports no usage
 	CostUSD   *float64 // nil when the cost is not known
 
+	// ParentTurnID, when set, replaces Turn.ParentTurnID: for a turn whose
+	// parent is known only from its answer, such as an adjudicator's choice.
+	ParentTurnID string
+
 	// TurnID is set by Call: the id of the response turn (or of the error
 	// turn), for threading later turns to this one.
 	TurnID string
@@ -163,6 +167,9 @@ func (r *Recorder) Call(ctx context.Context, turn Turn, fn func(context.Context)
 	end := r.content(resp.Content)
 	if resp.Model != "" {
 		span.SetAttributes(attribute.String(schema.KeyResponseModel, resp.Model))
+	}
+	if resp.ParentTurnID != "" {
+		span.SetAttributes(attribute.String(schema.KeyParentTurnID, resp.ParentTurnID))
 	}
 	if resp.SessionID != "" && resp.SessionID != turn.SessionID {
 		span.SetAttributes(attribute.String(schema.KeySessionID, resp.SessionID))

@@ -39,10 +39,14 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 	ddl := strings.Join(stmts, ";\n")
 	// Without these the test would pass on 18.16's DDL: capability detection
 	// must have switched every decoration on.
+	var missing []string
 	for _, want := range []string{"CODEC(", "TTL ", "INDEX "} {
 		if !strings.Contains(ddl, want) {
-			t.Errorf("DDL for chDB %s (%+v) lacks %s:\n%s", probe.Version, caps, want, ddl)
+			missing = append(missing, want)
 		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("DDL for chDB %s (%+v) lacks %q:\n%s", probe.Version, caps, missing, ddl)
 	}
 
 	queries := []string{
