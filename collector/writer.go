@@ -244,50 +244,36 @@ func (w *writer) send(p *pending) {
 		}
 		w.conn = conn
 	}
-	turnsErr := w.insert(ctx, insertTurns, len(p.turns), func(b driver.Batch) error {
-		for i := range p.turns {
-			if err := b.Append(p.turns[i].Values()...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if turnsErr != nil {
-		w.lost(len(p.turns), fmt.Errorf("write conversations: %w", turnsErr))
+	if err := insertRows(ctx, w.conn, insertTurns, p.turns, (*schema.Turn).Values); err != nil {
+		w.lost(len(p.turns), fmt.Errorf("write conversations: %w", err))
 	} else {
 		w.written.Add(int64(len(p.turns)))
 		for _, id := range p.early {
 			w.early[id] = true
 		}
 	}
-	spansErr := w.insert(ctx, insertSpans, len(p.spans), func(b driver.Batch) error {
-		for i := range p.spans {
-			if err := b.Append(p.spans[i].Values()...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if spansErr != nil {
-		w.lost(len(p.spans), fmt.Errorf("write spans: %w", spansErr))
+	if err := insertRows(ctx, w.conn, insertSpans, p.spans, (*schema.Span).Values); err != nil {
+		w.lost(len(p.spans), fmt.Errorf("write spans: %w", err))
 	} else {
 		w.written.Add(int64(len(p.spans)))
 	}
 }
 
-// insert sends one batch: prepare, append, send, each error wrapped with its
-// step.
-func (w *writer) insert(ctx context.Context, query string, n int, appendRows func(driver.Batch) error) error {
-	if n == 0 {
+// insertRows sends rows as one batch: prepare, append, send, each error
+// wrapped with its step.
+func insertRows[R any](ctx context.Context, conn BatchConn, query string, rows []R, values func(*R) []any) error {
+	if len(rows) == 0 {
 		return nil
 	}
-	batch, err := w.conn.PrepareBatch(ctx, query)
+	batch, err := conn.PrepareBatch(ctx, query)
 	if err != nil {
 		return fmt.Errorf("prepare batch: %w", err)
 	}
 	defer batch.Close()
-	if err := appendRows(batch); err != nil {
-		return fmt.Errorf("append to batch: %w", err)
+	for i := range rows {
+		if err := batch.Append(values(&rows[i])...); err != nil {
+			return fmt.Errorf("append to batch: %w", err)
+		}
 	}
 	if err := batch.Send(); err != nil {
 		return fmt.Errorf("send batch: %w", err)
