@@ -83,8 +83,10 @@ func resolve(s span) call {
 	if c.thread == "" {
 		c.thread = s.traceID // a trace with no thread is its own thread
 	}
-	if r, err := strconv.ParseUint(a.str(roundKeys...), 10, 16); err == nil {
-		c.round = uint16(r)
+	if v, ok := a.get(roundKeys...); ok {
+		if r, err := strconv.ParseUint(v, 10, 16); err == nil {
+			c.round = uint16(r)
+		}
 	}
 	return c
 }

@@ -31,29 +31,19 @@ type event struct {
 }
 
 // attrs keeps attributes in arrival order with their values as strings,
-// as the Nested attribute columns store them.
+// as the Nested attribute columns store them. Lookups scan: spans carry tens
+// of attributes, where a scan beats building a map for every span.
 type attrs struct {
-	list  []schema.Attr
-	index map[string]int
-}
-
-func (a *attrs) set(key, value string) {
-	if a.index == nil {
-		a.index = make(map[string]int)
-	}
-	if i, ok := a.index[key]; ok {
-		a.list[i].Value = value
-		return
-	}
-	a.index[key] = len(a.list)
-	a.list = append(a.list, schema.Attr{Key: key, Value: value})
+	list []schema.Attr
 }
 
 // get returns the value of the first key present.
 func (a attrs) get(keys ...string) (string, bool) {
 	for _, k := range keys {
-		if i, ok := a.index[k]; ok {
-			return a.list[i].Value, true
+		for _, kv := range a.list {
+			if kv.Key == k {
+				return kv.Value, true
+			}
 		}
 	}
 	return "", false
@@ -97,12 +87,13 @@ func (a attrs) bool(key string) bool {
 	return b
 }
 
+// attrsFromKV converts SDK attributes, whose keys the SDK keeps unique.
 func attrsFromKV(kvs []attribute.KeyValue) attrs {
-	var a attrs
-	for _, kv := range kvs {
-		a.set(string(kv.Key), kv.Value.Emit())
+	list := make([]schema.Attr, len(kvs))
+	for i, kv := range kvs {
+		list[i] = schema.Attr{Key: string(kv.Key), Value: kv.Value.Emit()}
 	}
-	return a
+	return attrs{list: list}
 }
 
 // fromSDK reads a span of the Go SDK, finished or still running.

@@ -82,6 +82,11 @@ type writer struct {
 	// Prompt rows already stored while their call ran, so the same turn is
 	// not stored again when the call ends.
 	early map[string]bool
+
+	// Connect back-off, used only by the writer goroutine.
+	backoff  time.Duration
+	redialAt time.Time
+	dialErr  error
 }
 
 func newWriter(d dialer, cfg config) *writer {
@@ -169,6 +174,14 @@ type pending struct {
 	ids   map[string]bool
 }
 
+// reset empties the batch, keeping its memory for the next one.
+func (p *pending) reset() {
+	clear(p.turns)
+	clear(p.spans)
+	p.turns, p.spans, p.early = p.turns[:0], p.spans[:0], p.early[:0]
+	clear(p.ids)
+}
+
 func (w *writer) run() {
 	defer close(w.finished)
 	var p pending
@@ -230,19 +243,27 @@ func (w *writer) add(p *pending, it item) {
 // send writes the batch and starts a new one. Errors are logged and counted:
 // nothing is returned to the pipeline.
 func (w *writer) send(p *pending) {
-	defer func() { *p = pending{} }()
+	defer p.reset()
 	if len(p.turns)+len(p.spans) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.writeTimeout)
 	defer cancel()
 	if w.conn == nil {
+		// After a failed connect, wait before the next attempt (doubling up
+		// to 5 s) instead of redialling for every batch of a busy pipeline.
+		if time.Now().Before(w.redialAt) {
+			w.lost(len(p.turns)+len(p.spans), fmt.Errorf("connect: %w (next attempt in %s)", w.dialErr, time.Until(w.redialAt).Round(time.Millisecond)))
+			return
+		}
 		conn, err := w.dial(ctx)
 		if err != nil {
+			w.backoff = min(max(2*w.backoff, 100*time.Millisecond), 5*time.Second)
+			w.redialAt, w.dialErr = time.Now().Add(w.backoff), err
 			w.lost(len(p.turns)+len(p.spans), fmt.Errorf("connect: %w", err))
 			return
 		}
-		w.conn = conn
+		w.conn, w.backoff = conn, 0
 	}
 	if err := insertRows(ctx, w.conn, insertTurns, p.turns, (*schema.Turn).Values); err != nil {
 		w.lost(len(p.turns), fmt.Errorf("write conversations: %w", err))

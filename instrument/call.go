@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,7 +137,7 @@ func (r *Recorder) Call(ctx context.Context, turn Turn, fn func(context.Context)
 	if turn.Model != "" {
 		name += " " + turn.Model
 	}
-	attrs := append(r.scopeAttrs(ctx, turn),
+	attrs := append(r.scopeAttrs(ctx, turn, 5),
 		attribute.String(schema.KeyOperationName, op),
 		attribute.String(schema.KeyProviderName, turn.Provider),
 		attribute.String(schema.KeyRequestModel, turn.Model),
@@ -199,7 +200,7 @@ func (r *Recorder) Call(ctx context.Context, turn Turn, fn func(context.Context)
 // {name}" span: the arguments become the tool_call turn and fn's result the
 // tool_result turn. Like Call, it returns fn's result unchanged.
 func (r *Recorder) Tool(ctx context.Context, call ToolCall, fn func(context.Context) (string, error)) (string, error) {
-	attrs := append(r.scopeAttrs(ctx, Turn{}),
+	attrs := append(r.scopeAttrs(ctx, Turn{}, 3),
 		attribute.String(schema.KeyOperationName, schema.OperationExecuteTool),
 		attribute.String(schema.KeyToolName, call.Name),
 		attribute.String(schema.KeyToolCallID, call.CallID),
@@ -223,21 +224,15 @@ func (r *Recorder) Tool(ctx context.Context, call ToolCall, fn func(context.Cont
 	return result, nil
 }
 
-// scopeAttrs merges the context's scope with the turn's overrides.
-func (r *Recorder) scopeAttrs(ctx context.Context, turn Turn) []attribute.KeyValue {
-	if turn.Thread != "" {
-		ctx = WithThread(ctx, turn.Thread)
-	}
-	if turn.Phase != "" {
-		ctx = WithPhase(ctx, turn.Phase)
-	}
-	if turn.Speaker != "" {
-		ctx = WithSpeaker(ctx, turn.Speaker)
-	}
-	if turn.Agent != "" {
-		ctx = WithAgent(ctx, turn.Agent)
-	}
-	return Attributes(ctx)
+// scopeAttrs merges the context's scope with the turn's overrides, with
+// room for extra attributes more.
+func (r *Recorder) scopeAttrs(ctx context.Context, turn Turn, extra int) []attribute.KeyValue {
+	s := scopeFrom(ctx)
+	s.thread = cmp.Or(turn.Thread, s.thread)
+	s.phase = cmp.Or(turn.Phase, s.phase)
+	s.speaker = cmp.Or(turn.Speaker, s.speaker)
+	s.agent = cmp.Or(turn.Agent, s.agent)
+	return appendScope(make([]attribute.KeyValue, 0, 5+extra), s)
 }
 
 // content returns the attributes of a prompt or response event: the content

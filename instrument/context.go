@@ -59,8 +59,10 @@ func WithAgent(ctx context.Context, name string) context.Context {
 
 // Attributes returns the attributes the context's scope puts on a span.
 func Attributes(ctx context.Context) []attribute.KeyValue {
-	s := scopeFrom(ctx)
-	var attrs []attribute.KeyValue
+	return appendScope(nil, scopeFrom(ctx))
+}
+
+func appendScope(attrs []attribute.KeyValue, s scope) []attribute.KeyValue {
 	if s.thread != "" {
 		attrs = append(attrs, attribute.String(schema.KeyConversationID, s.thread))
 	}
