@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/internal/demo"
+)
+
+func demoCmd(fs *flag.FlagSet) func(context.Context, []string) error {
+	var sf storageFlags
+	sf.register(fs)
+	return func(ctx context.Context, _ []string) error {
+		st, err := sf.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		thread, err := recordDemo(ctx, st)
+		if err != nil {
+			return err
+		}
+		fmt.Println(thread)
+		return nil
+	}
+}
+
+// recordDemo drives one demo pipeline run against a local fake provider,
+// exporting in-process to st, and returns its thread id once its rows are
+// stored.
+func recordDemo(ctx context.Context, st *storage) (string, error) {
+	provider, err := demo.StartProvider()
+	if err != nil {
+		return "", fmt.Errorf("start demo provider: %w", err)
+	}
+	defer provider.Shutdown(context.Background())
+	tp, err := collector.NewTracerProvider(st.dsn, collector.WithProject("demo"))
+	if err != nil {
+		return "", err
+	}
+	res, runErr := demo.Run(ctx, instrument.NewRecorder(instrument.WithTracerProvider(tp)), provider.URL)
+	flushCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tp.Shutdown(flushCtx); err != nil {
+		return "", fmt.Errorf("flush demo rows: %w", err)
+	}
+	if runErr != nil {
+		return "", fmt.Errorf("demo pipeline: %w", runErr)
+	}
+	// The exporter never fails a pipeline, so ask storage what arrived.
+	var turns uint64
+	if err := st.conn.QueryRow(ctx, "SELECT count() FROM conversations WHERE thread_id = ?", res.ThreadID).Scan(&turns); err != nil {
+		return "", fmt.Errorf("count demo turns: %w", err)
+	}
+	if turns == 0 {
+		return "", fmt.Errorf("demo thread %s: no turns were stored (see the errors logged above)", res.ThreadID)
+	}
+	fmt.Fprintf(os.Stderr, "recorded demo thread %s: %d calls, %d turns\n", res.ThreadID, len(res.Calls)+len(res.Tools), turns)
+	return res.ThreadID, nil
+}

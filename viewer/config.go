@@ -1,0 +1,47 @@
+package viewer
+
+import "log/slog"
+
+// DefaultThreadLimit is how many threads the threads list shows when no
+// WithThreadLimit option is given.
+const DefaultThreadLimit = 1000
+
+// Option configures a Server.
+type Option interface{ apply(*config) }
+
+type config struct {
+	logger      *slog.Logger
+	threadLimit int
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+func newConfig(opts []Option) config {
+	cfg := config{logger: slog.Default(), threadLimit: DefaultThreadLimit}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	return cfg
+}
+
+// WithLogger sets where the viewer logs failed queries and recovered
+// panics. The default is slog.Default(); nil keeps it.
+func WithLogger(l *slog.Logger) Option {
+	return optionFunc(func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	})
+}
+
+// WithThreadLimit caps how many threads, newest first, the threads list and
+// /api/threads return. Zero or less keeps DefaultThreadLimit.
+func WithThreadLimit(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.threadLimit = n
+		}
+	})
+}

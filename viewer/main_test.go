@@ -1,0 +1,164 @@
+package viewer_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer"
+)
+
+func TestMain(m *testing.M) { chtest.Main(m) }
+
+// t0 is when every fixture thread starts.
+var t0 = uint64(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC).UnixNano())
+
+// at is t0 plus s seconds.
+func at(s int) uint64 { return t0 + uint64(s)*uint64(time.Second) }
+
+func u32(v uint32) *uint32   { return &v }
+func f64(v float64) *float64 { return &v }
+
+// call returns the prompt and response rows of one finished provider call,
+// as the collector writes them: the prompt at start, the response at end
+// carrying duration, tokens and cost.
+func call(thread, span, phase string, round uint16, speaker, provider, model string, start int, prompt, response string) (schema.Turn, schema.Turn) {
+	base := schema.Turn{
+		TraceID: "trace-" + thread, SpanID: span, Project: "proj", ThreadID: thread,
+		Phase: phase, Round: round, Speaker: speaker, Operation: schema.OperationChat,
+		Provider: provider, Model: model, Status: schema.StatusOK,
+	}
+	p, r := base, base
+	p.TurnID, p.Role, p.Seq, p.StartNS = schema.PromptTurnID(span), schema.RolePrompt, 0, at(start)
+	p.Content, p.ContentBytes = prompt, uint32(len(prompt))
+	r.TurnID, r.Role, r.Seq, r.StartNS = schema.ResponseTurnID(span, false), schema.RoleResponse, 1, at(start+1)
+	r.DurationNS = uint64(time.Second)
+	r.Content, r.ContentBytes = response, uint32(len(response))
+	return p, r
+}
+
+// insertTurns writes rows to conversations in one batch, in the order given.
+func insertTurns(t *testing.T, conn driver.Conn, turns ...schema.Turn) {
+	t.Helper()
+	ctx := context.Background()
+	batch, err := conn.PrepareBatch(ctx, "INSERT INTO conversations ("+strings.Join(schema.TurnColumns, ", ")+")")
+	if err != nil {
+		t.Fatalf("prepare batch: %v", err)
+	}
+	defer batch.Close()
+	for i := range turns {
+		if err := batch.Append(turns[i].Values()...); err != nil {
+			t.Fatalf("append turn %s: %v", turns[i].TurnID, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		t.Fatalf("send batch: %v", err)
+	}
+}
+
+type threadMeta struct {
+	thread, title string
+	archived      bool
+	updatedNS     uint64
+}
+
+func insertMeta(t *testing.T, conn driver.Conn, metas ...threadMeta) {
+	t.Helper()
+	ctx := context.Background()
+	batch, err := conn.PrepareBatch(ctx, "INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns)")
+	if err != nil {
+		t.Fatalf("prepare batch: %v", err)
+	}
+	defer batch.Close()
+	for _, m := range metas {
+		var archived uint8
+		if m.archived {
+			archived = 1
+		}
+		if err := batch.Append(m.thread, m.title, archived, uint8(0), m.updatedNS); err != nil {
+			t.Fatalf("append meta: %v", err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		t.Fatalf("send batch: %v", err)
+	}
+}
+
+// newServer returns a viewer over a fresh, migrated database and that
+// database's connection.
+func newServer(t *testing.T) (http.Handler, driver.Conn) {
+	t.Helper()
+	conn, _ := chtest.Open(t)
+	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	return viewer.New(conn, viewer.WithLogger(log)).Handler(), conn
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func get(t *testing.T, h http.Handler, path string) response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	body, _ := io.ReadAll(rec.Result().Body)
+	return response{status: rec.Code, header: rec.Header(), body: string(body)}
+}
+
+// getJSON fetches path, wants status, and decodes the body into v.
+func getJSON(t *testing.T, h http.Handler, path string, status int, v any) string {
+	t.Helper()
+	res := get(t, h, path)
+	if res.status != status {
+		t.Fatalf("GET %s: status %d, want %d; body:\n%s", path, res.status, status, res.body)
+	}
+	if ct := res.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("GET %s: Content-Type %q, want application/json", path, ct)
+	}
+	if err := json.Unmarshal([]byte(res.body), v); err != nil {
+		t.Fatalf("GET %s: decode %s: %v", path, res.body, err)
+	}
+	return res.body
+}
+
+// article returns the HTML of the turn card whose anchor is id.
+func article(t *testing.T, page, id string) string {
+	t.Helper()
+	start := strings.Index(page, `<article class="turn`)
+	for start >= 0 {
+		end := strings.Index(page[start:], "</article>")
+		if end < 0 {
+			break
+		}
+		card := page[start : start+end]
+		if strings.Contains(card[:strings.Index(card, ">")], `id="`+id+`"`) {
+			return card
+		}
+		next := strings.Index(page[start+end:], `<article class="turn`)
+		if next < 0 {
+			break
+		}
+		start += end + next
+	}
+	t.Fatalf("no turn card with id %q in page:\n%s", id, page)
+	return ""
+}

@@ -1,0 +1,72 @@
+package viewer
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestParseMessages(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          string // messages as role: text | …; "" when not messages
+	}{
+		{
+			name:    "OpenAI messages, as the demo records a prompt",
+			content: `[{"role":"system","content":"You are codex-planner.\nPhase: plan."},{"role":"user","content":"Issue #418: TypeError \u0026 🐛"}]`,
+			want:    "system: You are codex-planner.\nPhase: plan. | user: Issue #418: TypeError & 🐛",
+		},
+		{
+			name:    "OpenAI assistant message calling a tool",
+			content: `{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"src/config.ts\"}"}}]}`,
+			want:    `assistant: → read_file({"path":"src/config.ts"})`,
+		},
+		{
+			name:    "OpenAI text parts and a tool message",
+			content: `[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"b"}]},{"role":"tool","tool_call_id":"call_1","content":"42"}]`,
+			want:    "user: a\nb | tool (call_1): 42",
+		},
+		{
+			name:    "OpenTelemetry GenAI parts",
+			content: `[{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]},{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"get_weather","arguments":{"location":"Paris"}}]},{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":"rainy, 57°F"}]}]`,
+			want:    `user: Weather in Paris? | assistant: → get_weather({"location":"Paris"}) | tool: ← rainy, 57°F`,
+		},
+		{name: "plain text", content: "Plan A — fix the TypeError", want: ""},
+		{name: "tool arguments are not messages", content: `{"path":"src/config.ts"}`, want: ""},
+		{name: "array of strings", content: `["a","b"]`, want: ""},
+		{name: "messages followed by text", content: `[{"role":"user","content":"a"}] and more`, want: ""},
+		{name: "cut mid-message", content: `[{"role":"user","content":"a"},{"role":"assistant","conte`, want: ""},
+		{name: "empty array", content: `[]`, want: ""},
+	}
+	for _, tt := range tests {
+		msgs, ok := parseMessages(tt.content)
+		var parts []string
+		for _, m := range msgs {
+			parts = append(parts, m.Role+": "+m.Text)
+		}
+		got := strings.Join(parts, " | ")
+		if !ok {
+			got = ""
+		}
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("%s: parseMessages(%s) = %q, %v; want %q", tt.name, tt.content, got, ok, tt.want)
+		}
+	}
+}
+
+func TestPromptText(t *testing.T) {
+	user := strings.Repeat("long issue text ", 200)
+	tests := []struct{ prefix, want string }{
+		{`[{"role":"system","content":"be brief"},{"role":"user","content":"fix the bug"}]`, "fix the bug"},
+		// A prefix cut inside the user message falls back to what decoded.
+		{fmt.Sprintf(`[{"role":"system","content":"be brief"},{"role":"user","content":%q`, user)[:200], "be brief"},
+		{`[{"role":"user","parts":[{"type":"text","content":"hello"}]}]`, "hello"},
+		{"just text", "just text"},
+		{`[{"role":"sys`, `[{"role":"sys`},
+	}
+	for _, tt := range tests {
+		if got := promptText(tt.prefix); got != tt.want {
+			t.Errorf("promptText(%.60q…) = %q, want %q", tt.prefix, got, tt.want)
+		}
+	}
+}

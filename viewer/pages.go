@@ -1,0 +1,102 @@
+package viewer
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+// pages holds the HTML templates, parsed once when the server is built.
+// Only html/template renders model output, and no helper returns
+// template.HTML: every string from a turn is escaped.
+type pages struct {
+	tmpl *template.Template
+}
+
+func parsePages() *pages {
+	funcs := template.FuncMap{
+		"tokens":        formatCount[uint32],
+		"total":         formatCount[uint64],
+		"cost":          formatCost,
+		"duration":      formatDuration,
+		"clock":         formatClock,
+		"at":            func(ns uint64) time.Time { return time.Unix(0, int64(ns)).UTC() },
+		"hms":           func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
+		"providerClass": providerClass,
+		"threadURL":     threadURL,
+	}
+	return &pages{tmpl: template.Must(template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/*.html"))}
+}
+
+// render executes the named page into a buffer, so a template error becomes
+// a clean 500 rather than half a page.
+func (p *pages) render(name string, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := p.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// unknown is how the pages show a value nobody reported.
+const unknown = "—"
+
+// formatCount writes n with thousands separators, — when unknown.
+func formatCount[T uint32 | uint64](n *T) string {
+	if n == nil {
+		return unknown
+	}
+	s := strconv.FormatUint(uint64(*n), 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// formatCost writes dollars with up to four decimals, at least two, —
+// when unknown.
+func formatCost(c *float64) string {
+	if c == nil {
+		return unknown
+	}
+	s := strconv.FormatFloat(*c, 'f', 4, 64)
+	s = strings.TrimRight(s, "0")
+	if i := strings.IndexByte(s, '.'); len(s)-i-1 < 2 {
+		s += strings.Repeat("0", 2-(len(s)-i-1))
+	}
+	return "$" + s
+}
+
+// formatDuration rounds to microseconds below a millisecond, to
+// milliseconds below a second, to ten milliseconds above; zero (not ended,
+// or a prompt) is "".
+func formatDuration(ns uint64) string {
+	d := time.Duration(ns)
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	default:
+		return d.Round(10 * time.Millisecond).String()
+	}
+}
+
+func formatClock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+// threadURL is the path of a thread's page; the id is path-escaped so that
+// one holding / or ? still reaches it.
+func threadURL(id string) string { return "/threads/" + url.PathEscape(id) }

@@ -1,0 +1,92 @@
+package viewer
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+	"log/slog"
+	"net/http"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/gin-gonic/gin"
+)
+
+// DB is what the viewer needs of a ClickHouse connection whose database is
+// the convtrace database: a clickhouse-go driver.Conn satisfies it. Query is
+// called concurrently, one call per request, with the request's context.
+type DB interface {
+	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
+}
+
+//go:embed static
+var staticFiles embed.FS
+
+// Server serves the viewer's pages and JSON API.
+type Server struct {
+	store  store
+	log    *slog.Logger
+	pages  *pages
+	engine *gin.Engine
+}
+
+// New returns a viewer reading from db. Its templates are parsed here, once.
+func New(db DB, opts ...Option) *Server {
+	cfg := newConfig(opts)
+	s := &Server{
+		store: store{db: db, threadLimit: cfg.threadLimit},
+		log:   cfg.logger,
+		pages: parsePages(),
+	}
+	s.engine = s.router()
+	return s
+}
+
+// Handler returns the viewer's HTTP handler, a gin engine.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+func (s *Server) router() *gin.Engine {
+	// Release mode before gin.New: in debug mode gin prints every route and
+	// a warning to stdout. The mode is process-wide; the viewer never wants
+	// debug output.
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	_ = r.SetTrustedProxies(nil) // the viewer never reads the client IP
+	// A thread id may hold a slash: match routes on the escaped path and
+	// unescape the parameter.
+	r.UseRawPath = true
+	r.UnescapePathValues = true
+	r.Use(gin.CustomRecoveryWithWriter(nil, s.recovered), securityHeaders)
+
+	static, err := fs.Sub(staticFiles, "static")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	r.StaticFileFS("/static/app.css", "app.css", http.FS(static))
+	r.StaticFileFS("/static/app.js", "app.js", http.FS(static))
+
+	r.GET("/", s.threadsPage)
+	r.GET("/threads/:id", s.threadPage)
+	api := r.Group("/api")
+	api.GET("/threads", s.apiThreads)
+	api.GET("/threads/:id/turns", s.apiTurns)
+	r.NoRoute(s.notFound)
+	return r
+}
+
+// contentSecurityPolicy allows only the viewer's own script and stylesheet:
+// no inline script, no inline style, nothing from elsewhere.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+func securityHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	c.Next()
+}
+
+func (s *Server) recovered(c *gin.Context, rec any) {
+	s.log.ErrorContext(c.Request.Context(), "viewer: handler panicked", "path", c.Request.URL.Path, "panic", rec)
+	c.AbortWithStatus(http.StatusInternalServerError)
+}

@@ -1,0 +1,13 @@
+package viewer
+
+import "errors"
+
+// errNotFound means no turn of the thread asked for exists.
+var errNotFound = errors.New("thread not found")
+
+// store runs the viewer's queries. Its SQL lives in one file per concern:
+// store_threads.go and store_turns.go.
+type store struct {
+	db          DB
+	threadLimit int
+}

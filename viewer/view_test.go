@@ -1,0 +1,150 @@
+package viewer
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestThreadTitle(t *testing.T) {
+	long := strings.Repeat("é", 100)
+	tests := []struct {
+		override, prompt, id, want string
+	}{
+		{"", "  Plan the\n\tmigration  ", "th", "Plan the migration"},
+		{"  My title ", "prompt", "th", "My title"},
+		{"", long, "th", strings.Repeat("é", 80) + "…"},
+		{"", strings.Repeat("é", 80), "th", strings.Repeat("é", 80)},
+		{"", " \n ", "th-1", "th-1"},
+	}
+	for _, tt := range tests {
+		if got := threadTitle(tt.override, tt.prompt, tt.id); got != tt.want {
+			t.Errorf("threadTitle(%q, %q, %q) = %q, want %q", tt.override, tt.prompt, tt.id, got, tt.want)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	u32 := func(v uint32) *uint32 { return &v }
+	f64 := func(v float64) *float64 { return &v }
+	tests := []struct{ got, want string }{
+		{formatCount[uint32](nil), "—"},
+		{formatCount(u32(0)), "0"},
+		{formatCount(u32(999)), "999"},
+		{formatCount(u32(1000)), "1,000"},
+		{formatCount(u32(1234567)), "1,234,567"},
+		{formatCost(nil), "—"},
+		{formatCost(f64(0)), "$0.00"},
+		{formatCost(f64(0.5)), "$0.50"},
+		{formatCost(f64(0.0042)), "$0.0042"},
+		{formatCost(f64(12.34567)), "$12.3457"},
+		{formatDuration(0), ""},
+		{formatDuration(1_234_567), "1ms"},
+		{formatDuration(412_345), "412µs"},
+		{formatDuration(2_345_678_901), "2.35s"},
+		{threadURL("team/a b?"), "/threads/team%2Fa%20b%3F"},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("case %d: got %q, want %q", i, tt.got, tt.want)
+		}
+	}
+}
+
+func TestProviderClass(t *testing.T) {
+	if got := providerClass("OpenAI"); got != "prov-0" {
+		t.Errorf("providerClass(OpenAI) = %q, want prov-0", got)
+	}
+	if got := providerClass(""); got != "prov-none" {
+		t.Errorf("providerClass('') = %q, want prov-none", got)
+	}
+	// Any name maps into the fixed palette, the same way every time.
+	for _, p := range []string{"x.ai", `"><script>`, "groq", "アンソロピック"} {
+		got := providerClass(p)
+		if len(got) != len("prov-0") || got < "prov-0" || got > "prov-7" || got != providerClass(p) {
+			t.Errorf("providerClass(%q) = %q, want one of prov-0 … prov-7", p, got)
+		}
+	}
+}
+
+func TestNewThreadView(t *testing.T) {
+	turn := func(id, phase string, round uint16) Turn {
+		return Turn{TurnID: id, Phase: phase, Round: round, Role: "prompt"}
+	}
+	tests := []struct {
+		name  string
+		turns []Turn
+		want  string // phases as Name[round:ids…]…
+	}{
+		{
+			name:  "canonical order, case-insensitive",
+			turns: []Turn{turn("a", "Verify", 0), turn("b", "PLAN", 0), turn("c", "plan", 0), turn("d", "Review", 0)},
+			want:  "Plan[0:b,c] Review[0:d] Verify[0:a]",
+		},
+		{
+			name:  "others follow by first appearance, empty phase included",
+			turns: []Turn{turn("a", "deploy", 0), turn("b", "", 0), turn("c", "Adjudicate", 0), turn("d", "Cleanup", 0), turn("e", "deploy", 0)},
+			want:  "Adjudicate[0:c] deploy[0:a,e] No phase[0:b] Cleanup[0:d]",
+		},
+		{
+			name:  "rounds ascending, turns in order inside",
+			turns: []Turn{turn("a", "revision", 2), turn("b", "revision", 1), turn("c", "revision", 2), turn("d", "revision", 10)},
+			want:  "Revision[1:b][2:a,c][10:d]",
+		},
+		{name: "no turns", want: ""},
+	}
+	for _, tt := range tests {
+		v := newThreadView(Thread{}, tt.turns)
+		var parts []string
+		for _, p := range v.Phases {
+			s := p.Name
+			for _, r := range p.Rounds {
+				var ids []string
+				for _, tv := range r.Turns {
+					ids = append(ids, tv.TurnID)
+				}
+				s += fmt.Sprintf("[%d:%s]", r.Round, strings.Join(ids, ","))
+			}
+			parts = append(parts, s)
+		}
+		if got := strings.Join(parts, " "); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestTurnView(t *testing.T) {
+	parent := Turn{TurnID: "p", Speaker: "planner", Phase: "plan", Role: "response"}
+	tests := []struct {
+		name string
+		turn Turn
+		want turnView
+	}{
+		{
+			name: "critique of a turn on the page",
+			turn: Turn{TurnID: "c", Phase: "Critique", ParentTurnID: "p", Content: "a\nb\n"},
+			want: turnView{Lines: 2, ParentVerb: "critiques", ParentLabel: "planner · plan · response"},
+		},
+		{
+			name: "reply to a turn elsewhere",
+			turn: Turn{TurnID: "x", Phase: "execute", ParentTurnID: "elsewhere", Content: strings.Repeat("l\n", 31)},
+			want: turnView{Lines: 31, Collapsed: true, ParentVerb: "replies to"},
+		},
+		{
+			name: "failed by status",
+			turn: Turn{TurnID: "e", Role: "response", Status: "error", Error: "boom", Content: "boom"},
+			want: turnView{Lines: 1, Failed: true},
+		},
+	}
+	byID := map[string]*Turn{"p": &parent}
+	for _, tt := range tests {
+		got := newTurnView(tt.turn, byID)
+		tt.want.Turn = tt.turn
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
+		}
+	}
+	if (turnView{Turn: Turn{Content: "boom", Error: "boom"}, Failed: true}).ShowContent() {
+		t.Error("an error turn whose content is its message shows the message twice")
+	}
+}
