@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
+	"io"
 	"time"
 
 	"github.com/convtrace/convtrace/collector"
@@ -12,20 +12,20 @@ import (
 	"github.com/convtrace/convtrace/internal/demo"
 )
 
-func demoCmd(fs *flag.FlagSet) func(context.Context, []string) error {
+func demoCmd(fs *flag.FlagSet) func(context.Context, streams) error {
 	var sf storageFlags
 	sf.register(fs)
-	return func(ctx context.Context, _ []string) error {
-		st, err := sf.open(ctx)
+	return func(ctx context.Context, out streams) error {
+		st, err := sf.open(ctx, out.stderr)
 		if err != nil {
 			return err
 		}
 		defer st.close()
-		thread, err := recordDemo(ctx, st)
+		thread, err := recordDemo(ctx, st, out.stderr)
 		if err != nil {
 			return err
 		}
-		fmt.Println(thread)
+		fmt.Fprintln(out.stdout, thread)
 		return nil
 	}
 }
@@ -33,7 +33,7 @@ func demoCmd(fs *flag.FlagSet) func(context.Context, []string) error {
 // recordDemo drives one demo pipeline run against a local fake provider,
 // exporting in-process to st, and returns its thread id once its rows are
 // stored.
-func recordDemo(ctx context.Context, st *storage) (string, error) {
+func recordDemo(ctx context.Context, st *storage, progress io.Writer) (string, error) {
 	provider, err := demo.StartProvider()
 	if err != nil {
 		return "", fmt.Errorf("start demo provider: %w", err)
@@ -60,6 +60,6 @@ func recordDemo(ctx context.Context, st *storage) (string, error) {
 	if turns == 0 {
 		return "", fmt.Errorf("demo thread %s: no turns were stored (see the errors logged above)", res.ThreadID)
 	}
-	fmt.Fprintf(os.Stderr, "recorded demo thread %s: %d calls, %d turns\n", res.ThreadID, len(res.Calls)+len(res.Tools), turns)
+	fmt.Fprintf(progress, "recorded demo thread %s: %d calls, %d turns\n", res.ThreadID, len(res.Calls)+len(res.Tools), turns)
 	return res.ThreadID, nil
 }

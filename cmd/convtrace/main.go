@@ -11,11 +11,17 @@ import (
 	"syscall"
 )
 
-// command is one subcommand: its flags are registered on fs and run is called
-// with the remaining arguments once they are parsed.
+// command is one subcommand: setup registers its flags on fs and returns
+// the function that runs it once they are parsed.
 type command struct {
 	name, summary string
-	setup         func(fs *flag.FlagSet) func(ctx context.Context, args []string) error
+	setup         func(fs *flag.FlagSet) func(ctx context.Context, out streams) error
+}
+
+// streams are where a command prints: results to stdout, progress and
+// errors to stderr.
+type streams struct {
+	stdout, stderr io.Writer
 }
 
 var commands = []command{
@@ -26,12 +32,13 @@ var commands = []command{
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr)
+	code := run(ctx, os.Args[1:], streams{os.Stdout, os.Stderr})
 	stop()
 	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+func run(ctx context.Context, args []string, out streams) int {
+	stderr := out.stderr
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -52,7 +59,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			}
 			return 2
 		}
-		if err := runCmd(ctx, fs.Args()); err != nil {
+		if fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "convtrace %s: unexpected argument %q\n", c.name, fs.Arg(0))
+			return 2
+		}
+		if err := runCmd(ctx, out); err != nil {
 			fmt.Fprintf(stderr, "convtrace %s: %v\n", c.name, err)
 			return 1
 		}

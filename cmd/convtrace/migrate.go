@@ -8,11 +8,11 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-func migrateCmd(fs *flag.FlagSet) func(context.Context, []string) error {
+func migrateCmd(fs *flag.FlagSet) func(context.Context, streams) error {
 	var sf storageFlags
 	sf.register(fs)
-	return func(ctx context.Context, _ []string) error {
-		st, err := sf.open(ctx) // open migrates
+	return func(ctx context.Context, out streams) error {
+		st, err := sf.open(ctx, out.stderr) // open migrates
 		if err != nil {
 			return err
 		}
@@ -25,7 +25,7 @@ func migrateCmd(fs *flag.FlagSet) func(context.Context, []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("schema version %d (ClickHouse %s)\n", v, caps.Version)
+		fmt.Fprintf(out.stdout, "schema version %d (ClickHouse %s)\n", v, caps.Version)
 		return nil
 	}
 }

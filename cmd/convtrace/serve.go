@@ -12,23 +12,23 @@ import (
 	"github.com/convtrace/convtrace/viewer"
 )
 
-func serveCmd(fs *flag.FlagSet) func(context.Context, []string) error {
+func serveCmd(fs *flag.FlagSet) func(context.Context, streams) error {
 	var sf storageFlags
 	sf.register(fs)
 	listen := fs.String("listen", "127.0.0.1:8080", "address the viewer listens on")
 	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
-	return func(ctx context.Context, _ []string) error {
-		st, err := sf.open(ctx)
+	return func(ctx context.Context, out streams) error {
+		st, err := sf.open(ctx, out.stderr)
 		if err != nil {
 			return err
 		}
 		defer st.close()
 		if *withDemo {
-			thread, err := recordDemo(ctx, st)
+			thread, err := recordDemo(ctx, st, out.stderr)
 			if err != nil {
 				return err
 			}
-			fmt.Printf("demo thread %s\n", thread)
+			fmt.Fprintf(out.stdout, "demo thread %s\n", thread)
 		}
 		ln, err := net.Listen("tcp", *listen)
 		if err != nil {
@@ -37,7 +37,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, []string) error {
 		srv := &http.Server{Handler: viewer.New(st.conn).Handler(), ReadHeaderTimeout: 10 * time.Second}
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
-		fmt.Printf("convtrace viewer on http://%s (Ctrl-C stops)\n", ln.Addr())
+		fmt.Fprintf(out.stdout, "convtrace viewer on http://%s (Ctrl-C stops)\n", ln.Addr())
 		select {
 		case err := <-served:
 			return fmt.Errorf("serve: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,7 +41,7 @@ type storage struct {
 
 // open connects to the DSN, or to a local server (reusing one already
 // running in the data folder, else starting one), and migrates.
-func (f *storageFlags) open(ctx context.Context) (*storage, error) {
+func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, error) {
 	s := &storage{dsn: f.dsn}
 	if s.dsn == "" {
 		dir := filepath.Join(f.dataDir, "clickhouse")
@@ -51,9 +52,9 @@ func (f *storageFlags) open(ctx context.Context) (*storage, error) {
 		s.server = srv
 		s.dsn = srv.DSN(schema.DefaultDatabase)
 		if srv.Owned() {
-			fmt.Fprintf(os.Stderr, "started local ClickHouse in %s (%s)\n", dir, s.dsn)
+			fmt.Fprintf(progress, "started local ClickHouse in %s (%s)\n", dir, s.dsn)
 		} else {
-			fmt.Fprintf(os.Stderr, "using the local ClickHouse already running in %s (%s)\n", dir, s.dsn)
+			fmt.Fprintf(progress, "using the local ClickHouse already running in %s (%s)\n", dir, s.dsn)
 		}
 	}
 	conn, err := schema.Open(ctx, s.dsn)
@@ -68,7 +69,7 @@ func (f *storageFlags) open(ctx context.Context) (*storage, error) {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	for _, m := range res.Applied {
-		fmt.Fprintf(os.Stderr, "applied migration %04d_%s\n", m.Version, m.Name)
+		fmt.Fprintf(progress, "applied migration %04d_%s\n", m.Version, m.Name)
 	}
 	return s, nil
 }
