@@ -18,12 +18,7 @@ import (
 func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	probe, err := chdbcheck.Run(ctx, chdbcheck.Input{})
-	chdbcheck.SkipOrFail(t, err)
-	caps, err := schema.DetectCapabilities(probe.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
+	caps := chdbcheck.Capabilities(ctx, t)
 
 	var stmts, origin []string // origin[i] names the migration of stmts[i]
 	for _, m := range schema.Migrations() {
@@ -46,7 +41,7 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Fatalf("DDL for chDB %s (%+v) lacks %q:\n%s", probe.Version, caps, missing, ddl)
+		t.Fatalf("DDL for chDB %s (%+v) lacks %q:\n%s", caps.Version, caps, missing, ddl)
 	}
 
 	queries := []string{
@@ -56,7 +51,7 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 	}
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
 	if e := (*chdbcheck.Error)(nil); errors.As(err, &e) && e.Stage == "statement" {
-		t.Fatalf("migration %s does not apply on ClickHouse %s: %v", origin[e.Index], probe.Version, err)
+		t.Fatalf("migration %s does not apply on ClickHouse %s: %v", origin[e.Index], caps.Version, err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +70,7 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 	for table, key := range wantKeys {
 		row, ok := tables[table]
 		if !ok {
-			t.Errorf("table %s missing on ClickHouse %s; have %v", table, probe.Version, out.Results[0].Rows)
+			t.Errorf("table %s missing on ClickHouse %s; have %v", table, caps.Version, out.Results[0].Rows)
 			continue
 		}
 		if row["engine"] != "ReplacingMergeTree" || row["sorting_key"] != key {

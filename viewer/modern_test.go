@@ -40,12 +40,7 @@ func inline(t *testing.T, query string, args ...any) string {
 func TestQueriesOnModernClickHouse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	probe, err := chdbcheck.Run(ctx, chdbcheck.Input{})
-	chdbcheck.SkipOrFail(t, err)
-	caps, err := schema.DetectCapabilities(probe.Version)
-	if err != nil {
-		t.Fatal(err)
-	}
+	caps := chdbcheck.Capabilities(ctx, t)
 	var stmts []string
 	for _, m := range schema.Migrations() {
 		ss, err := m.Statements(caps)
@@ -73,7 +68,7 @@ func TestQueriesOnModernClickHouse(t *testing.T) {
 	}
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
 	if err != nil {
-		t.Fatalf("viewer SQL on ClickHouse %s: %v", probe.Version, err)
+		t.Fatalf("viewer SQL on ClickHouse %s: %v", caps.Version, err)
 	}
 
 	// Types the Go side scans into: *uint64, *float64, []string, uint8.

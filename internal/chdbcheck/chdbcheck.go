@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/convtrace/convtrace/schema"
 )
 
 // RequireEnv is the environment variable that turns ErrUnavailable from a
@@ -130,6 +132,19 @@ func SkipOrFail(t testing.TB, err error) {
 	default:
 		t.Fatalf("chdb: %v", err)
 	}
+}
+
+// Capabilities asks chDB its version and returns what schema derives from
+// it. It skips t when chDB is unavailable (fails it under RequireEnv).
+func Capabilities(ctx context.Context, t testing.TB) schema.Capabilities {
+	t.Helper()
+	probe, err := Run(ctx, Input{})
+	SkipOrFail(t, err)
+	caps, err := schema.DetectCapabilities(probe.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return caps
 }
 
 // moduleDir returns the directory holding run.mjs and node_modules/chdb:
