@@ -19,6 +19,9 @@ type config struct {
 	flushInterval time.Duration
 	writeTimeout  time.Duration
 	pendingAfter  time.Duration
+	joinWindow    time.Duration
+	maxHeld       int
+	observeInsert func(time.Duration)
 }
 
 type optionFunc func(*config)
@@ -34,6 +37,8 @@ func newConfig(opts []Option) (config, error) {
 		flushInterval: 500 * time.Millisecond,
 		writeTimeout:  30 * time.Second,
 		pendingAfter:  time.Second,
+		joinWindow:    30 * time.Second,
+		maxHeld:       100_000,
 	}
 	for _, o := range opts {
 		o.apply(&c)
@@ -49,12 +54,12 @@ func (c config) validate() error {
 	if c.logger == nil {
 		errs = append(errs, errors.New("logger must not be nil"))
 	}
-	for name, n := range map[string]int{"queue size": c.queueRows, "batch size": c.batchRows} {
+	for name, n := range map[string]int{"queue size": c.queueRows, "batch size": c.batchRows, "join capacity": c.maxHeld} {
 		if n <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, n))
 		}
 	}
-	for name, d := range map[string]time.Duration{"flush interval": c.flushInterval, "write timeout": c.writeTimeout, "pending delay": c.pendingAfter} {
+	for name, d := range map[string]time.Duration{"flush interval": c.flushInterval, "write timeout": c.writeTimeout, "pending delay": c.pendingAfter, "join window": c.joinWindow} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
 		}
@@ -93,4 +98,20 @@ func WithWriteTimeout(d time.Duration) Option {
 // its prompt (default 1 s).
 func WithPendingAfter(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.pendingAfter = d })
+}
+
+// WithJoinWindow sets how long the collector holds an OTLP span whose
+// content may still arrive as log records, and log records whose span has
+// not arrived (default 30 s). When it expires they are written with what is
+// known.
+func WithJoinWindow(d time.Duration) Option { return optionFunc(func(c *config) { c.joinWindow = d }) }
+
+// WithJoinCapacity bounds how many spans and log groups the join window
+// holds (default 100,000); past it the oldest are written at once.
+func WithJoinCapacity(n int) Option { return optionFunc(func(c *config) { c.maxHeld = n }) }
+
+// WithInsertObserver calls f with the duration of every insert into
+// ClickHouse, e.g. to feed a latency histogram.
+func WithInsertObserver(f func(time.Duration)) Option {
+	return optionFunc(func(c *config) { c.observeInsert = f })
 }

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -58,9 +59,13 @@ type Stats struct {
 type item struct {
 	turns   []schema.Turn
 	spans   []schema.Span
-	early   bool // prompt rows of calls still running
+	early   bool       // prompt rows of calls still running
+	stored  chan error // when set, told whether the rows were stored
 	flushed chan struct{}
 }
+
+// errQueueFull means the writer's queue has no room for a request's rows.
+var errQueueFull = errors.New("write queue full")
 
 // writer batches rows in one goroutine and writes them with clickhouse-go
 // batches: it holds a batch open only while sending it, never across the
@@ -82,6 +87,8 @@ type writer struct {
 	// Prompt rows already stored while their call ran, so the same turn is
 	// not stored again when the call ends.
 	early map[string]bool
+
+	connected atomic.Bool // whether the last connect or write reached storage
 
 	// Connect back-off, used only by the writer goroutine.
 	backoff  time.Duration
@@ -118,6 +125,21 @@ func (w *writer) write(it item) bool {
 	default:
 		w.dropped.Add(n)
 		return false
+	}
+}
+
+// writeWait hands rows to the writer and waits until they are stored,
+// returning the storage error when they were not.
+func (w *writer) writeWait(ctx context.Context, it item) error {
+	it.stored = make(chan error, 1)
+	if !w.write(it) {
+		return errQueueFull
+	}
+	select {
+	case err := <-it.stored:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -172,6 +194,7 @@ type pending struct {
 	spans []schema.Span
 	early []string // ids of the early prompt rows in turns
 	ids   map[string]bool
+	acks  []chan error // of the items in the batch that wait for storage
 }
 
 // reset empties the batch, keeping its memory for the next one.
@@ -180,18 +203,36 @@ func (p *pending) reset() {
 	clear(p.spans)
 	p.turns, p.spans, p.early = p.turns[:0], p.spans[:0], p.early[:0]
 	clear(p.ids)
+	clear(p.acks)
+	p.acks = p.acks[:0]
 }
 
+// run gathers rows into batches. A batch is sent when it is full, or when
+// the last send is at least flushInterval ago: after a quiet spell rows go
+// out at once, and under load each table gets about one insert per interval.
 func (w *writer) run() {
 	defer close(w.finished)
+	// Connect at once, so the first rows need not wait for it and readiness
+	// shows early; a failure here is retried with the first batch.
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.writeTimeout)
+	if err := w.connect(ctx); err != nil {
+		w.cfg.logger.Warn("convtrace: storage not reachable yet", "err", err)
+	}
+	cancel()
 	var p pending
+	var lastSend time.Time
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	send := func() {
+		timer.Stop()
+		w.send(&p)
+		lastSend = time.Now()
+	}
 	for {
 		select {
 		case it, ok := <-w.queue:
 			if !ok {
-				w.send(&p)
+				send()
 				if w.conn != nil {
 					_ = w.conn.Close()
 				}
@@ -199,24 +240,28 @@ func (w *writer) run() {
 			}
 			w.queued.Add(-int64(len(it.turns) + len(it.spans)))
 			if it.flushed != nil {
-				w.send(&p)
+				send()
 				close(it.flushed)
 				continue
 			}
-			if len(p.turns)+len(p.spans) == 0 {
-				timer.Reset(w.cfg.flushInterval)
-			}
+			wasEmpty := p.empty()
 			w.add(&p, it)
+			wait := w.cfg.flushInterval - time.Since(lastSend)
 			// An early prompt is written at once: it exists to be seen while
 			// its call runs.
-			if it.early || len(p.turns)+len(p.spans) >= w.cfg.batchRows {
-				w.send(&p)
+			switch {
+			case it.early || wait <= 0 || len(p.turns)+len(p.spans) >= w.cfg.batchRows:
+				send()
+			case wasEmpty:
+				timer.Reset(wait)
 			}
 		case <-timer.C:
-			w.send(&p)
+			send()
 		}
 	}
 }
+
+func (p *pending) empty() bool { return len(p.turns)+len(p.spans)+len(p.acks) == 0 }
 
 // add puts an item's rows into the batch, leaving out a prompt row stored
 // (or about to be stored) early while its call ran.
@@ -238,46 +283,91 @@ func (w *writer) add(p *pending, it item) {
 		p.turns = append(p.turns, t)
 	}
 	p.spans = append(p.spans, it.spans...)
+	if it.stored != nil {
+		p.acks = append(p.acks, it.stored)
+	}
 }
 
-// send writes the batch and starts a new one. Errors are logged and counted:
-// nothing is returned to the pipeline.
+// send writes the batch and starts a new one. Errors are logged, counted
+// and told to the items waiting for storage: nothing is returned to the
+// pipeline.
 func (w *writer) send(p *pending) {
 	defer p.reset()
-	if len(p.turns)+len(p.spans) == 0 {
+	if p.empty() {
 		return
 	}
+	err := w.store(p)
+	for _, ack := range p.acks {
+		ack <- err
+	}
+}
+
+func (w *writer) store(p *pending) error {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.writeTimeout)
 	defer cancel()
-	if w.conn == nil {
-		// After a failed connect, wait before the next attempt (doubling up
-		// to 5 s) instead of redialling for every batch of a busy pipeline.
-		if time.Now().Before(w.redialAt) {
-			w.lost(len(p.turns)+len(p.spans), fmt.Errorf("connect: %w (next attempt in %s)", w.dialErr, time.Until(w.redialAt).Round(time.Millisecond)))
-			return
-		}
-		conn, err := w.dial(ctx)
-		if err != nil {
-			w.backoff = min(max(2*w.backoff, 100*time.Millisecond), 5*time.Second)
-			w.redialAt, w.dialErr = time.Now().Add(w.backoff), err
-			w.lost(len(p.turns)+len(p.spans), fmt.Errorf("connect: %w", err))
-			return
-		}
-		w.conn, w.backoff = conn, 0
+	if err := w.connect(ctx); err != nil {
+		w.lost(len(p.turns)+len(p.spans), err)
+		return err
 	}
-	if err := insertRows(ctx, w.conn, insertTurns, p.turns, (*schema.Turn).Values); err != nil {
-		w.lost(len(p.turns), fmt.Errorf("write conversations: %w", err))
+	turnsErr := w.timed(len(p.turns), func() error {
+		return insertRows(ctx, w.conn, insertTurns, p.turns, (*schema.Turn).Values)
+	})
+	if turnsErr != nil {
+		turnsErr = fmt.Errorf("write conversations: %w", turnsErr)
+		w.lost(len(p.turns), turnsErr)
 	} else {
 		w.written.Add(int64(len(p.turns)))
 		for _, id := range p.early {
 			w.early[id] = true
 		}
 	}
-	if err := insertRows(ctx, w.conn, insertSpans, p.spans, (*schema.Span).Values); err != nil {
-		w.lost(len(p.spans), fmt.Errorf("write spans: %w", err))
+	spansErr := w.timed(len(p.spans), func() error {
+		return insertRows(ctx, w.conn, insertSpans, p.spans, (*schema.Span).Values)
+	})
+	if spansErr != nil {
+		spansErr = fmt.Errorf("write spans: %w", spansErr)
+		w.lost(len(p.spans), spansErr)
 	} else {
 		w.written.Add(int64(len(p.spans)))
 	}
+	err := errors.Join(turnsErr, spansErr)
+	w.connected.Store(err == nil)
+	return err
+}
+
+// connect dials storage unless connected. After a failed attempt it waits
+// before the next (doubling up to 5 s) instead of redialling for every
+// batch of a busy pipeline.
+func (w *writer) connect(ctx context.Context) error {
+	if w.conn != nil {
+		return nil
+	}
+	if time.Now().Before(w.redialAt) {
+		return fmt.Errorf("connect: %w (next attempt in %s)", w.dialErr, time.Until(w.redialAt).Round(time.Millisecond))
+	}
+	conn, err := w.dial(ctx)
+	if err != nil {
+		w.backoff = min(max(2*w.backoff, 100*time.Millisecond), 5*time.Second)
+		w.redialAt, w.dialErr = time.Now().Add(w.backoff), err
+		return fmt.Errorf("connect: %w", err)
+	}
+	w.conn, w.backoff = conn, 0
+	w.connected.Store(true)
+	return nil
+}
+
+// timed runs one insert of n rows, reporting its duration to the
+// insert-latency observer when there is one.
+func (w *writer) timed(n int, insert func() error) error {
+	if n == 0 {
+		return nil
+	}
+	start := time.Now()
+	err := insert()
+	if w.cfg.observeInsert != nil {
+		w.cfg.observeInsert(time.Since(start))
+	}
+	return err
 }
 
 // insertRows sends rows as one batch: prepare, append, send, each error
