@@ -6,11 +6,7 @@ import "github.com/convtrace/convtrace/schema"
 // event when the call starts and a gen_ai.response event when it ends. A
 // chat call yields prompt and response turns, a tool execution tool_call and
 // tool_result turns; a failed one yields its prompt and an error turn.
-func mapConvtrace(s span, c call) []schema.Turn {
-	prompt, ok := s.event(schema.EventPrompt)
-	if !ok {
-		return nil
-	}
+func mapConvtrace(s span, c call, prompt event) []schema.Turn {
 	askRole, answerRole := schema.RolePrompt, schema.RoleResponse
 	if c.operation == schema.OperationExecuteTool {
 		askRole, answerRole = schema.RoleToolCall, schema.RoleToolResult
@@ -23,29 +19,26 @@ func mapConvtrace(s span, c call) []schema.Turn {
 	if !s.ended {
 		return []schema.Turn{ask}
 	}
-
-	answer := c.base(s)
-	answer.Seq = 1
-	answer.StartNS = s.endNS
-	answer.DurationNS = s.durationNS()
-	answer.Attributes = s.extraAttrs()
-	if s.failed {
-		answer.Role = schema.RoleError
-		answer.Status = schema.StatusError
-		answer.Error = s.errorMessage()
-		answer.Content = answer.Error
-		answer.ContentBytes = uint32(len(answer.Content))
-	} else {
-		answer.Role = answerRole
+	answer := c.finish(s, answerRole, func(t *schema.Turn) {
 		if resp, ok := s.event(schema.EventResponse); ok {
-			setContent(&answer, resp.attrs)
+			setContent(t, resp.attrs)
 		}
-		answer.TokensIn, answer.TokensOut = c.tokensIn, c.tokensOut
-		answer.TokensCacheRead, answer.TokensCacheWrite = c.tokensCacheRead, c.tokensCacheWrite
-		answer.TokensReasoning, answer.CostUSD = c.tokensReasoning, c.costUSD
-	}
-	answer.TurnID = schema.TurnID(s.spanID, answer.Role, 1)
+	})
 	return []schema.Turn{ask, answer}
+}
+
+// convtracePrompt returns the prompt event package instrument wrote.
+// Other instrumentations may name an event gen_ai.prompt too, so the event
+// must also carry the content size instrument always records.
+func (s span) convtracePrompt() (event, bool) {
+	e, ok := s.event(schema.EventPrompt)
+	if !ok {
+		return event{}, false
+	}
+	if _, ok := e.attrs.get(schema.KeyContentBytes, schema.KeyContent); !ok {
+		return event{}, false
+	}
+	return e, true
 }
 
 func setContent(t *schema.Turn, a attrs) {

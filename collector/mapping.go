@@ -21,9 +21,14 @@ type call struct {
 	toolName, toolCallID              string
 }
 
-// contractKeys are the attributes resolve consumes; the rest of a span's
-// attributes are kept on its turns' attributes column.
-var contractKeys = map[string]bool{}
+// contractKeys are the attributes resolve and the conventions consume; the
+// rest of a span's attributes are kept on its turns' attributes column.
+// contractPrefixes are the indexed families consumed, such as
+// gen_ai.prompt.0.content: a key matches when a digit follows the prefix.
+var (
+	contractKeys     = map[string]bool{}
+	contractPrefixes []string
+)
 
 func keys(ks ...string) []string {
 	for _, k := range ks {
@@ -32,8 +37,31 @@ func keys(ks ...string) []string {
 	return ks
 }
 
+func prefixes(ps ...string) []string {
+	contractPrefixes = append(contractPrefixes, ps...)
+	return ps
+}
+
+// consumed reports whether mapping reads key, so turns need not repeat it.
+func consumed(key string) bool {
+	if contractKeys[key] {
+		return true
+	}
+	for _, p := range contractPrefixes {
+		if isIndexed(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// The attribute contract of ARCHITECTURE.md, extended with the names of
+// OpenLLMetry and OpenInference. For each meaning the first key present
+// wins, so the OTel GenAI names come first.
 var (
-	threadKeys     = keys(schema.KeyConversationID, schema.KeyThreadID, "session.id", "traceloop.association.properties.thread_id")
+	threadKeys = keys(schema.KeyConversationID, schema.KeyThreadID, "session.id",
+		"traceloop.association.properties.thread_id", "traceloop.association.properties.session_id",
+		"traceloop.association.properties.conversation_id")
 	phaseKeys      = keys(schema.KeyPhase)
 	roundKeys      = keys(schema.KeyRound)
 	speakerKeys    = keys(schema.KeySpeaker, schema.KeyAgentName)
@@ -41,16 +69,17 @@ var (
 	parentKeys     = keys(schema.KeyParentTurnID)
 	sessionKeys    = keys(schema.KeySessionID)
 	operationKeys  = keys(schema.KeyOperationName)
-	providerKeys   = keys(schema.KeyProviderName, schema.KeySystem, "llm.system")
-	modelKeys      = keys(schema.KeyResponseModel, schema.KeyRequestModel, "llm.model_name")
-	inputKeys      = keys(schema.KeyInputTokens)
-	outputKeys     = keys(schema.KeyOutputTokens)
-	cacheReadKeys  = keys(schema.KeyCacheReadTokens)
-	cacheWriteKeys = keys(schema.KeyCacheWriteTokens)
-	reasoningKeys  = keys(schema.KeyReasoningTokens)
-	costKeys       = keys(schema.KeyCostUSD)
-	toolNameKeys   = keys(schema.KeyToolName)
-	toolCallIDKeys = keys(schema.KeyToolCallID)
+	providerKeys   = keys(schema.KeyProviderName, schema.KeySystem, oiSystem, oiProvider)
+	modelKeys      = keys(schema.KeyResponseModel, schema.KeyRequestModel, oiResponseModel, oiModel, oiRequestModel)
+	inputKeys      = keys(schema.KeyInputTokens, olPromptTokens, oiPromptTokens)
+	outputKeys     = keys(schema.KeyOutputTokens, olCompletionTokens, oiCompletionTokens)
+	totalKeys      = keys(olTotalTokens, oiTotalTokens)
+	cacheReadKeys  = keys(schema.KeyCacheReadTokens, olCacheReadTokens, oiCacheReadTokens)
+	cacheWriteKeys = keys(schema.KeyCacheWriteTokens, schema.KeyCacheCreationTokens, olCacheCreationTokens, oiCacheWriteTokens)
+	reasoningKeys  = keys(schema.KeyReasoningTokens, oiReasoningTokens)
+	costKeys       = keys(schema.KeyCostUSD, oiCostTotal)
+	toolNameKeys   = keys(schema.KeyToolName, oiToolName)
+	toolCallIDKeys = keys(schema.KeyToolCallID, oiToolCallID, oiToolID)
 	projectResKeys = []string{schema.KeyProject, schema.KeyServiceName}
 	_              = keys(schema.KeyRequestModel, schema.KeyErrorType)
 )
@@ -80,6 +109,21 @@ func resolve(s span) call {
 	if c.project == "" {
 		c.project = s.attrs.str(schema.KeyProject)
 	}
+	if c.operation == "" {
+		c.operation = openInferenceOperation(a)
+	}
+	if c.operation == "" {
+		c.operation = openLLMetryOperation(a)
+	}
+	// A total with one side known gives the other.
+	if total := a.uint32(totalKeys...); total != nil {
+		switch {
+		case c.tokensIn == nil && c.tokensOut != nil && *total >= *c.tokensOut:
+			c.tokensIn = u32p(*total - *c.tokensOut)
+		case c.tokensOut == nil && c.tokensIn != nil && *total >= *c.tokensIn:
+			c.tokensOut = u32p(*total - *c.tokensIn)
+		}
+	}
 	if c.thread == "" {
 		c.thread = s.traceID // a trace with no thread is its own thread
 	}
@@ -94,8 +138,123 @@ func resolve(s span) call {
 // mapTurns returns the conversation turns of a span: none for a span that is
 // neither a provider call nor a tool execution. A span still running yields
 // only its prompt.
+//
+// The first convention that recognises the span maps it: convtrace's own
+// prompt and response events, then tool executions, then provider calls
+// with content as OTel GenAI, OpenLLMetry or OpenInference record it, then
+// GenAI calls whose content was not captured (or comes as log records).
 func mapTurns(s span) []schema.Turn {
-	return mapConvtrace(s, resolve(s))
+	c := resolve(s)
+	if prompt, ok := s.convtracePrompt(); ok {
+		return mapConvtrace(s, c, prompt)
+	}
+	for _, tool := range toolConventions {
+		if run, ok := tool(s); ok {
+			return toolTurns(s, c, run)
+		}
+	}
+	for _, conv := range callConventions {
+		if x, ok := conv(s); ok {
+			return callTurns(s, c, x)
+		}
+	}
+	return nil
+}
+
+// callConventions recognise a provider call and read what it said, in the
+// order they are tried.
+var callConventions = []func(span) (exchange, bool){
+	genAIContent,
+	openLLMetryCall,
+	openInferenceCall,
+	genAICall,
+}
+
+// toolConventions recognise a tool execution, in the order they are tried.
+var toolConventions = []func(span) (toolRun, bool){
+	genAITool,
+	openInferenceTool,
+	openLLMetryTool,
+}
+
+// exchange is what a provider call said, whichever convention recorded it:
+// the input messages (system instructions first) and the output messages,
+// or, when a convention gives no messages, its plain input and output
+// values.
+type exchange struct {
+	input, output         []message
+	inputText, outputText string
+}
+
+// prompt is the content of the call's prompt turn: the normalized input
+// messages JSON.
+func (x exchange) prompt() string {
+	if len(x.input) > 0 {
+		return renderMessages(x.input)
+	}
+	return x.inputText
+}
+
+// response is the content of the call's response turn: the answer's text
+// when it is plain text, else the normalized output messages JSON.
+func (x exchange) response() string {
+	if len(x.output) == 0 {
+		return x.outputText
+	}
+	if text, ok := plainText(x.output); ok {
+		return text
+	}
+	return renderMessages(x.output)
+}
+
+// callTurns returns the prompt turn and the response (or error) turn of a
+// provider call.
+func callTurns(s span, c call, x exchange) []schema.Turn {
+	ask := c.base(s)
+	ask.Role, ask.Seq = schema.RolePrompt, 0
+	ask.TurnID = schema.TurnID(s.spanID, ask.Role, 0)
+	ask.StartNS = s.startNS
+	setText(&ask, x.prompt())
+	if !s.ended {
+		return []schema.Turn{ask}
+	}
+	answer := c.finish(s, schema.RoleResponse, func(t *schema.Turn) {
+		setText(t, x.response())
+		if calls := toolCalls(x.output); len(calls) == 1 {
+			t.ToolName, t.ToolCallID = calls[0].name, calls[0].id
+		}
+	})
+	return []schema.Turn{ask, answer}
+}
+
+// finish returns the turn (seq 1) that ends a call: role with the content
+// set by content and the call's usage, or, when the call failed, an error
+// turn carrying the failure.
+func (c call) finish(s span, role string, content func(*schema.Turn)) schema.Turn {
+	t := c.base(s)
+	t.Seq = 1
+	t.StartNS = s.endNS
+	t.DurationNS = s.durationNS()
+	t.Attributes = s.extraAttrs()
+	if s.failed {
+		t.Role = schema.RoleError
+		t.Status = schema.StatusError
+		t.Error = s.errorMessage()
+		setText(&t, t.Error)
+	} else {
+		t.Role = role
+		content(&t)
+		t.TokensIn, t.TokensOut = c.tokensIn, c.tokensOut
+		t.TokensCacheRead, t.TokensCacheWrite = c.tokensCacheRead, c.tokensCacheWrite
+		t.TokensReasoning, t.CostUSD = c.tokensReasoning, c.costUSD
+	}
+	t.TurnID = schema.TurnID(s.spanID, t.Role, 1)
+	return t
+}
+
+func setText(t *schema.Turn, content string) {
+	t.Content = content
+	t.ContentBytes = uint32(len(content))
 }
 
 // mapSpan returns the spans-table row of any span.
@@ -132,7 +291,7 @@ func (c call) base(s span) schema.Turn {
 func (s span) extraAttrs() []schema.Attr {
 	var extra []schema.Attr
 	for _, a := range s.attrs.list {
-		if !contractKeys[a.Key] {
+		if !consumed(a.Key) {
 			extra = append(extra, a)
 		}
 	}
@@ -154,15 +313,22 @@ func (s span) status() string {
 }
 
 // errorMessage is the failure of a failed span: its status message, else
-// the message of its exception event.
+// the message of its exception event, else its error.type.
 func (s span) errorMessage() string {
 	if s.statusMsg != "" {
 		return s.statusMsg
 	}
 	for _, e := range s.events {
 		if e.name == "exception" {
-			return e.attrs.str("exception.message")
+			if m := e.attrs.str("exception.message"); m != "" {
+				return m
+			}
 		}
+	}
+	if t := s.attrs.str(schema.KeyErrorType); t != "" {
+		return t
 	}
 	return "call failed"
 }
+
+func u32p(n uint32) *uint32 { return &n }

@@ -20,12 +20,43 @@ const (
 	KeyToolCallArguments = "gen_ai.tool.call.arguments"
 	KeyToolCallResult    = "gen_ai.tool.call.result"
 	KeyErrorType         = "error.type"
+
+	// Content attributes: JSON with parts (gen-ai-input-messages.json,
+	// gen-ai-output-messages.json, gen-ai-system-instructions.json).
+	KeyInputMessages      = "gen_ai.input.messages"
+	KeyOutputMessages     = "gen_ai.output.messages"
+	KeySystemInstructions = "gen_ai.system_instructions"
+
+	// KeyCacheCreationTokens is the older name of KeyCacheWriteTokens.
+	KeyCacheCreationTokens = "gen_ai.usage.cache_creation.input_tokens"
+
+	// KeyEventContent holds the body of a GenAI event recorded as a span
+	// event (as the Azure AI and Semantic Kernel instrumentations do); the
+	// collector also files the body of a GenAI log record under it.
+	KeyEventContent = "gen_ai.event.content"
+)
+
+// GenAI event names: the per-message events deprecated since semantic
+// conventions v1.37, and the event that replaced them. They arrive as span
+// events or as log records linked to the span by trace and span id.
+const (
+	EventSystemMessage    = "gen_ai.system.message"
+	EventUserMessage      = "gen_ai.user.message"
+	EventAssistantMessage = "gen_ai.assistant.message"
+	EventToolMessage      = "gen_ai.tool.message"
+	EventChoice           = "gen_ai.choice"
+	EventInferenceDetails = "gen_ai.client.inference.operation.details"
 )
 
 // Values of gen_ai.operation.name that convtrace writes or reads.
 const (
-	OperationChat        = "chat"
-	OperationExecuteTool = "execute_tool"
+	OperationChat            = "chat"
+	OperationTextCompletion  = "text_completion"
+	OperationGenerateContent = "generate_content"
+	OperationEmbeddings      = "embeddings"
+	OperationExecuteTool     = "execute_tool"
+	OperationCreateAgent     = "create_agent"
+	OperationInvokeAgent     = "invoke_agent"
 )
 
 // convtrace's own attribute keys, used only where GenAI has no name.

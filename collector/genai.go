@@ -1,0 +1,234 @@
+package collector
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// OTel GenAI semantic conventions record a call's content in one of three
+// ways, depending on their version and the instrumentation's settings:
+//
+//   - span attributes gen_ai.input.messages, gen_ai.output.messages and
+//     gen_ai.system_instructions (JSON with parts; v1.37 on);
+//   - the event gen_ai.client.inference.operation.details carrying the same
+//     three as attributes (v1.37 on);
+//   - one event per message: gen_ai.system.message, gen_ai.user.message,
+//     gen_ai.assistant.message, gen_ai.tool.message and gen_ai.choice, the
+//     message in the event body (deprecated by v1.37).
+//
+// Events come as span events or as log records, which attachLogs turns
+// into span events, so both read the same. Earlier still, the events were
+// gen_ai.content.prompt and gen_ai.content.completion with the messages in
+// their gen_ai.prompt and gen_ai.completion attributes; they are read too.
+
+// Events of the earliest GenAI conventions, and their attributes.
+const (
+	eventContentPrompt     = "gen_ai.content.prompt"
+	eventContentCompletion = "gen_ai.content.completion"
+	keyPromptMessages      = "gen_ai.prompt"
+	keyCompletionMessages  = "gen_ai.completion"
+)
+
+var _ = keys(schema.KeyInputMessages, schema.KeyOutputMessages, schema.KeySystemInstructions)
+
+// genAIContent reads a GenAI call that carries its content, as attributes
+// or as events.
+func genAIContent(s span) (exchange, bool) {
+	switch s.attrs.str(schema.KeyOperationName) {
+	case schema.OperationExecuteTool, schema.OperationCreateAgent, schema.OperationInvokeAgent:
+		return exchange{}, false
+	}
+	if x, ok := genAIMessages(s.attrs, nil); ok {
+		return x, true
+	}
+	var (
+		x       exchange
+		found   bool
+		choices []choice
+	)
+	for _, e := range s.events {
+		switch e.name {
+		case schema.EventInferenceDetails:
+			body, _ := eventBody(e)
+			d, _ := genAIMessages(e.attrs, body)
+			x.input = append(x.input, d.input...)
+			x.output = append(x.output, d.output...)
+		case schema.EventSystemMessage, schema.EventUserMessage, schema.EventAssistantMessage, schema.EventToolMessage:
+			role := strings.TrimSuffix(strings.TrimPrefix(e.name, "gen_ai."), ".message")
+			body, _ := eventBody(e)
+			x.input = append(x.input, messageFromJSON(body, role))
+		case schema.EventChoice:
+			choices = append(choices, choiceOf(e))
+		case eventContentPrompt:
+			x.input = append(x.input, inputMessages(e.attrs.str(keyPromptMessages))...)
+		case eventContentCompletion:
+			x.output = append(x.output, outputMessages(e.attrs.str(keyCompletionMessages))...)
+		default:
+			continue
+		}
+		found = true
+	}
+	sort.SliceStable(choices, func(i, j int) bool { return choices[i].index < choices[j].index })
+	for _, c := range choices {
+		x.output = append(x.output, c.message)
+	}
+	return x, found
+}
+
+// hasGenAIContent reports, without reading it, whether s carries content
+// genAIContent reads.
+func hasGenAIContent(s span) bool {
+	if _, ok := s.attrs.get(schema.KeyInputMessages, schema.KeyOutputMessages, schema.KeySystemInstructions); ok {
+		return true
+	}
+	for _, e := range s.events {
+		if genAIContentEvents[e.name] {
+			return true
+		}
+	}
+	return false
+}
+
+var genAIContentEvents = map[string]bool{
+	schema.EventInferenceDetails: true, schema.EventSystemMessage: true, schema.EventUserMessage: true,
+	schema.EventAssistantMessage: true, schema.EventToolMessage: true, schema.EventChoice: true,
+	eventContentPrompt: true, eventContentCompletion: true,
+}
+
+// genAICall recognises a GenAI call whose content is not on its span: it
+// was not captured, or it comes as log records. Its turns carry what the
+// span knows (model, usage, failure).
+func genAICall(s span) (exchange, bool) {
+	return exchange{}, isGenAICall(s.attrs)
+}
+
+// isGenAICall reports whether attributes describe a GenAI provider call
+// (chat, text_completion, generate_content, embeddings…) rather than a
+// tool execution or an agent.
+func isGenAICall(a attrs) bool {
+	op := a.str(schema.KeyOperationName)
+	switch op {
+	case schema.OperationExecuteTool, schema.OperationCreateAgent, schema.OperationInvokeAgent:
+		return false
+	}
+	_, provider := a.get(schema.KeyProviderName, schema.KeySystem)
+	_, model := a.get(schema.KeyRequestModel, schema.KeyResponseModel)
+	if op != "" {
+		return provider || model
+	}
+	return provider && model // the earliest conventions had no operation name
+}
+
+// genAIMessages reads the three content attributes from a, else from an
+// event body; ok when any is present.
+func genAIMessages(a attrs, body map[string]json.RawMessage) (exchange, bool) {
+	get := func(key string) (string, bool) {
+		if v, ok := a.get(key); ok {
+			return v, true
+		}
+		if raw, ok := body[key]; ok {
+			return jsonString(raw), true
+		}
+		return "", false
+	}
+	in, hasIn := get(schema.KeyInputMessages)
+	out, hasOut := get(schema.KeyOutputMessages)
+	sys, hasSys := get(schema.KeySystemInstructions)
+	if !hasIn && !hasOut && !hasSys {
+		return exchange{}, false
+	}
+	var x exchange
+	if parts := systemParts(sys); len(parts) > 0 {
+		x.input = append(x.input, message{Role: "system", Parts: parts})
+	}
+	x.input = append(x.input, inputMessages(in)...)
+	x.output = outputMessages(out)
+	return x, true
+}
+
+// systemParts reads gen_ai.system_instructions: a JSON array of parts, or
+// plain text.
+func systemParts(s string) []part {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	if json.Valid([]byte(s)) {
+		return partsFromJSON(json.RawMessage(s))
+	}
+	return []part{textPart(s)}
+}
+
+// inputMessages reads a messages attribute; text that is not a JSON array
+// of messages is one user message.
+func inputMessages(s string) []message { return messagesOrText(s, "user") }
+
+// outputMessages reads a messages attribute; text that is not a JSON array
+// of messages is one assistant message.
+func outputMessages(s string) []message { return messagesOrText(s, "assistant") }
+
+func messagesOrText(s, role string) []message {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	if ms, ok := parseMessages(s); ok {
+		return ms
+	}
+	return []message{{Role: role, Parts: []part{textPart(s)}}}
+}
+
+// choice is a gen_ai.choice event: one output message and its index.
+type choice struct {
+	index   int
+	message message
+}
+
+// choiceOf reads a gen_ai.choice body: {"index", "finish_reason",
+// "message": {"role", "content", "tool_calls"}}.
+func choiceOf(e event) choice {
+	body, _ := eventBody(e)
+	var msg map[string]json.RawMessage
+	_ = json.Unmarshal(body["message"], &msg)
+	if msg == nil {
+		msg = map[string]json.RawMessage{}
+	}
+	if _, ok := msg["tool_calls"]; !ok && body["tool_calls"] != nil {
+		msg["tool_calls"] = body["tool_calls"]
+	}
+	if _, ok := msg["content"]; !ok && body["content"] != nil {
+		msg["content"] = body["content"]
+	}
+	c := choice{message: messageFromJSON(msg, "assistant")}
+	c.message.FinishReason = jsonString(body["finish_reason"])
+	_ = json.Unmarshal(body["index"], &c.index)
+	return c
+}
+
+// eventBody returns the body of a GenAI event as an object: the
+// gen_ai.event.content attribute (the body of a log record, or of a span
+// event that records it so), else the body's fields recorded as attributes.
+// A body that is not an object is the message content.
+func eventBody(e event) (map[string]json.RawMessage, bool) {
+	if v, ok := e.attrs.get(schema.KeyEventContent); ok {
+		var body map[string]json.RawMessage
+		if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &body) == nil {
+			return body, true
+		}
+		return map[string]json.RawMessage{"content": marshalJSON(v)}, true
+	}
+	body := map[string]json.RawMessage{}
+	for _, kv := range e.attrs.list {
+		switch kv.Key {
+		case "content", "role", "id", "finish_reason":
+			body[kv.Key] = marshalJSON(kv.Value)
+		case "index", "tool_calls", "message":
+			if t := bytes.TrimSpace([]byte(kv.Value)); json.Valid(t) {
+				body[kv.Key] = t
+			}
+		}
+	}
+	return body, len(body) > 0
+}

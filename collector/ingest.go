@@ -1,0 +1,195 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// ErrNotStored means a request's rows did not reach storage; the sender
+// should retry later.
+var ErrNotStored = errors.New("not stored")
+
+// Result is what an OTLP request's partial success reports: how many items
+// were refused, and why.
+type Result struct {
+	Rejected int64
+	Message  string
+}
+
+// IngestStats counts what an Ingester received and did with it.
+type IngestStats struct {
+	Stats         // the writer's rows
+	SpansReceived int64
+	LogsReceived  int64
+	LogsRejected  int64 // log records that are not GenAI events of a span
+	TurnsMapped   int64
+	MapFailures   int64 // spans stored without turns because mapping failed
+	Held          int64 // spans and log groups waiting in the join window
+}
+
+// Ingester stores OTLP traces and logs: every span as a spans row, the
+// turns of GenAI calls as conversations rows, log records joined to their
+// span. Traces and Logs return once the rows they could form are stored.
+type Ingester struct {
+	w *writer
+	j *joiner
+
+	spansReceived, logsReceived, logsRejected atomic.Int64
+	turnsMapped, mapFailures                  atomic.Int64
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	stopped  chan struct{}
+}
+
+// NewIngester returns an ingester writing to the ClickHouse database named
+// by dsn. It connects in the background and creates and migrates the
+// database when needed.
+func NewIngester(dsn string, opts ...Option) (*Ingester, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := schema.ParseDSN(dsn); err != nil {
+		return nil, err
+	}
+	in := &Ingester{
+		w:       newWriter(dialDSN(dsn), cfg),
+		j:       newJoiner(cfg.joinWindow, cfg.maxHeld),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	go in.expireLoop(max(cfg.joinWindow/10, 10*time.Millisecond))
+	return in, nil
+}
+
+// Traces stores the spans of one OTLP request. Every span gets a spans row,
+// even one whose turns cannot be mapped.
+func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (Result, error) {
+	spans := spansFromOTLP(rss)
+	in.spansReceived.Add(int64(len(spans)))
+	it := item{spans: make([]schema.Span, 0, len(spans))}
+	for _, s := range spans {
+		it.spans = append(it.spans, mapSpan(s))
+	}
+	it.turns = in.turns(in.j.addSpans(time.Now(), spans))
+	if err := in.w.writeWait(ctx, it); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrNotStored, err)
+	}
+	return Result{}, nil
+}
+
+// Logs stores the GenAI events of one OTLP logs request with their spans.
+// Records that are no GenAI event of a span are refused in the result.
+func (in *Ingester) Logs(ctx context.Context, rls []*logspb.ResourceLogs) (Result, error) {
+	logs := logsFromOTLP(rls)
+	in.logsReceived.Add(int64(len(logs)))
+	var res Result
+	kept := logs[:0]
+	for _, l := range logs {
+		if l.traceID == "" || l.spanID == "" || !strings.HasPrefix(l.eventName, "gen_ai.") {
+			res.Rejected++
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if res.Rejected > 0 {
+		in.logsRejected.Add(res.Rejected)
+		res.Message = fmt.Sprintf("%d log records refused: convtrace stores GenAI events (event name gen_ai.*) that carry a trace and span id", res.Rejected)
+	}
+	ready := in.j.addLogs(time.Now(), kept)
+	if len(ready) == 0 {
+		return res, nil
+	}
+	if err := in.w.writeWait(ctx, item{turns: in.turns(ready)}); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrNotStored, err)
+	}
+	return res, nil
+}
+
+// turns maps spans to turns. A span whose mapping panics on input no
+// convention foresaw keeps its spans row and is counted.
+func (in *Ingester) turns(spans []span) []schema.Turn {
+	var turns []schema.Turn
+	for _, s := range spans {
+		mapped, err := safeMapTurns(s)
+		if err != nil {
+			in.mapFailures.Add(1)
+			in.w.cfg.logger.Warn("convtrace: span not mapped to turns", "trace_id", s.traceID, "span_id", s.spanID, "err", err)
+			continue
+		}
+		turns = append(turns, mapped...)
+	}
+	in.turnsMapped.Add(int64(len(turns)))
+	return turns
+}
+
+func safeMapTurns(s span) (turns []schema.Turn, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("mapping panicked: %v", p)
+		}
+	}()
+	return mapTurns(s), nil
+}
+
+// expireLoop writes what outlived the join window.
+func (in *Ingester) expireLoop(every time.Duration) {
+	defer close(in.stopped)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case now := <-tick.C:
+			if ready := in.j.expire(now); len(ready) > 0 {
+				in.w.write(item{turns: in.turns(ready)})
+			}
+		case <-in.stop:
+			return
+		}
+	}
+}
+
+// Ready reports whether storage took the last connect or write.
+func (in *Ingester) Ready(context.Context) error {
+	if !in.w.connected.Load() {
+		return errors.New("clickhouse not reachable")
+	}
+	return nil
+}
+
+// Stats reports the ingester's counters.
+func (in *Ingester) Stats() IngestStats {
+	return IngestStats{
+		Stats:         in.w.stats(),
+		SpansReceived: in.spansReceived.Load(),
+		LogsReceived:  in.logsReceived.Load(),
+		LogsRejected:  in.logsRejected.Load(),
+		TurnsMapped:   in.turnsMapped.Load(),
+		MapFailures:   in.mapFailures.Load(),
+		Held:          int64(in.j.held()),
+	}
+}
+
+// Shutdown writes what the join window holds and what is queued, then
+// stops. It is safe to call more than once.
+func (in *Ingester) Shutdown(ctx context.Context) error {
+	in.stopOnce.Do(func() {
+		close(in.stop)
+		<-in.stopped
+		if ready := in.j.drain(); len(ready) > 0 {
+			in.w.write(item{turns: in.turns(ready)})
+		}
+	})
+	return in.w.shutdown(ctx)
+}

@@ -1,0 +1,172 @@
+package collector
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// OpenLLMetry (Traceloop) records a call's messages as indexed span
+// attributes: gen_ai.prompt.N.role / content / tool_call_id /
+// tool_calls.M.{id,name,arguments}, and gen_ai.completion.N.role / content
+// / finish_reason / tool_calls.M.{id,name,arguments} (function_call.* in
+// older versions). Its tool spans are traceloop.span.kind "tool" with the
+// function's input and output in traceloop.entity.input / output.
+
+const (
+	olPromptPrefix        = "gen_ai.prompt."
+	olCompletionPrefix    = "gen_ai.completion."
+	olPromptTokens        = "gen_ai.usage.prompt_tokens"
+	olCompletionTokens    = "gen_ai.usage.completion_tokens"
+	olTotalTokens         = "llm.usage.total_tokens"
+	olCacheReadTokens     = "gen_ai.usage.cache_read_input_tokens"
+	olCacheCreationTokens = "gen_ai.usage.cache_creation_input_tokens"
+	olRequestType         = "llm.request.type"
+	olSpanKind            = "traceloop.span.kind"
+	olEntityName          = "traceloop.entity.name"
+	olEntityInput         = "traceloop.entity.input"
+	olEntityOutput        = "traceloop.entity.output"
+)
+
+var (
+	_ = prefixes(olPromptPrefix, olCompletionPrefix)
+	_ = keys(olRequestType, olSpanKind, olEntityName, olEntityInput, olEntityOutput)
+)
+
+// openLLMetryCall reads a call recorded with indexed prompt and completion
+// attributes.
+func openLLMetryCall(s span) (exchange, bool) {
+	prompts, completions := indexed(s.attrs, olPromptPrefix), indexed(s.attrs, olCompletionPrefix)
+	if len(prompts) == 0 && len(completions) == 0 {
+		return exchange{}, false
+	}
+	var x exchange
+	for _, f := range prompts {
+		x.input = append(x.input, olMessage(f, "user"))
+	}
+	for _, f := range completions {
+		m := olMessage(f, "assistant")
+		m.FinishReason = f["finish_reason"]
+		x.output = append(x.output, m)
+	}
+	return x, true
+}
+
+func hasOpenLLMetryContent(a attrs) bool {
+	for _, kv := range a.list {
+		if isIndexed(kv.Key, olPromptPrefix) || isIndexed(kv.Key, olCompletionPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// olMessage reads the fields of one indexed message (keys relative to
+// gen_ai.prompt.N.).
+func olMessage(f map[string]string, role string) message {
+	m := message{Role: f["role"]}
+	if m.Role == "" {
+		m.Role = role
+	}
+	content, ok := f["content"]
+	if !ok {
+		content = f["user"] // completions API: gen_ai.prompt.0.user
+	}
+	if m.Role == "tool" {
+		m.Parts = []part{toolResponsePart(f["tool_call_id"], content)}
+		return m
+	}
+	m.Parts = textOrParts(content)
+	for _, c := range indexed(attrsOf(f), "tool_calls.") {
+		m.Parts = append(m.Parts, toolCallPart(c["id"], c["name"], c["arguments"]))
+	}
+	if name := f["function_call.name"]; name != "" {
+		m.Parts = append(m.Parts, toolCallPart(f["function_call.id"], name, f["function_call.arguments"]))
+	}
+	return m
+}
+
+// openLLMetryOperation names the operation of a span that gives only
+// llm.request.type, in GenAI terms.
+func openLLMetryOperation(a attrs) string {
+	if strings.EqualFold(a.str(olSpanKind), "tool") {
+		return schema.OperationExecuteTool
+	}
+	switch t := a.str(olRequestType); t {
+	case "completion":
+		return schema.OperationTextCompletion
+	case "embedding":
+		return schema.OperationEmbeddings
+	default:
+		return t
+	}
+}
+
+// openLLMetryTool reads a tool span of the Traceloop SDK (a function
+// decorated with @tool). It records no call id to pair by.
+func openLLMetryTool(s span) (toolRun, bool) {
+	a := s.attrs
+	if !strings.EqualFold(a.str(olSpanKind), "tool") {
+		return toolRun{}, false
+	}
+	return toolRun{name: a.str(olEntityName), arguments: a.str(olEntityInput), result: a.str(olEntityOutput)}, true
+}
+
+// indexed groups the attributes prefix.N.rest by N, in index order, each
+// group keyed by rest.
+func indexed(a attrs, prefix string) []map[string]string {
+	var groups map[int]map[string]string
+	for _, kv := range a.list {
+		if !strings.HasPrefix(kv.Key, prefix) {
+			continue
+		}
+		num, rest, ok := strings.Cut(kv.Key[len(prefix):], ".")
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 {
+			continue
+		}
+		if groups == nil {
+			groups = map[int]map[string]string{}
+		}
+		g := groups[n]
+		if g == nil {
+			g = map[string]string{}
+			groups[n] = g
+		}
+		if _, dup := g[rest]; !dup {
+			g[rest] = kv.Value
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	idx := make([]int, 0, len(groups))
+	for n := range groups {
+		idx = append(idx, n)
+	}
+	sort.Ints(idx)
+	out := make([]map[string]string, len(idx))
+	for i, n := range idx {
+		out[i] = groups[n]
+	}
+	return out
+}
+
+// isIndexed reports whether key is prefix followed by an index.
+func isIndexed(key, prefix string) bool {
+	return len(key) > len(prefix) && strings.HasPrefix(key, prefix) && key[len(prefix)] >= '0' && key[len(prefix)] <= '9'
+}
+
+// attrsOf turns a group of fields back into attributes, to index further.
+func attrsOf(f map[string]string) attrs {
+	list := make([]schema.Attr, 0, len(f))
+	for k, v := range f {
+		list = append(list, schema.Attr{Key: k, Value: v})
+	}
+	return attrs{list: list}
+}

@@ -1,0 +1,378 @@
+package collector
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// Conversion from OTLP is pure: receivers decode a request, these functions
+// turn it into the shapes mapping reads. Every string is repaired to valid
+// UTF-8 on the way, so nothing downstream sees invalid text.
+
+// Attributes naming the instrumentation scope of an OTLP span, as the
+// OpenTelemetry Collector's exporters name them.
+const (
+	keyScopeName    = "otel.scope.name"
+	keyScopeVersion = "otel.scope.version"
+)
+
+// spansFromOTLP converts the spans of an OTLP trace request.
+func spansFromOTLP(rss []*tracepb.ResourceSpans) []span {
+	n := 0
+	for _, rs := range rss {
+		for _, ss := range rs.GetScopeSpans() {
+			n += len(ss.GetSpans())
+		}
+	}
+	spans := make([]span, 0, n)
+	for _, rs := range rss {
+		res := resourceAttrs(rs.GetResource())
+		for _, ss := range rs.GetScopeSpans() {
+			scope := ss.GetScope()
+			for _, ps := range ss.GetSpans() {
+				s := spanFromOTLP(ps)
+				s.resource = res
+				if name := validUTF8(scope.GetName()); name != "" {
+					s.attrs.list = append(s.attrs.list, schema.Attr{Key: keyScopeName, Value: name})
+					if v := validUTF8(scope.GetVersion()); v != "" {
+						s.attrs.list = append(s.attrs.list, schema.Attr{Key: keyScopeVersion, Value: v})
+					}
+				}
+				spans = append(spans, s)
+			}
+		}
+	}
+	return spans
+}
+
+func spanFromOTLP(ps *tracepb.Span) span {
+	s := span{
+		traceID:      hexID(ps.GetTraceId(), 16),
+		spanID:       hexID(ps.GetSpanId(), 8),
+		parentSpanID: hexID(ps.GetParentSpanId(), 8),
+		name:         validUTF8(ps.GetName()),
+		kind:         spanKind(ps.GetKind()),
+		startNS:      ps.GetStartTimeUnixNano(),
+		endNS:        ps.GetEndTimeUnixNano(),
+		ended:        ps.GetEndTimeUnixNano() != 0,
+		attrs:        attrsFromOTLP(ps.GetAttributes()),
+	}
+	if st := ps.GetStatus(); st.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+		s.failed = true
+		s.statusMsg = validUTF8(st.GetMessage())
+	}
+	if evs := ps.GetEvents(); len(evs) > 0 {
+		s.events = make([]event, 0, len(evs))
+		for _, e := range evs {
+			s.events = append(s.events, event{name: validUTF8(e.GetName()), timeNS: e.GetTimeUnixNano(), attrs: attrsFromOTLP(e.GetAttributes())})
+		}
+	}
+	return s
+}
+
+// spanKind names a span kind as the Go SDK's trace.SpanKind.String does.
+func spanKind(k tracepb.Span_SpanKind) string {
+	switch k {
+	case tracepb.Span_SPAN_KIND_INTERNAL:
+		return "internal"
+	case tracepb.Span_SPAN_KIND_SERVER:
+		return "server"
+	case tracepb.Span_SPAN_KIND_CLIENT:
+		return "client"
+	case tracepb.Span_SPAN_KIND_PRODUCER:
+		return "producer"
+	case tracepb.Span_SPAN_KIND_CONSUMER:
+		return "consumer"
+	}
+	return "unspecified"
+}
+
+// logRecord is an OTLP log record in the shape mapping reads. GenAI
+// instrumentations send message content as log records (events) linked to
+// the call's span by its ids.
+type logRecord struct {
+	traceID, spanID string // lowercase hex, "" when absent/invalid
+	timeNS          uint64 // time_unix_nano, else observed_time_unix_nano
+	eventName       string // the log's event_name field, else its "event.name" attribute
+	body            string // the body: a string body as is, a map/array body as JSON
+	attrs           attrs
+	resource        attrs
+}
+
+// keyEventName is the attribute that named a log record's event before
+// the event_name field existed.
+const keyEventName = "event.name"
+
+// logsFromOTLP converts the log records of an OTLP logs request.
+func logsFromOTLP(rls []*logspb.ResourceLogs) []logRecord {
+	var logs []logRecord
+	for _, rl := range rls {
+		res := resourceAttrs(rl.GetResource())
+		for _, sl := range rl.GetScopeLogs() {
+			for _, lr := range sl.GetLogRecords() {
+				l := logRecord{
+					traceID:   hexID(lr.GetTraceId(), 16),
+					spanID:    hexID(lr.GetSpanId(), 8),
+					timeNS:    lr.GetTimeUnixNano(),
+					eventName: validUTF8(lr.GetEventName()),
+					attrs:     attrsFromOTLP(lr.GetAttributes()),
+					resource:  res,
+				}
+				if l.timeNS == 0 {
+					l.timeNS = lr.GetObservedTimeUnixNano()
+				}
+				if l.eventName == "" {
+					l.eventName = l.attrs.str(keyEventName)
+				}
+				if b := lr.GetBody(); b != nil {
+					l.body = anyValueString(b)
+				}
+				logs = append(logs, l)
+			}
+		}
+	}
+	return logs
+}
+
+func resourceAttrs(r *resourcepb.Resource) attrs {
+	return attrsFromOTLP(r.GetAttributes())
+}
+
+// attrsFromOTLP converts OTLP attributes, keeping their order and, should
+// a key repeat, every copy (lookups take the first).
+func attrsFromOTLP(kvs []*commonpb.KeyValue) attrs {
+	if len(kvs) == 0 {
+		return attrs{}
+	}
+	list := make([]schema.Attr, 0, len(kvs))
+	for _, kv := range kvs {
+		list = append(list, schema.Attr{Key: validUTF8(kv.GetKey()), Value: anyValueString(kv.GetValue())})
+	}
+	return attrs{list: list}
+}
+
+// anyValueString renders an attribute value as the attribute columns store
+// it: strings as they are, numbers and booleans formatted, bytes in base64,
+// arrays and maps as JSON.
+func anyValueString(v *commonpb.AnyValue) string {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return validUTF8(x.StringValue)
+	case *commonpb.AnyValue_BoolValue:
+		return strconv.FormatBool(x.BoolValue)
+	case *commonpb.AnyValue_IntValue:
+		return strconv.FormatInt(x.IntValue, 10)
+	case *commonpb.AnyValue_DoubleValue:
+		return strconv.FormatFloat(x.DoubleValue, 'g', -1, 64)
+	case *commonpb.AnyValue_BytesValue:
+		return base64.StdEncoding.EncodeToString(x.BytesValue)
+	case *commonpb.AnyValue_ArrayValue, *commonpb.AnyValue_KvlistValue:
+		var b bytes.Buffer
+		writeAnyJSON(&b, v)
+		return b.String()
+	}
+	return ""
+}
+
+// writeAnyJSON writes v as JSON, keeping the order of map keys.
+func writeAnyJSON(b *bytes.Buffer, v *commonpb.AnyValue) {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		b.Write(marshalJSON(validUTF8(x.StringValue)))
+	case *commonpb.AnyValue_BoolValue:
+		b.WriteString(strconv.FormatBool(x.BoolValue))
+	case *commonpb.AnyValue_IntValue:
+		b.WriteString(strconv.FormatInt(x.IntValue, 10))
+	case *commonpb.AnyValue_DoubleValue:
+		if f := x.DoubleValue; math.IsNaN(f) || math.IsInf(f, 0) {
+			b.Write(marshalJSON(strconv.FormatFloat(f, 'g', -1, 64)))
+		} else {
+			b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+		}
+	case *commonpb.AnyValue_BytesValue:
+		b.Write(marshalJSON(base64.StdEncoding.EncodeToString(x.BytesValue)))
+	case *commonpb.AnyValue_ArrayValue:
+		b.WriteByte('[')
+		for i, e := range x.ArrayValue.GetValues() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeAnyJSON(b, e)
+		}
+		b.WriteByte(']')
+	case *commonpb.AnyValue_KvlistValue:
+		b.WriteByte('{')
+		for i, kv := range x.KvlistValue.GetValues() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(marshalJSON(validUTF8(kv.GetKey())))
+			b.WriteByte(':')
+			writeAnyJSON(b, kv.GetValue())
+		}
+		b.WriteByte('}')
+	default:
+		b.WriteString("null")
+	}
+}
+
+// hexID renders a trace or span id of n bytes as lowercase hex; an id of
+// another length or all zeros is invalid and yields "".
+func hexID(id []byte, n int) string {
+	if len(id) != n {
+		return ""
+	}
+	for _, c := range id {
+		if c != 0 {
+			return hex.EncodeToString(id)
+		}
+	}
+	return ""
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// decodeOTLPJSON decodes an OTLP/JSON request body into msg. OTLP/JSON is
+// the protobuf JSON mapping with two differences protojson alone does not
+// accept: trace and span ids are hex strings, not base64; so they are
+// rewritten first. Enums as numbers or names, int64 values as strings or
+// numbers and lowerCamelCase or original field names are accepted; unknown
+// fields are ignored, as the specification asks of receivers. Invalid UTF-8
+// in the body is replaced with U+FFFD.
+func decodeOTLPJSON(data []byte, msg proto.Message) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return fmt.Errorf("invalid JSON: data after the top-level value")
+	}
+	hexIDsToBase64(v)
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b.Bytes(), msg); err != nil {
+		return fmt.Errorf("invalid OTLP/JSON %s: %w", msg.ProtoReflect().Descriptor().Name(), err)
+	}
+	return nil
+}
+
+// idFields are the OTLP fields holding trace and span ids (spans, links,
+// log records, exemplars), by their JSON and original names.
+var idFields = map[string]bool{
+	"traceId": true, "spanId": true, "parentSpanId": true,
+	"trace_id": true, "span_id": true, "parent_span_id": true,
+}
+
+// hexIDsToBase64 rewrites, in place, id fields holding hex into the base64
+// protojson reads. OTLP/JSON objects have no user-chosen keys (attributes
+// are lists of key/value objects), so the names cannot collide with data.
+func hexIDsToBase64(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if s, ok := val.(string); ok && idFields[k] && s != "" {
+				if raw, err := hex.DecodeString(s); err == nil {
+					x[k] = base64.StdEncoding.EncodeToString(raw)
+				}
+				continue
+			}
+			hexIDsToBase64(val)
+		}
+	case []any:
+		for _, e := range x {
+			hexIDsToBase64(e)
+		}
+	}
+}
+
+// unmarshalOTLP decodes an OTLP protobuf request body into msg. Protobuf
+// refuses proto3 strings that are not valid UTF-8, and clients do send
+// them; rather than lose the request, its strings are repaired (invalid
+// bytes become U+FFFD) and it is decoded again. Valid input is decoded once.
+func unmarshalOTLP(data []byte, msg proto.Message) error {
+	err := proto.Unmarshal(data, msg)
+	if err == nil {
+		return nil
+	}
+	repaired, ok := repairProtoUTF8(data, msg.ProtoReflect().Descriptor())
+	if !ok {
+		return fmt.Errorf("invalid protobuf %s: %w", msg.ProtoReflect().Descriptor().Name(), err)
+	}
+	if err := proto.Unmarshal(repaired, msg); err != nil {
+		return fmt.Errorf("invalid protobuf %s: %w", msg.ProtoReflect().Descriptor().Name(), err)
+	}
+	return nil
+}
+
+// repairProtoUTF8 rewrites the wire-format message b of type md with every
+// string field made valid UTF-8; false when b is not well-formed.
+func repairProtoUTF8(b []byte, md protoreflect.MessageDescriptor) ([]byte, bool) {
+	out := make([]byte, 0, len(b))
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, false
+		}
+		tag := b[:n]
+		b = b[n:]
+		if typ != protowire.BytesType {
+			m := protowire.ConsumeFieldValue(num, typ, b)
+			if m < 0 {
+				return nil, false
+			}
+			out = append(append(out, tag...), b[:m]...)
+			b = b[m:]
+			continue
+		}
+		v, m := protowire.ConsumeBytes(b)
+		if m < 0 {
+			return nil, false
+		}
+		b = b[m:]
+		if fd := md.Fields().ByNumber(num); fd != nil {
+			switch fd.Kind() {
+			case protoreflect.StringKind:
+				if !utf8.Valid(v) {
+					v = []byte(strings.ToValidUTF8(string(v), "\uFFFD"))
+				}
+			case protoreflect.MessageKind:
+				var ok bool
+				if v, ok = repairProtoUTF8(v, fd.Message()); !ok {
+					return nil, false
+				}
+			}
+		}
+		out = protowire.AppendBytes(append(out, tag...), v)
+	}
+	return out, true
+}

@@ -1,0 +1,267 @@
+package collector
+
+import (
+	"bytes"
+	"encoding/hex"
+	"reflect"
+	"strings"
+	"testing"
+
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+func otlpStr(v string) *commonpb.AnyValue {
+	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}
+}
+func otlpKV(k string, v *commonpb.AnyValue) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: v}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestOTLPAnyValueString(t *testing.T) {
+	tests := []struct {
+		name string
+		in   *commonpb.AnyValue
+		want string
+	}{
+		{"nil", nil, ""},
+		{"empty", &commonpb.AnyValue{}, ""},
+		{"string", otlpStr("héllo"), "héllo"},
+		{"bool", &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: true}}, "true"},
+		{"int", &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: -42}}, "-42"},
+		{"double", &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: 0.25}}, "0.25"},
+		{"bytes", &commonpb.AnyValue{Value: &commonpb.AnyValue_BytesValue{BytesValue: []byte{0xde, 0xad}}}, "3q0="},
+		{"array", &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: []*commonpb.AnyValue{
+			otlpStr("stop"), {Value: &commonpb.AnyValue_IntValue{IntValue: 1}}, {},
+		}}}}, `["stop",1,null]`},
+		{"kvlist keeps key order and nests", &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: []*commonpb.KeyValue{
+			otlpKV("role", otlpStr("user")),
+			otlpKV("z", &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: 1.5}}),
+			otlpKV("a", &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: []*commonpb.KeyValue{
+				otlpKV("html", otlpStr("<b>&</b>")),
+			}}}}),
+		}}}}, `{"role":"user","z":1.5,"a":{"html":"<b>&</b>"}}`},
+		{"invalid UTF-8 repaired", otlpStr("caf\xe9"), "caf\uFFFD"},
+		{"invalid UTF-8 repaired inside JSON", &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: []*commonpb.AnyValue{otlpStr("\xff")}}}}, `["` + "\uFFFD" + `"]`},
+	}
+	for _, tt := range tests {
+		if got := anyValueString(tt.in); got != tt.want {
+			t.Errorf("%s: anyValueString(%v) = %q, want %q", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestOTLPSpans(t *testing.T) {
+	traceID := mustHex(t, "5b8efff798038103d269b633813fc60c")
+	rss := []*tracepb.ResourceSpans{{
+		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{otlpKV("service.name", otlpStr("svc\xff"))}},
+		ScopeSpans: []*tracepb.ScopeSpans{{
+			Scope: &commonpb.InstrumentationScope{Name: "opentelemetry.instrumentation.openai_v2", Version: "2.1b0"},
+			Spans: []*tracepb.Span{{
+				TraceId: traceID, SpanId: mustHex(t, "EEE19B7EC3C1B174"), ParentSpanId: make([]byte, 8),
+				Name: "chat \xffgpt", Kind: tracepb.Span_SPAN_KIND_CLIENT,
+				StartTimeUnixNano: 100, EndTimeUnixNano: 350,
+				Attributes: []*commonpb.KeyValue{
+					otlpKV("gen_ai.usage.input_tokens", &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: 7}}),
+					otlpKV("bad\xc3key", otlpStr("v\xc3")),
+				},
+				Events: []*tracepb.Span_Event{{TimeUnixNano: 200, Name: "exception\xff", Attributes: []*commonpb.KeyValue{otlpKV("exception.message", otlpStr("boom"))}}},
+				Status: &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "overloaded\xe9"},
+			}, {
+				TraceId: traceID[:15], SpanId: []byte{1, 2, 3}, Kind: tracepb.Span_SPAN_KIND_SERVER,
+				StartTimeUnixNano: 5, Status: &tracepb.Status{Code: tracepb.Status_STATUS_CODE_OK, Message: "ignored"},
+			}},
+		}},
+	}}
+	got := spansFromOTLP(rss)
+	want := []span{{
+		traceID: "5b8efff798038103d269b633813fc60c", spanID: "eee19b7ec3c1b174", parentSpanID: "",
+		name: "chat \uFFFDgpt", kind: "client", startNS: 100, endNS: 350, ended: true,
+		failed: true, statusMsg: "overloaded\uFFFD",
+		attrs: attrs{list: []schema.Attr{
+			{Key: "gen_ai.usage.input_tokens", Value: "7"},
+			{Key: "bad\uFFFDkey", Value: "v\uFFFD"},
+			{Key: keyScopeName, Value: "opentelemetry.instrumentation.openai_v2"},
+			{Key: keyScopeVersion, Value: "2.1b0"},
+		}},
+		resource: attrs{list: []schema.Attr{{Key: "service.name", Value: "svc\uFFFD"}}},
+		events:   []event{{name: "exception\uFFFD", timeNS: 200, attrs: attrs{list: []schema.Attr{{Key: "exception.message", Value: "boom"}}}}},
+	}, {
+		traceID: "", spanID: "", kind: "server", startNS: 5, ended: false,
+		attrs: attrs{list: []schema.Attr{
+			{Key: keyScopeName, Value: "opentelemetry.instrumentation.openai_v2"},
+			{Key: keyScopeVersion, Value: "2.1b0"},
+		}},
+		resource: attrs{list: []schema.Attr{{Key: "service.name", Value: "svc\uFFFD"}}},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("spansFromOTLP:\n got %+v\nwant %+v", got, want)
+	}
+	if row := mapSpan(got[0]); row.Kind != "client" || row.Status != schema.StatusError || row.StatusMsg != "overloaded\uFFFD" || row.Project != "svc\uFFFD" {
+		t.Errorf("mapSpan of an OTLP span = %+v", row)
+	}
+
+	kinds := map[tracepb.Span_SpanKind]string{
+		tracepb.Span_SPAN_KIND_UNSPECIFIED: "unspecified", tracepb.Span_SPAN_KIND_INTERNAL: "internal",
+		tracepb.Span_SPAN_KIND_SERVER: "server", tracepb.Span_SPAN_KIND_CLIENT: "client",
+		tracepb.Span_SPAN_KIND_PRODUCER: "producer", tracepb.Span_SPAN_KIND_CONSUMER: "consumer",
+	}
+	for k, want := range kinds {
+		if got := spanKind(k); got != want {
+			t.Errorf("spanKind(%v) = %q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestOTLPLogs(t *testing.T) {
+	rls := []*logspb.ResourceLogs{{
+		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{otlpKV("service.name", otlpStr("svc"))}},
+		ScopeLogs: []*logspb.ScopeLogs{{LogRecords: []*logspb.LogRecord{{
+			TimeUnixNano: 10, ObservedTimeUnixNano: 20,
+			TraceId: mustHex(t, "5b8efff798038103d269b633813fc60c"), SpanId: mustHex(t, "eee19b7ec3c1b174"),
+			EventName:  "gen_ai.choice",
+			Attributes: []*commonpb.KeyValue{otlpKV("event.name", otlpStr("ignored: the field wins"))},
+			Body: &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: []*commonpb.KeyValue{
+				otlpKV("index", &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: 0}}),
+				otlpKV("message", &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: []*commonpb.KeyValue{otlpKV("content", otlpStr("hi\xff"))}}}}),
+			}}}},
+		}, {
+			ObservedTimeUnixNano: 30, TraceId: make([]byte, 16), SpanId: mustHex(t, "eee19b7ec3c1b174"),
+			Attributes: []*commonpb.KeyValue{otlpKV("event.name", otlpStr("gen_ai.user.message"))},
+			Body:       otlpStr("plain\xe9"),
+		}, {
+			TimeUnixNano: 40,
+		}}}},
+	}}
+	got := logsFromOTLP(rls)
+	res := attrs{list: []schema.Attr{{Key: "service.name", Value: "svc"}}}
+	want := []logRecord{{
+		traceID: "5b8efff798038103d269b633813fc60c", spanID: "eee19b7ec3c1b174", timeNS: 10, eventName: "gen_ai.choice",
+		body:  `{"index":0,"message":{"content":"hi` + "\uFFFD" + `"}}`,
+		attrs: attrs{list: []schema.Attr{{Key: "event.name", Value: "ignored: the field wins"}}}, resource: res,
+	}, {
+		traceID: "", spanID: "eee19b7ec3c1b174", timeNS: 30, eventName: "gen_ai.user.message", body: "plain\uFFFD",
+		attrs: attrs{list: []schema.Attr{{Key: "event.name", Value: "gen_ai.user.message"}}}, resource: res,
+	}, {
+		timeNS: 40, resource: res,
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("logsFromOTLP:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestOTLPDecodeJSON(t *testing.T) {
+	// What SDKs send: hex ids, enums as numbers, int64 as strings.
+	sdk := `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},
+	  "scopeSpans":[{"scope":{"name":"s"},"spans":[{"traceId":"5B8EFFF798038103D269B633813FC60C","spanId":"eee19b7ec3c1b174",
+	  "parentSpanId":"","name":"chat","kind":3,"startTimeUnixNano":"1735689600000000000","endTimeUnixNano":1735689601000000000,
+	  "attributes":[{"key":"n","value":{"intValue":"9007199254740993"}},{"key":"d","value":{"doubleValue":1.5}}],
+	  "links":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331"}],
+	  "status":{"code":"STATUS_CODE_ERROR","message":"x"},"someFutureField":{"a":1}}]}]}]}`
+	var req coltracepb.ExportTraceServiceRequest
+	if err := decodeOTLPJSON([]byte(sdk), &req); err != nil {
+		t.Fatalf("decodeOTLPJSON: %v", err)
+	}
+	spans := spansFromOTLP(req.GetResourceSpans())
+	if len(spans) != 1 {
+		t.Fatalf("got %d spans, want 1", len(spans))
+	}
+	s := spans[0]
+	if s.traceID != "5b8efff798038103d269b633813fc60c" || s.spanID != "eee19b7ec3c1b174" || s.parentSpanID != "" ||
+		s.kind != "client" || s.startNS != 1735689600000000000 || s.endNS != 1735689601000000000 || !s.failed ||
+		s.attrs.str("n") != "9007199254740993" || s.attrs.str("d") != "1.5" {
+		t.Errorf("decoded span = %+v", s)
+	}
+	if l := req.GetResourceSpans()[0].GetScopeSpans()[0].GetSpans()[0].GetLinks()[0]; hex.EncodeToString(l.GetSpanId()) != "b7ad6b7169203331" {
+		t.Errorf("link span id = %x", l.GetSpanId())
+	}
+
+	// Original field names and enum names are accepted as well.
+	snake := `{"resource_logs":[{"scope_logs":[{"log_records":[{"trace_id":"5b8efff798038103d269b633813fc60c",
+	  "span_id":"eee19b7ec3c1b174","time_unix_nano":"5","event_name":"gen_ai.choice","severity_number":"SEVERITY_NUMBER_INFO",
+	  "body":{"string_value":"b\u00e9"}}]}]}]}`
+	var logs collogspb.ExportLogsServiceRequest
+	if err := decodeOTLPJSON([]byte(snake), &logs); err != nil {
+		t.Fatalf("decodeOTLPJSON of original field names: %v", err)
+	}
+	if got := logsFromOTLP(logs.GetResourceLogs()); len(got) != 1 || got[0].spanID != "eee19b7ec3c1b174" || got[0].body != "bé" || got[0].timeNS != 5 {
+		t.Errorf("decoded logs = %+v", got)
+	}
+
+	// Invalid UTF-8 in the body is repaired, not refused.
+	bad := []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"caf` + "\xe9" + `"}]}]}]}`)
+	if err := decodeOTLPJSON(bad, &req); err != nil {
+		t.Fatalf("decodeOTLPJSON with invalid UTF-8: %v", err)
+	}
+	if got := spansFromOTLP(req.GetResourceSpans())[0].name; got != "caf\uFFFD" {
+		t.Errorf("name = %q, want the invalid byte replaced", got)
+	}
+
+	for name, body := range map[string]string{
+		"not JSON":             `{"resourceSpans":[`,
+		"data after the value": `{} {}`,
+		"wrong type":           `{"resourceSpans":{"scopeSpans":1}}`,
+		"bad id":               `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"not hex!"}]}]}]}`,
+	} {
+		err := decodeOTLPJSON([]byte(body), &req)
+		if err == nil {
+			t.Errorf("%s: decodeOTLPJSON(%s) = nil, want an error", name, body)
+			continue
+		}
+		if !strings.Contains(err.Error(), "JSON") {
+			t.Errorf("%s: error %q does not say what failed", name, err)
+		}
+	}
+}
+
+func TestOTLPUnmarshalRepairsUTF8(t *testing.T) {
+	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{
+		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{otlpKV("service.name", otlpStr("svc-BAD1"))}},
+		ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{{
+			TraceId: mustHex(t, "5b8efff798038103d269b633813fc60c"), SpanId: mustHex(t, "eee19b7ec3c1b174"),
+			Name: "chat-BAD2", Kind: tracepb.Span_SPAN_KIND_CLIENT, StartTimeUnixNano: 1, EndTimeUnixNano: 2,
+			Attributes: []*commonpb.KeyValue{otlpKV("body", &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{
+				Values: []*commonpb.KeyValue{otlpKV("content", otlpStr("caf-BAD3"))},
+			}}})},
+		}}}},
+	}}}
+	data, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Invalid bytes of the same length, so the wire lengths stay right.
+	for _, m := range []string{"-BAD1", "-BAD2", "-BAD3"} {
+		data = bytes.Replace(data, []byte(m), []byte("\xe9\xff\xc3\xa9\xc3"), 1)
+	}
+	var got coltracepb.ExportTraceServiceRequest
+	if proto.Unmarshal(data, &got) == nil {
+		t.Fatal("proto.Unmarshal accepted invalid UTF-8; the repair is not needed")
+	}
+	if err := unmarshalOTLP(data, &got); err != nil {
+		t.Fatalf("unmarshalOTLP: %v", err)
+	}
+	s := spansFromOTLP(got.GetResourceSpans())[0]
+	r := "\uFFFDé\uFFFD" // a run of invalid bytes becomes one U+FFFD
+	if s.name != "chat"+r || s.resource.str("service.name") != "svc"+r || s.attrs.str("body") != `{"content":"caf`+r+`"}` || s.spanID != "eee19b7ec3c1b174" {
+		t.Errorf("repaired span = %+v", s)
+	}
+	if err := unmarshalOTLP([]byte{0x0a, 0x05, 0x01}, &got); err == nil || !strings.Contains(err.Error(), "protobuf") {
+		t.Errorf("unmarshalOTLP of a truncated body: err = %v, want an error naming protobuf", err)
+	}
+}
