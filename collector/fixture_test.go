@@ -12,6 +12,7 @@ import (
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 
+	"github.com/convtrace/convtrace/collector/otlpwire"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -141,14 +142,14 @@ func readFixture(t *testing.T, base string) ([]span, []logRecord) {
 	)
 	if data, err := os.ReadFile(base + ".traces.json"); err == nil {
 		var req coltracepb.ExportTraceServiceRequest
-		if err := decodeOTLPJSON(data, &req); err != nil {
+		if err := otlpwire.DecodeJSON(data, &req); err != nil {
 			t.Fatalf("%s.traces.json: %v", base, err)
 		}
 		spans = spansFromOTLP(req.GetResourceSpans())
 	}
 	if data, err := os.ReadFile(base + ".logs.json"); err == nil {
 		var req collogspb.ExportLogsServiceRequest
-		if err := decodeOTLPJSON(data, &req); err != nil {
+		if err := otlpwire.DecodeJSON(data, &req); err != nil {
 			t.Fatalf("%s.logs.json: %v", base, err)
 		}
 		logs = logsFromOTLP(req.GetResourceLogs())

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -16,10 +13,6 @@ import (
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/convtrace/convtrace/schema"
 )
@@ -254,125 +247,4 @@ func validUTF8(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// decodeOTLPJSON decodes an OTLP/JSON request body into msg. OTLP/JSON is
-// the protobuf JSON mapping with two differences protojson alone does not
-// accept: trace and span ids are hex strings, not base64; so they are
-// rewritten first. Enums as numbers or names, int64 values as strings or
-// numbers and lowerCamelCase or original field names are accepted; unknown
-// fields are ignored, as the specification asks of receivers. Invalid UTF-8
-// in the body is replaced with U+FFFD.
-func decodeOTLPJSON(data []byte, msg proto.Message) error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return fmt.Errorf("invalid JSON: data after the top-level value")
-	}
-	hexIDsToBase64(v)
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	if err := e.Encode(v); err != nil {
-		return fmt.Errorf("invalid JSON: %w", err)
-	}
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b.Bytes(), msg); err != nil {
-		return fmt.Errorf("invalid OTLP/JSON %s: %w", msg.ProtoReflect().Descriptor().Name(), err)
-	}
-	return nil
-}
-
-// idFields are the OTLP fields holding trace and span ids (spans, links,
-// log records, exemplars), by their JSON and original names.
-var idFields = map[string]bool{
-	"traceId": true, "spanId": true, "parentSpanId": true,
-	"trace_id": true, "span_id": true, "parent_span_id": true,
-}
-
-// hexIDsToBase64 rewrites, in place, id fields holding hex into the base64
-// protojson reads. OTLP/JSON objects have no user-chosen keys (attributes
-// are lists of key/value objects), so the names cannot collide with data.
-func hexIDsToBase64(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, val := range x {
-			if s, ok := val.(string); ok && idFields[k] && s != "" {
-				if raw, err := hex.DecodeString(s); err == nil {
-					x[k] = base64.StdEncoding.EncodeToString(raw)
-				}
-				continue
-			}
-			hexIDsToBase64(val)
-		}
-	case []any:
-		for _, e := range x {
-			hexIDsToBase64(e)
-		}
-	}
-}
-
-// unmarshalOTLP decodes an OTLP protobuf request body into msg. Protobuf
-// refuses proto3 strings that are not valid UTF-8, and clients do send
-// them; rather than lose the request, its strings are repaired (invalid
-// bytes become U+FFFD) and it is decoded again. Valid input is decoded once.
-func unmarshalOTLP(data []byte, msg proto.Message) error {
-	err := proto.Unmarshal(data, msg)
-	if err == nil {
-		return nil
-	}
-	repaired, ok := repairProtoUTF8(data, msg.ProtoReflect().Descriptor())
-	if !ok {
-		return fmt.Errorf("invalid protobuf %s: %w", msg.ProtoReflect().Descriptor().Name(), err)
-	}
-	if err := proto.Unmarshal(repaired, msg); err != nil {
-		return fmt.Errorf("invalid protobuf %s: %w", msg.ProtoReflect().Descriptor().Name(), err)
-	}
-	return nil
-}
-
-// repairProtoUTF8 rewrites the wire-format message b of type md with every
-// string field made valid UTF-8; false when b is not well-formed.
-func repairProtoUTF8(b []byte, md protoreflect.MessageDescriptor) ([]byte, bool) {
-	out := make([]byte, 0, len(b))
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, false
-		}
-		tag := b[:n]
-		b = b[n:]
-		if typ != protowire.BytesType {
-			m := protowire.ConsumeFieldValue(num, typ, b)
-			if m < 0 {
-				return nil, false
-			}
-			out = append(append(out, tag...), b[:m]...)
-			b = b[m:]
-			continue
-		}
-		v, m := protowire.ConsumeBytes(b)
-		if m < 0 {
-			return nil, false
-		}
-		b = b[m:]
-		if fd := md.Fields().ByNumber(num); fd != nil {
-			switch fd.Kind() {
-			case protoreflect.StringKind:
-				if !utf8.Valid(v) {
-					v = []byte(strings.ToValidUTF8(string(v), "\uFFFD"))
-				}
-			case protoreflect.MessageKind:
-				var ok bool
-				if v, ok = repairProtoUTF8(v, fd.Message()); !ok {
-					return nil, false
-				}
-			}
-		}
-		out = protowire.AppendBytes(append(out, tag...), v)
-	}
-	return out, true
 }

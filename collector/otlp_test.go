@@ -1,19 +1,14 @@
 package collector
 
 import (
-	"bytes"
 	"encoding/hex"
 	"reflect"
-	"strings"
 	"testing"
 
-	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/convtrace/convtrace/schema"
 )
@@ -163,105 +158,5 @@ func TestOTLPLogs(t *testing.T) {
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("logsFromOTLP:\n got %+v\nwant %+v", got, want)
-	}
-}
-
-func TestOTLPDecodeJSON(t *testing.T) {
-	// What SDKs send: hex ids, enums as numbers, int64 as strings.
-	sdk := `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},
-	  "scopeSpans":[{"scope":{"name":"s"},"spans":[{"traceId":"5B8EFFF798038103D269B633813FC60C","spanId":"eee19b7ec3c1b174",
-	  "parentSpanId":"","name":"chat","kind":3,"startTimeUnixNano":"1735689600000000000","endTimeUnixNano":1735689601000000000,
-	  "attributes":[{"key":"n","value":{"intValue":"9007199254740993"}},{"key":"d","value":{"doubleValue":1.5}}],
-	  "links":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331"}],
-	  "status":{"code":"STATUS_CODE_ERROR","message":"x"},"someFutureField":{"a":1}}]}]}]}`
-	var req coltracepb.ExportTraceServiceRequest
-	if err := decodeOTLPJSON([]byte(sdk), &req); err != nil {
-		t.Fatalf("decodeOTLPJSON: %v", err)
-	}
-	spans := spansFromOTLP(req.GetResourceSpans())
-	if len(spans) != 1 {
-		t.Fatalf("got %d spans, want 1", len(spans))
-	}
-	s := spans[0]
-	if s.traceID != "5b8efff798038103d269b633813fc60c" || s.spanID != "eee19b7ec3c1b174" || s.parentSpanID != "" ||
-		s.kind != "client" || s.startNS != 1735689600000000000 || s.endNS != 1735689601000000000 || !s.failed ||
-		s.attrs.str("n") != "9007199254740993" || s.attrs.str("d") != "1.5" {
-		t.Errorf("decoded span = %+v", s)
-	}
-	if l := req.GetResourceSpans()[0].GetScopeSpans()[0].GetSpans()[0].GetLinks()[0]; hex.EncodeToString(l.GetSpanId()) != "b7ad6b7169203331" {
-		t.Errorf("link span id = %x", l.GetSpanId())
-	}
-
-	// Original field names and enum names are accepted as well.
-	snake := `{"resource_logs":[{"scope_logs":[{"log_records":[{"trace_id":"5b8efff798038103d269b633813fc60c",
-	  "span_id":"eee19b7ec3c1b174","time_unix_nano":"5","event_name":"gen_ai.choice","severity_number":"SEVERITY_NUMBER_INFO",
-	  "body":{"string_value":"b\u00e9"}}]}]}]}`
-	var logs collogspb.ExportLogsServiceRequest
-	if err := decodeOTLPJSON([]byte(snake), &logs); err != nil {
-		t.Fatalf("decodeOTLPJSON of original field names: %v", err)
-	}
-	if got := logsFromOTLP(logs.GetResourceLogs()); len(got) != 1 || got[0].spanID != "eee19b7ec3c1b174" || got[0].body != "bé" || got[0].timeNS != 5 {
-		t.Errorf("decoded logs = %+v", got)
-	}
-
-	// Invalid UTF-8 in the body is repaired, not refused.
-	bad := []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"caf` + "\xe9" + `"}]}]}]}`)
-	if err := decodeOTLPJSON(bad, &req); err != nil {
-		t.Fatalf("decodeOTLPJSON with invalid UTF-8: %v", err)
-	}
-	if got := spansFromOTLP(req.GetResourceSpans())[0].name; got != "caf\uFFFD" {
-		t.Errorf("name = %q, want the invalid byte replaced", got)
-	}
-
-	for name, body := range map[string]string{
-		"not JSON":             `{"resourceSpans":[`,
-		"data after the value": `{} {}`,
-		"wrong type":           `{"resourceSpans":{"scopeSpans":1}}`,
-		"bad id":               `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"not hex!"}]}]}]}`,
-	} {
-		err := decodeOTLPJSON([]byte(body), &req)
-		if err == nil {
-			t.Errorf("%s: decodeOTLPJSON(%s) = nil, want an error", name, body)
-			continue
-		}
-		if !strings.Contains(err.Error(), "JSON") {
-			t.Errorf("%s: error %q does not say what failed", name, err)
-		}
-	}
-}
-
-func TestOTLPUnmarshalRepairsUTF8(t *testing.T) {
-	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{
-		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{otlpKV("service.name", otlpStr("svc-BAD1"))}},
-		ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{{
-			TraceId: mustHex(t, "5b8efff798038103d269b633813fc60c"), SpanId: mustHex(t, "eee19b7ec3c1b174"),
-			Name: "chat-BAD2", Kind: tracepb.Span_SPAN_KIND_CLIENT, StartTimeUnixNano: 1, EndTimeUnixNano: 2,
-			Attributes: []*commonpb.KeyValue{otlpKV("body", &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{
-				Values: []*commonpb.KeyValue{otlpKV("content", otlpStr("caf-BAD3"))},
-			}}})},
-		}}}},
-	}}}
-	data, err := proto.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Invalid bytes of the same length, so the wire lengths stay right.
-	for _, m := range []string{"-BAD1", "-BAD2", "-BAD3"} {
-		data = bytes.Replace(data, []byte(m), []byte("\xe9\xff\xc3\xa9\xc3"), 1)
-	}
-	var got coltracepb.ExportTraceServiceRequest
-	if proto.Unmarshal(data, &got) == nil {
-		t.Fatal("proto.Unmarshal accepted invalid UTF-8; the repair is not needed")
-	}
-	if err := unmarshalOTLP(data, &got); err != nil {
-		t.Fatalf("unmarshalOTLP: %v", err)
-	}
-	s := spansFromOTLP(got.GetResourceSpans())[0]
-	r := "\uFFFDé\uFFFD" // a run of invalid bytes becomes one U+FFFD
-	if s.name != "chat"+r || s.resource.str("service.name") != "svc"+r || s.attrs.str("body") != `{"content":"caf`+r+`"}` || s.spanID != "eee19b7ec3c1b174" {
-		t.Errorf("repaired span = %+v", s)
-	}
-	if err := unmarshalOTLP([]byte{0x0a, 0x05, 0x01}, &got); err == nil || !strings.Contains(err.Error(), "protobuf") {
-		t.Errorf("unmarshalOTLP of a truncated body: err = %v, want an error naming protobuf", err)
 	}
 }

@@ -207,9 +207,18 @@ func (p *pending) reset() {
 	p.acks = p.acks[:0]
 }
 
-// run gathers rows into batches. A batch is sent when it is full, or when
-// the last send is at least flushInterval ago: after a quiet spell rows go
-// out at once, and under load each table gets about one insert per interval.
+// Group commit bounds: see run.
+const (
+	minGap   = 20 * time.Millisecond
+	loadRows = 5000
+)
+
+// run gathers rows into batches (group commit): a batch is sent when it is
+// full, or once a gap has passed since the last send. The gap grows with
+// the size of the last batch, from minGap after a small one to the flush
+// interval after one of loadRows or more: a lone sender waits milliseconds
+// for its rows to be stored, while under load each table gets about one
+// insert of thousands of rows per interval.
 func (w *writer) run() {
 	defer close(w.finished)
 	// Connect at once, so the first rows need not wait for it and readiness
@@ -221,12 +230,15 @@ func (w *writer) run() {
 	cancel()
 	var p pending
 	var lastSend time.Time
+	gap := minGap
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	send := func() {
 		timer.Stop()
+		rows := len(p.turns) + len(p.spans)
 		w.send(&p)
 		lastSend = time.Now()
+		gap = max(minGap, time.Duration(min(rows, loadRows))*w.cfg.flushInterval/loadRows)
 	}
 	for {
 		select {
@@ -246,7 +258,7 @@ func (w *writer) run() {
 			}
 			wasEmpty := p.empty()
 			w.add(&p, it)
-			wait := w.cfg.flushInterval - time.Since(lastSend)
+			wait := gap - time.Since(lastSend)
 			// An early prompt is written at once: it exists to be seen while
 			// its call runs.
 			switch {

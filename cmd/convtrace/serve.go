@@ -9,6 +9,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/collector/otlpreceiver"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -16,6 +21,10 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams) error {
 	var sf storageFlags
 	sf.register(fs)
 	listen := fs.String("listen", "127.0.0.1:8080", "address the viewer listens on")
+	otlpHTTP := fs.String("otlp-http", "127.0.0.1:4318", "address of the OTLP/HTTP receiver, also serving /metrics, /healthz and /readyz (empty: off)")
+	otlpGRPC := fs.String("otlp-grpc", "127.0.0.1:4317", "address of the OTLP/gRPC receiver (empty: off)")
+	maxBody := fs.Int("otlp-max-body", 16<<20, "largest OTLP request accepted, in bytes after decompression")
+	joinWindow := fs.Duration("join-window", 30*time.Second, "how long a span waits for log records carrying its content, and log records for their span")
 	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
 	return func(ctx context.Context, out streams) error {
 		st, err := sf.open(ctx, out.stderr)
@@ -30,24 +39,80 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams) error {
 			}
 			fmt.Fprintf(out.stdout, "demo thread %s\n", thread)
 		}
-		ln, err := net.Listen("tcp", *listen)
+
+		reg := prometheus.NewRegistry()
+		insertSeconds := newInsertHistogram(reg)
+		ing, err := collector.NewIngester(st.dsn,
+			collector.WithJoinWindow(*joinWindow),
+			collector.WithFlushInterval(time.Second),
+			collector.WithBatchSize(50_000),
+			collector.WithInsertObserver(func(d time.Duration) { insertSeconds.Observe(d.Seconds()) }),
+		)
 		if err != nil {
-			return fmt.Errorf("listen: %w", err)
+			return err
 		}
-		srv := &http.Server{Handler: viewer.New(st.conn).Handler(), ReadHeaderTimeout: 10 * time.Second}
-		served := make(chan error, 1)
-		go func() { served <- srv.Serve(ln) }()
-		fmt.Fprintf(out.stdout, "convtrace viewer on http://%s (Ctrl-C stops)\n", ln.Addr())
+		registerIngestMetrics(reg, ing)
+		defer func() {
+			shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := ing.Shutdown(shutdownCtx); err != nil {
+				fmt.Fprintf(out.stderr, "flush collector: %v\n", err)
+			}
+		}()
+
+		var servers []*http.Server
+		served := make(chan error, 3)
+		serveHTTP := func(addr string, h http.Handler, what string) error {
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen for %s: %w", what, err)
+			}
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+			servers = append(servers, srv)
+			go func() { served <- srv.Serve(ln) }()
+			fmt.Fprintf(out.stdout, "%s on http://%s\n", what, ln.Addr())
+			return nil
+		}
+		if err := serveHTTP(*listen, viewer.New(st.conn).Handler(), "convtrace viewer"); err != nil {
+			return err
+		}
+		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody))}
+		if *otlpHTTP != "" {
+			mux := http.NewServeMux()
+			mux.Handle("/v1/", otlpreceiver.NewHTTPHandler(ing, recvOpts...))
+			mux.Handle("/", otlpreceiver.NewOpsHandler(reg, ing.Ready))
+			if err := serveHTTP(*otlpHTTP, mux, "OTLP/HTTP receiver"); err != nil {
+				return err
+			}
+		}
+		var grpcSrv *grpc.Server
+		if *otlpGRPC != "" {
+			ln, err := net.Listen("tcp", *otlpGRPC)
+			if err != nil {
+				return fmt.Errorf("listen for OTLP/gRPC: %w", err)
+			}
+			grpcSrv = otlpreceiver.NewGRPCServer(ing, recvOpts...)
+			go func() { served <- grpcSrv.Serve(ln) }()
+			fmt.Fprintf(out.stdout, "OTLP/gRPC receiver on %s\n", ln.Addr())
+		}
+		fmt.Fprintln(out.stdout, "Ctrl-C stops")
+
+		var serveErr error
 		select {
 		case err := <-served:
-			return fmt.Errorf("serve: %w", err)
+			serveErr = fmt.Errorf("serve: %w", err)
 		case <-ctx.Done():
 		}
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("shut down viewer: %w", err)
+		if grpcSrv != nil {
+			grpcSrv.GracefulStop()
 		}
-		return nil
+		for _, srv := range servers {
+			if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				serveErr = errors.Join(serveErr, fmt.Errorf("shut down: %w", err))
+			}
+		}
+		return serveErr
 	}
 }

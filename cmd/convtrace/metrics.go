@@ -1,0 +1,42 @@
+package main
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/convtrace/convtrace/collector"
+)
+
+// registerIngestMetrics exposes the ingester's counters on reg, read when
+// Prometheus scrapes.
+func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
+	counter := func(name, help string, read func(collector.IngestStats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "convtrace", Name: name, Help: help},
+			func() float64 { return float64(read(ing.Stats())) })
+	}
+	gauge := func(name, help string, read func(collector.IngestStats) int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "convtrace", Name: name, Help: help},
+			func() float64 { return float64(read(ing.Stats())) })
+	}
+	reg.MustRegister(
+		counter("ingest_spans_total", "Spans received over OTLP.", func(s collector.IngestStats) int64 { return s.SpansReceived }),
+		counter("ingest_log_records_total", "Log records received over OTLP.", func(s collector.IngestStats) int64 { return s.LogsReceived }),
+		counter("ingest_log_records_rejected_total", "Log records refused: not GenAI events of a span.", func(s collector.IngestStats) int64 { return s.LogsRejected }),
+		counter("turns_mapped_total", "Conversation turns mapped from spans and log records.", func(s collector.IngestStats) int64 { return s.TurnsMapped }),
+		counter("map_failures_total", "Spans stored without turns because mapping failed.", func(s collector.IngestStats) int64 { return s.MapFailures }),
+		counter("rows_written_total", "Rows stored in ClickHouse.", func(s collector.IngestStats) int64 { return s.Written }),
+		counter("rows_failed_total", "Rows ClickHouse did not take.", func(s collector.IngestStats) int64 { return s.Failed }),
+		counter("rows_dropped_total", "Rows refused because the write queue was full.", func(s collector.IngestStats) int64 { return s.Dropped }),
+		gauge("queue_rows", "Rows waiting to be written.", func(s collector.IngestStats) int64 { return s.Queued }),
+		gauge("join_held", "Spans and log groups waiting in the join window.", func(s collector.IngestStats) int64 { return s.Held }),
+	)
+}
+
+// newInsertHistogram registers the latency of ClickHouse inserts.
+func newInsertHistogram(reg *prometheus.Registry) prometheus.Histogram {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "convtrace", Name: "insert_duration_seconds", Help: "Duration of one batch insert into ClickHouse.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+	})
+	reg.MustRegister(h)
+	return h
+}

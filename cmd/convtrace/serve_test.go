@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otellog "go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/convtrace/convtrace/internal/chtest"
+)
+
+// served is a running `convtrace serve` and the addresses it printed.
+type served struct {
+	viewer, otlpHTTP, otlpGRPC string
+	conn                       driver.Conn
+}
+
+// startServe runs `convtrace serve` in-process on free ports against a
+// fresh database until the test ends.
+func startServe(t *testing.T, extra ...string) served {
+	t.Helper()
+	conn, dsn := chtest.Open(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	args := append([]string{"serve", "--clickhouse", dsn, "--listen", "127.0.0.1:0", "--otlp-http", "127.0.0.1:0", "--otlp-grpc", "127.0.0.1:0"}, extra...)
+	go func() {
+		done <- run(ctx, args, streams{pw, io.Discard})
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	})
+	s := served{conn: conn}
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		line := sc.Text()
+		addr := line[strings.LastIndex(line, " ")+1:]
+		switch {
+		case strings.HasPrefix(line, "convtrace viewer on "):
+			s.viewer = addr
+		case strings.HasPrefix(line, "OTLP/HTTP receiver on "):
+			s.otlpHTTP = strings.TrimPrefix(addr, "http://")
+		case strings.HasPrefix(line, "OTLP/gRPC receiver on "):
+			s.otlpGRPC = addr
+		case line == "Ctrl-C stops":
+			go io.Copy(io.Discard, pr)
+			return s
+		}
+	}
+	t.Fatalf("serve stopped before it was ready")
+	return s
+}
+
+// emitGenAICall records one OTel GenAI chat span through tp, its messages
+// as span attributes.
+func emitGenAICall(tp trace.TracerProvider, model, question, answer string) {
+	_, span := tp.Tracer("py-like").Start(context.Background(), "chat "+model, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(
+			attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", "openai"),
+			attribute.String("gen_ai.request.model", model), attribute.Int("gen_ai.usage.input_tokens", 11),
+			attribute.Int("gen_ai.usage.output_tokens", 5),
+			attribute.String("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"`+question+`"}]}]`),
+			attribute.String("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"`+answer+`"}],"finish_reason":"stop"}]`),
+		))
+	span.End()
+}
+
+type storedTurn struct {
+	Role, Content, Model, Provider, Project string
+	TokensIn                                *uint32
+}
+
+func turnsOfModel(t *testing.T, conn driver.Conn, model string) []storedTurn {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), "SELECT role, content, model, provider, project, tokens_in FROM conversations FINAL WHERE model = ? ORDER BY start_ns, seq", model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []storedTurn
+	for rows.Next() {
+		var r storedTurn
+		if err := rows.Scan(&r.Role, &r.Content, &r.Model, &r.Provider, &r.Project, &r.TokensIn); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestServeReceivesOTLPFromSDKExporters(t *testing.T) {
+	s := startServe(t)
+	ctx := context.Background()
+	res := resource.NewSchemaless(attribute.String("service.name", "py-agents"))
+
+	httpExp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(s.otlpHTTP), otlptracehttp.WithInsecure(), otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcExp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(s.otlpGRPC), otlptracegrpc.WithInsecure(), otlptracegrpc.WithCompressor("gzip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for model, exp := range map[string]sdktrace.SpanExporter{"gpt-4o-http": httpExp, "gpt-4o-grpc": grpcExp} {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSyncer(exp))
+		emitGenAICall(tp, model, "Weather in Paris?", "Rainy")
+		if err := tp.Shutdown(ctx); err != nil {
+			t.Fatalf("%s exporter: %v", model, err)
+		}
+		// The exporter's export returned: the receiver acknowledged only after storing.
+		got := turnsOfModel(t, s.conn, model)
+		want := []storedTurn{
+			{Role: "prompt", Content: `[{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]}]`, Model: model, Provider: "openai", Project: "py-agents"},
+			{Role: "response", Content: "Rainy", Model: model, Provider: "openai", Project: "py-agents"},
+		}
+		if len(got) != 2 || got[1].TokensIn == nil || *got[1].TokensIn != 11 {
+			t.Fatalf("%s: stored %+v", model, got)
+		}
+		got[1].TokensIn = nil
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s turn %d:\n got %+v\nwant %+v", model, i, got[i], want[i])
+			}
+		}
+	}
+
+	// The deprecated per-message events sent as OTLP log records, joined to a
+	// span without content that arrives after them.
+	logExp, err := otlploghttp.New(ctx, otlploghttp.WithEndpoint(s.otlpHTTP), otlploghttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewSimpleProcessor(logExp)))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSyncer(httpExp2(t, s.otlpHTTP)))
+	spanCtx, span := tp.Tracer("py-like").Start(ctx, "chat gpt-4o-logs", trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.system", "openai"),
+		attribute.String("gen_ai.request.model", "gpt-4o-logs")))
+	logger := lp.Logger("py-like")
+	var user otellog.Record
+	user.SetEventName("gen_ai.user.message")
+	user.SetBody(attribute.MapValue(attribute.String("content", "Weather in Paris?")))
+	logger.Emit(spanCtx, user)
+	var choice otellog.Record
+	choice.SetEventName("gen_ai.choice")
+	choice.SetBody(attribute.MapValue(attribute.Int("index", 0), attribute.String("finish_reason", "stop"),
+		attribute.Map("message", attribute.String("content", "Rainy"))))
+	logger.Emit(spanCtx, choice)
+	if err := lp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	span.End()
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := turnsOfModel(t, s.conn, "gpt-4o-logs")
+	if len(got) != 2 || got[0].Content != `[{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]}]` || got[1].Content != "Rainy" || got[1].Provider != "openai" {
+		t.Errorf("log-record form through otlploghttp: stored %+v", got)
+	}
+}
+
+func httpExp2(t *testing.T, endpoint string) sdktrace.SpanExporter {
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(endpoint), otlptracehttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exp
+}
+
+// telemetrygenVersion is the opentelemetry-collector-contrib release whose
+// telemetrygen the test runs, a third-party OTLP client.
+const telemetrygenVersion = "v0.161.0"
+
+func TestServeTakesTenThousandSpansFromTelemetrygen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds telemetrygen from the Go module proxy")
+	}
+	s := startServe(t)
+	gobin := t.TempDir()
+	build := exec.Command("go", "install", "github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@"+telemetrygenVersion)
+	build.Env = append(os.Environ(), "GOBIN="+gobin)
+	bin := filepath.Join(gobin, "telemetrygen")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build telemetrygen: %v\n%s", err, out)
+	}
+	// 5,000 traces of 2 spans. Unthrottled, telemetrygen makes them faster
+	// than its own batch processor's 2,048-span queue drains through any
+	// exporter, and it drops the rest; at 1,000 traces/s it drops none.
+	cmd := exec.Command(bin, "traces", "--otlp-http", "--otlp-insecure", "--otlp-endpoint", s.otlpHTTP,
+		"--traces", "5000", "--child-spans", "1", "--workers", "1", "--rate", "1000", "--service", "telemetrygen")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("telemetrygen: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "dropped") {
+		t.Logf("telemetrygen:\n%s", out)
+	}
+	// telemetrygen exited after its exports were acknowledged, and the
+	// receiver acknowledges only stored spans: all must be there now.
+	var n uint64
+	if err := s.conn.QueryRow(context.Background(), "SELECT count() FROM spans FINAL WHERE project = 'telemetrygen'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 10_000 {
+		t.Errorf("spans stored from telemetrygen: %d, want 10000", n)
+	}
+}

@@ -1,0 +1,29 @@
+package collector
+
+import (
+	"context"
+
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// RowsOf maps OTLP spans to rows the way the ingester does, for the
+// benchmark that compares ingest with plain clickhouse-go inserts.
+func RowsOf(rss []*tracepb.ResourceSpans) ([]schema.Turn, []schema.Span) {
+	var turns []schema.Turn
+	var rows []schema.Span
+	for _, s := range spansFromOTLP(rss) {
+		turns = append(turns, mapTurns(s)...)
+		rows = append(rows, mapSpan(s))
+	}
+	return turns, rows
+}
+
+// InsertRows writes rows with clickhouse-go batches and nothing else.
+func InsertRows(ctx context.Context, conn BatchConn, turns []schema.Turn, spans []schema.Span) error {
+	if err := insertRows(ctx, conn, insertTurns, turns, (*schema.Turn).Values); err != nil {
+		return err
+	}
+	return insertRows(ctx, conn, insertSpans, spans, (*schema.Span).Values)
+}

@@ -1,0 +1,109 @@
+package collector_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/collector/otlpreceiver"
+	"github.com/convtrace/convtrace/internal/chtest"
+)
+
+// benchRequest is one OTLP export of n GenAI chat spans with their messages
+// as attributes (about 600 bytes of content each), as an OpenTelemetry SDK
+// with a GenAI instrumentation sends them.
+func benchRequest(n int) *coltracepb.ExportTraceServiceRequest {
+	start := uint64(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).UnixNano())
+	spans := make([]*tracepb.Span, n)
+	for i := range spans {
+		id := fmt.Sprintf("%016x", i+1)
+		spans[i] = &tracepb.Span{
+			TraceId: mustHex(fmt.Sprintf("%032x", i/10+1)), SpanId: mustHex(id), Name: "chat gpt-4o", Kind: tracepb.Span_SPAN_KIND_CLIENT,
+			StartTimeUnixNano: start + uint64(i)*1000, EndTimeUnixNano: start + uint64(i)*1000 + 900,
+			Attributes: []*commonpb.KeyValue{
+				kv("gen_ai.operation.name", "chat"), kv("gen_ai.provider.name", "openai"), kv("gen_ai.request.model", "gpt-4o"),
+				kv("gen_ai.conversation.id", fmt.Sprintf("conv-%d", i/10)), ikv("gen_ai.usage.input_tokens", 420), ikv("gen_ai.usage.output_tokens", 96),
+				kv("gen_ai.input.messages", `[{"role":"system","parts":[{"type":"text","content":"You are a careful reviewer of Go code. Answer briefly."}]},{"role":"user","parts":[{"type":"text","content":"Review this change: the writer now acknowledges stored rows, sends at once after a quiet spell and at most once per interval under load. Is the back-off right when ClickHouse is down for minutes?"}]}]`),
+				kv("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"Mostly. The back-off doubles to 5 s, so a long outage costs one failed dial per 5 s, and every batch meanwhile fails fast and is counted. Consider logging once per outage rather than per batch."}],"finish_reason":"stop"}]`),
+			},
+		}
+	}
+	return &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{
+		Resource: otlpResource, ScopeSpans: []*tracepb.ScopeSpans{{Spans: spans}},
+	}}}
+}
+
+const benchSpansPerRequest = 1000
+
+// BenchmarkIngestOTLPHTTP posts protobuf OTLP requests of 1,000 spans to the
+// OTLP/HTTP receiver from 8 concurrent clients; each request returns once
+// its rows are stored. Run with -cpu 1 for spans/s per core.
+func BenchmarkIngestOTLPHTTP(b *testing.B) {
+	_, dsn := chtest.Open(b)
+	in, err := collector.NewIngester(dsn, collector.WithFlushInterval(time.Second), collector.WithBatchSize(50_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Shutdown(context.Background())
+	srv := httptest.NewServer(otlpreceiver.NewHTTPHandler(in))
+	defer srv.Close()
+	body, err := proto.Marshal(benchRequest(benchSpansPerRequest))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	start := time.Now()
+	requests := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range requests {
+				resp, err := http.Post(srv.URL+"/v1/traces", "application/x-protobuf", bytes.NewReader(body))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Errorf("status %d", resp.StatusCode)
+				}
+			}
+		}()
+	}
+	for range b.N {
+		requests <- struct{}{}
+	}
+	close(requests)
+	wg.Wait()
+	b.ReportMetric(float64(b.N*benchSpansPerRequest)/time.Since(start).Seconds(), "spans/s")
+}
+
+// BenchmarkInsertClickHouseOnly is the baseline: the rows of one request,
+// mapped beforehand, written with clickhouse-go batches and nothing else,
+// one request's rows per insert.
+func BenchmarkInsertClickHouseOnly(b *testing.B) {
+	conn, _ := chtest.Open(b)
+	turns, spans := collector.RowsOf(benchRequest(benchSpansPerRequest).ResourceSpans)
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		if err := collector.InsertRows(context.Background(), conn, turns, spans); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*benchSpansPerRequest)/time.Since(start).Seconds(), "spans/s")
+}

@@ -1,0 +1,184 @@
+package otlpreceiver
+
+import (
+	"context"
+	"time"
+
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	_ "google.golang.org/grpc/encoding/gzip" // registers the gzip compressor OTLP senders use
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// NewGRPCServer returns a gRPC server with the OTLP trace and logs services
+// registered. It accepts gzip-compressed requests and refuses messages over
+// the body limit (after decompression) with ResourceExhausted; malformed
+// requests get InvalidArgument, requests that could not be stored
+// Unavailable with a RetryInfo delay. The caller serves it on a listener and
+// stops it.
+func NewGRPCServer(ing Ingester, opts ...Option) *grpc.Server {
+	cfg := newConfig(opts)
+	r := newReceiver(ing, cfg)
+	sopts := append([]grpc.ServerOption{
+		grpc.MaxRecvMsgSize(int(min(cfg.maxBody, int64(maxInt)))),
+		grpc.ForceServerCodecV2(codec{}),
+	}, cfg.grpcOpts...)
+	s := grpc.NewServer(sopts...)
+	s.RegisterService(&traceServiceDesc, &traceServer{r: r})
+	s.RegisterService(&logsServiceDesc, &logsServer{r: r})
+	return s
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+// The services are described here rather than registered with the
+// generated RegisterTraceServiceServer because the generated method
+// handler decodes with the server codec, and gRPC turns every codec error
+// into codes.Internal: a malformed request must be InvalidArgument, and a
+// request with invalid UTF-8 must be repaired, not refused. These handlers
+// take the raw message (see codec) and decode it themselves; names and
+// paths are the generated ones.
+var (
+	traceServiceDesc = grpc.ServiceDesc{
+		ServiceName: "opentelemetry.proto.collector.trace.v1.TraceService",
+		HandlerType: (*coltracepb.TraceServiceServer)(nil),
+		Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: traceExportHandler}},
+		Metadata:    "opentelemetry/proto/collector/trace/v1/trace_service.proto",
+	}
+	logsServiceDesc = grpc.ServiceDesc{
+		ServiceName: "opentelemetry.proto.collector.logs.v1.LogsService",
+		HandlerType: (*collogspb.LogsServiceServer)(nil),
+		Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: logsExportHandler}},
+		Metadata:    "opentelemetry/proto/collector/logs/v1/logs_service.proto",
+	}
+)
+
+type traceServer struct {
+	coltracepb.UnimplementedTraceServiceServer
+	r *receiver
+}
+
+var _ coltracepb.TraceServiceServer = (*traceServer)(nil)
+
+// Export stores a decoded request.
+func (s *traceServer) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	resp, err := s.r.exportGRPC(ctx, traces, req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.(*coltracepb.ExportTraceServiceResponse), nil
+}
+
+func traceExportHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	s := srv.(*traceServer)
+	start := time.Now()
+	defer s.r.observe(traces, start)
+	req := new(coltracepb.ExportTraceServiceRequest)
+	if err := s.r.decodeGRPC(traces, dec, req); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return s.Export(ctx, req)
+	}
+	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: coltracepb.TraceService_Export_FullMethodName}
+	return interceptor(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+		return s.Export(ctx, req.(*coltracepb.ExportTraceServiceRequest))
+	})
+}
+
+type logsServer struct {
+	collogspb.UnimplementedLogsServiceServer
+	r *receiver
+}
+
+var _ collogspb.LogsServiceServer = (*logsServer)(nil)
+
+// Export stores a decoded request.
+func (s *logsServer) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
+	resp, err := s.r.exportGRPC(ctx, logs, req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.(*collogspb.ExportLogsServiceResponse), nil
+}
+
+func logsExportHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	s := srv.(*logsServer)
+	start := time.Now()
+	defer s.r.observe(logs, start)
+	req := new(collogspb.ExportLogsServiceRequest)
+	if err := s.r.decodeGRPC(logs, dec, req); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return s.Export(ctx, req)
+	}
+	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: collogspb.LogsService_Export_FullMethodName}
+	return interceptor(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+		return s.Export(ctx, req.(*collogspb.ExportLogsServiceRequest))
+	})
+}
+
+func (r *receiver) observe(sig *signal, start time.Time) {
+	r.m.duration.WithLabelValues(sig.name, transportGRPC).Observe(time.Since(start).Seconds())
+}
+
+// decodeGRPC receives the raw request through dec and decodes it into msg.
+func (r *receiver) decodeGRPC(sig *signal, dec func(any) error, msg proto.Message) error {
+	var raw rawMessage
+	if err := dec(&raw); err != nil {
+		if status.Code(err) == codes.ResourceExhausted {
+			r.m.rejectedRequests.WithLabelValues(sig.name, transportGRPC, reasonTooLarge).Inc()
+		}
+		return err // already a status from gRPC
+	}
+	defer raw.buf.Free()
+	if err := r.decodeProto(sig, transportGRPC, raw.buf.ReadOnlyData(), msg); err != nil {
+		r.m.rejectedRequests.WithLabelValues(sig.name, transportGRPC, reasonMalformed).Inc()
+		return status.Error(codes.InvalidArgument, "malformed request: "+err.Error())
+	}
+	return nil
+}
+
+// exportGRPC stores a request and maps a storage failure to Unavailable
+// with the delay senders should wait.
+func (r *receiver) exportGRPC(ctx context.Context, sig *signal, req proto.Message) (proto.Message, error) {
+	resp, err := r.export(ctx, sig, transportGRPC, req)
+	if err == nil {
+		return resp, nil
+	}
+	st := status.New(codes.Unavailable, err.Error())
+	if withDelay, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(r.retryAfter)}); derr == nil {
+		st = withDelay
+	}
+	return nil, st.Err()
+}
+
+// rawMessage receives a request's bytes undecoded from codec.
+type rawMessage struct{ buf mem.Buffer }
+
+// codec is gRPC's protobuf codec, except that it hands a rawMessage the
+// message's bytes so the handler decodes them itself.
+type codec struct{}
+
+var protoCodec = encoding.GetCodecV2(grpcproto.Name)
+
+func (codec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
+
+func (codec) Unmarshal(data mem.BufferSlice, v any) error {
+	if raw, ok := v.(*rawMessage); ok {
+		raw.buf = data.MaterializeToBuffer(mem.DefaultBufferPool())
+		return nil
+	}
+	return protoCodec.Unmarshal(data, v)
+}
+
+func (codec) Name() string { return grpcproto.Name }
