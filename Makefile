@@ -25,7 +25,8 @@ lint:
 
 ## bench: the benchmarks BENCHMARKS.md reports.
 bench: clickhouse
-	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench . -benchtime 2s -count 5 ./collector
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench Call -benchtime 2s -count 5 ./collector
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'IngestOTLPHTTP|InsertClickHouseOnly' -cpu 1 -benchtime 200x -count 3 ./collector
 
 # A ClickHouse server binary: Debian's clickhouse-server, installed with
 # apt-get when missing and we are root; otherwise say the one command to run.

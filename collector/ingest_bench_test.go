@@ -44,10 +44,13 @@ func benchRequest(n int) *coltracepb.ExportTraceServiceRequest {
 	}}}
 }
 
-const benchSpansPerRequest = 1000
+const (
+	benchSpansPerRequest = 1000
+	benchClients         = 32
+)
 
 // BenchmarkIngestOTLPHTTP posts protobuf OTLP requests of 1,000 spans to the
-// OTLP/HTTP receiver from 8 concurrent clients; each request returns once
+// OTLP/HTTP receiver from benchClients concurrent clients; each request returns once
 // its rows are stored. Run with -cpu 1 for spans/s per core.
 func BenchmarkIngestOTLPHTTP(b *testing.B) {
 	_, dsn := chtest.Open(b)
@@ -67,7 +70,7 @@ func BenchmarkIngestOTLPHTTP(b *testing.B) {
 	start := time.Now()
 	requests := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 8 {
+	for range benchClients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
