@@ -190,3 +190,30 @@ func TestIngesterStorageDownIsNotStored(t *testing.T) {
 		t.Error("Ready with storage down returned nil")
 	}
 }
+
+func TestIngesterKeepsValidSpansBesideUnmappableOnes(t *testing.T) {
+	conn, dsn := chtest.Open(t)
+	in, err := collector.NewIngester(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Shutdown(context.Background())
+	req := genAISpan("6666666666666666", true)
+	bad := genAISpan("7777777777777777", false)[0].ScopeSpans[0].Spans[0]
+	bad.Attributes = append(bad.Attributes, kv("gen_ai.input.messages", `{"role": "user", "parts": [`), ikv("gen_ai.usage.input_tokens", -5))
+	bad.TraceId = []byte{1, 2, 3} // not a trace id
+	req[0].ScopeSpans[0].Spans = append(req[0].ScopeSpans[0].Spans, bad)
+	if _, err := in.Traces(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var spans, goodTurns uint64
+	if err := conn.QueryRow(context.Background(), "SELECT count() FROM spans").Scan(&spans); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(context.Background(), "SELECT count() FROM conversations WHERE span_id = '6666666666666666'").Scan(&goodTurns); err != nil {
+		t.Fatal(err)
+	}
+	if spans != 2 || goodTurns != 2 {
+		t.Errorf("a request with one malformed span: %d span rows and %d turns of the valid span; want 2 and 2", spans, goodTurns)
+	}
+}
