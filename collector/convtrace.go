@@ -1,6 +1,10 @@
 package collector
 
-import "github.com/convtrace/convtrace/schema"
+import (
+	"strings"
+
+	"github.com/convtrace/convtrace/schema"
+)
 
 // mapConvtrace maps the spans package instrument writes: a gen_ai.prompt
 // event when the call starts and a gen_ai.response event when it ends. A
@@ -16,6 +20,9 @@ func mapConvtrace(s span, c call, prompt event) []schema.Turn {
 	ask.TurnID = schema.TurnID(s.spanID, askRole, 0)
 	ask.StartNS = prompt.timeNS
 	setContent(&ask, prompt.attrs)
+	if askRole == schema.RolePrompt {
+		ask.Content = normalizedPrompt(ask.Content, ask.Truncated)
+	}
 	if !s.ended {
 		return []schema.Turn{ask}
 	}
@@ -39,6 +46,19 @@ func (s span) convtracePrompt() (event, bool) {
 		return event{}, false
 	}
 	return e, true
+}
+
+// normalizedPrompt stores a prompt given as chat messages JSON (OpenAI's
+// shape, say) in the one messages shape every convention's prompts share;
+// text, and content cut at the cap, stay as they are.
+func normalizedPrompt(content string, truncated bool) string {
+	if truncated || !strings.HasPrefix(strings.TrimSpace(content), "[") {
+		return content
+	}
+	if ms, ok := parseMessages(content); ok && len(ms) > 0 {
+		return renderMessages(ms)
+	}
+	return content
 }
 
 func setContent(t *schema.Turn, a attrs) {

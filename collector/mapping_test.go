@@ -157,6 +157,23 @@ func TestMapTurns(t *testing.T) {
 			},
 		},
 		{
+			name: "a prompt of OpenAI chat messages is stored in the shared messages shape",
+			run: func(ctx context.Context, r *instrument.Recorder) {
+				c := call
+				c.Prompt = `[{"role":"system","content":"Be brief."},{"role":"user","content":"Plan the fix"}]`
+				_, _ = r.Call(base(ctx), c, func(context.Context) (instrument.Response, error) {
+					return instrument.Response{Content: "ok"}, nil
+				})
+			},
+			want: []brief{
+				{Role: "prompt", Content: `[{"role":"system","parts":[{"type":"text","content":"Be brief."}]},{"role":"user","parts":[{"type":"text","content":"Plan the fix"}]}]`,
+					ContentBytes: 82, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+				{Role: "response", Seq: 1, Content: "ok", ContentBytes: 2, Status: "ok", Phase: "plan", Speaker: "claude-planner", Round: 1,
+					Model: "claude-sonnet-4-5", Provider: "anthropic", ThreadID: "thread-1", SessionID: "sess-1", Project: "shipcode"},
+			},
+		},
+		{
 			name: "content capture off keeps sizes only",
 			opts: []instrument.Option{instrument.WithoutContent()},
 			run: func(ctx context.Context, r *instrument.Recorder) {
