@@ -7,7 +7,8 @@ import (
 )
 
 // registerIngestMetrics exposes the ingester's counters on reg, read when
-// Prometheus scrapes.
+// Prometheus scrapes. What arrives and what is refused the receivers count
+// themselves (convtrace_otlp_*).
 func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
 	counter := func(name, help string, read func(collector.IngestStats) int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "convtrace", Name: name, Help: help},
@@ -18,9 +19,6 @@ func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
 			func() float64 { return float64(read(ing.Stats())) })
 	}
 	reg.MustRegister(
-		counter("ingest_spans_total", "Spans received over OTLP.", func(s collector.IngestStats) int64 { return s.SpansReceived }),
-		counter("ingest_log_records_total", "Log records received over OTLP.", func(s collector.IngestStats) int64 { return s.LogsReceived }),
-		counter("ingest_log_records_rejected_total", "Log records refused: not GenAI events of a span.", func(s collector.IngestStats) int64 { return s.LogsRejected }),
 		counter("turns_mapped_total", "Conversation turns mapped from spans and log records.", func(s collector.IngestStats) int64 { return s.TurnsMapped }),
 		counter("map_failures_total", "Spans stored without turns because mapping failed.", func(s collector.IngestStats) int64 { return s.MapFailures }),
 		counter("rows_written_total", "Rows stored in ClickHouse.", func(s collector.IngestStats) int64 { return s.Written }),

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,6 +175,41 @@ func TestServeReceivesOTLPFromSDKExporters(t *testing.T) {
 	got := turnsOfModel(t, s.conn, "gpt-4o-logs")
 	if len(got) != 2 || got[0].Content != `[{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]}]` || got[1].Content != "Rainy" || got[1].Provider != "openai" {
 		t.Errorf("log-record form through otlploghttp: stored %+v", got)
+	}
+}
+
+func TestServeOpsEndpoints(t *testing.T) {
+	s := startServe(t)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(httpExp2(t, s.otlpHTTP)))
+	emitGenAICall(tp, "gpt-4o-ops", "ping", "pong")
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + s.otlpHTTP + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz: %d", code)
+	}
+	if code, body := get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz with ClickHouse up: %d %s", code, body)
+	}
+	_, metrics := get("/metrics")
+	for _, want := range []string{
+		`convtrace_otlp_received_spans_total{transport="http"} 1`,
+		"convtrace_turns_mapped_total 2",
+		"convtrace_rows_written_total 3",
+		"convtrace_insert_duration_seconds_count",
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 }
 
