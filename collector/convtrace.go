@@ -23,15 +23,42 @@ func mapConvtrace(s span, c call, prompt event) []schema.Turn {
 	if askRole == schema.RolePrompt {
 		ask.Content = normalizedPrompt(ask.Content, ask.Truncated)
 	}
+	turns := append([]schema.Turn{ask}, c.between(s)...)
 	if !s.ended {
-		return []schema.Turn{ask}
+		return turns
 	}
-	answer := c.finish(s, answerRole, func(t *schema.Turn) {
+	answer := c.finish(s, answerRole, uint16(len(turns)), func(t *schema.Turn) {
 		if resp, ok := s.event(schema.EventResponse); ok {
 			setContent(t, resp.attrs)
 		}
 	})
-	return []schema.Turn{ask, answer}
+	return append(turns, answer)
+}
+
+// between returns the turns of the span's convtrace.turn events, said
+// between its prompt (seq 0) and its answer, numbered from 1 in time order.
+func (c call) between(s span) []schema.Turn {
+	var turns []schema.Turn
+	for _, e := range s.events {
+		if e.name != schema.EventTurn {
+			continue
+		}
+		t := c.base(s)
+		t.Role = e.attrs.str(schema.KeyRole)
+		t.Seq = uint16(len(turns) + 1)
+		t.TurnID = schema.TurnID(s.spanID, t.Role, t.Seq)
+		t.StartNS = e.timeNS
+		setContent(&t, e.attrs)
+		if code := e.attrs.str(schema.KeyCode); code != "" {
+			t.Attributes = []schema.Attr{{Key: schema.KeyCode, Value: code}}
+		}
+		if t.Role == schema.RoleError {
+			t.Status = schema.StatusError
+			t.Error = t.Content
+		}
+		turns = append(turns, t)
+	}
+	return turns
 }
 
 // convtracePrompt returns the prompt event package instrument wrote.

@@ -218,7 +218,7 @@ func callTurns(s span, c call, x exchange) []schema.Turn {
 	if !s.ended {
 		return []schema.Turn{ask}
 	}
-	answer := c.finish(s, schema.RoleResponse, func(t *schema.Turn) {
+	answer := c.finish(s, schema.RoleResponse, 1, func(t *schema.Turn) {
 		setText(t, x.response())
 		if calls := toolCalls(x.output); len(calls) == 1 {
 			t.ToolName, t.ToolCallID = calls[0].name, calls[0].id
@@ -230,14 +230,17 @@ func callTurns(s span, c call, x exchange) []schema.Turn {
 // finish returns the turn (seq 1) that ends a call: role with the content
 // set by content and the call's usage, or, when the call failed, an error
 // turn carrying the failure.
-func (c call) finish(s span, role string, content func(*schema.Turn)) schema.Turn {
+func (c call) finish(s span, role string, seq uint16, content func(*schema.Turn)) schema.Turn {
 	t := c.base(s)
-	t.Seq = 1
+	t.Seq = seq
 	t.StartNS = s.endNS
 	t.DurationNS = s.durationNS()
 	t.Attributes = s.extraAttrs()
 	if s.failed {
 		t.Role = schema.RoleError
+		if role == schema.RoleToolResult {
+			t.Role = schema.RoleToolResultError
+		}
 		t.Status = schema.StatusError
 		t.Error = s.errorMessage()
 		setText(&t, t.Error)
@@ -248,7 +251,7 @@ func (c call) finish(s span, role string, content func(*schema.Turn)) schema.Tur
 		t.TokensCacheRead, t.TokensCacheWrite = c.tokensCacheRead, c.tokensCacheWrite
 		t.TokensReasoning, t.CostUSD = c.tokensReasoning, c.costUSD
 	}
-	t.TurnID = schema.TurnID(s.spanID, t.Role, 1)
+	t.TurnID = schema.TurnID(s.spanID, t.Role, seq)
 	return t
 }
 

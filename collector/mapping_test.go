@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -270,5 +271,33 @@ func TestSpanProcessorStampsOtherSpans(t *testing.T) {
 	}
 	if p := mapSpan(fromSDK(sr.Ended()[1])).Phase; p != "verify" {
 		t.Errorf("processor overwrote the span's own phase: got %q, want verify", p)
+	}
+}
+
+func TestMapTurnsBetweenPromptAndAnswer(t *testing.T) {
+	spans := record(t, func(ctx context.Context, r *instrument.Recorder) {
+		_, _ = r.Call(ctx, instrument.Turn{Operation: "invoke_agent", Provider: "anthropic", Prompt: "fix the bug"}, func(ctx context.Context) (instrument.Response, error) {
+			sp := trace.SpanFromContext(ctx)
+			sp.AddEvent(schema.EventTurn, trace.WithAttributes(attribute.String(schema.KeyRole, schema.RoleSystem), attribute.String(schema.KeyContent, `{"model":"claude-sonnet-4-5"}`)))
+			sp.AddEvent(schema.EventTurn, trace.WithAttributes(attribute.String(schema.KeyRole, "warning"), attribute.String(schema.KeyCode, "session_resume_invalid"), attribute.String(schema.KeyContent, "Invalid session id")))
+			return instrument.Response{Content: "fixed"}, nil
+		})
+	})
+	turns := mapTurns(fromSDK(spans[0]))
+	var got []string
+	for _, tr := range turns {
+		got = append(got, fmt.Sprintf("%d %s %s %q", tr.Seq, tr.TurnID[strings.Index(tr.TurnID, ":")+1:], tr.Role, tr.Content))
+	}
+	want := []string{
+		`0 prompt:0 prompt "fix the bug"`,
+		`1 system:1 system "{\"model\":\"claude-sonnet-4-5\"}"`,
+		`2 warning:2 warning "Invalid session id"`,
+		`3 response:3 response "fixed"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("turns:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	if a := turns[2].Attributes; len(a) != 1 || a[0].Value != "session_resume_invalid" {
+		t.Errorf("warning turn attributes = %+v, want its code", a)
 	}
 }

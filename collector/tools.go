@@ -33,7 +33,7 @@ func toolTurns(s span, c call, run toolRun) []schema.Turn {
 	if !s.ended {
 		return []schema.Turn{ask}
 	}
-	return []schema.Turn{ask, c.finish(s, schema.RoleToolResult, func(t *schema.Turn) { setText(t, run.result) })}
+	return []schema.Turn{ask, c.finish(s, schema.RoleToolResult, 1, func(t *schema.Turn) { setText(t, run.result) })}
 }
 
 // genAITool reads an OTel GenAI execute_tool span.

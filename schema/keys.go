@@ -86,3 +86,13 @@ const (
 // Resource attribute naming the service, the project when convtrace.project
 // is absent.
 const KeyServiceName = "service.name"
+
+// Turns between a call's prompt and its final answer, such as what a CLI
+// agent says along the way (system, reasoning, unknown lines, warnings): a
+// convtrace.turn event on the call's span names its role, carries its
+// content like the prompt and response events, and may carry a code.
+const (
+	EventTurn = "convtrace.turn"
+	KeyRole   = "convtrace.role"
+	KeyCode   = "convtrace.code"
+)

@@ -10,6 +10,8 @@ const (
 	RoleSystem     = "system"
 	RoleToolCall   = "tool_call"
 	RoleToolResult = "tool_result"
+	// RoleToolResultError is the answer of a tool execution that failed.
+	RoleToolResultError = "tool_result_error"
 )
 
 // Turn statuses.

@@ -1,0 +1,145 @@
+package cliagent
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/convtrace/convtrace/instrument"
+)
+
+// claudeLine is one line of Claude Code's --output-format stream-json.
+type claudeLine struct {
+	Type      string          `json:"type"`
+	Subtype   string          `json:"subtype"`
+	SessionID string          `json:"session_id"`
+	Model     string          `json:"model"`
+	Tools     json.RawMessage `json:"tools"`
+	Message   *struct {
+		Model   string          `json:"model"`
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+
+	// type result
+	Result       string   `json:"result"`
+	IsError      bool     `json:"is_error"`
+	DurationMS   int64    `json:"duration_ms"`
+	TotalCostUSD *float64 `json:"total_cost_usd"`
+	Errors       []string `json:"errors"`
+	Usage        *struct {
+		InputTokens              int `json:"input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	} `json:"usage"`
+}
+
+type claudeBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// parseClaude returns the events of one stream-json line. Streaming
+// partials (stream_event) and thinking blocks yield none.
+func parseClaude(line []byte) []Event {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	var l claudeLine
+	if err := json.Unmarshal(line, &l); err != nil || l.Type == "" {
+		return unknown(line)
+	}
+	switch l.Type {
+	case "system":
+		if l.Subtype != "init" {
+			return nil
+		}
+		content, _ := json.Marshal(struct {
+			Model string          `json:"model,omitempty"`
+			Tools json.RawMessage `json:"tools,omitempty"`
+		}{l.Model, l.Tools})
+		return []Event{{Kind: KindSystem, SessionID: l.SessionID, Model: l.Model, Content: string(content)}}
+	case "assistant", "user":
+		if l.Message == nil {
+			return unknown(line)
+		}
+		return claudeBlocks(l, line)
+	case "result":
+		e := Event{Kind: KindResult, SessionID: l.SessionID, Content: l.Result, CostUSD: l.TotalCostUSD,
+			DurationMS: l.DurationMS, IsError: l.IsError}
+		if e.Content == "" && len(l.Errors) > 0 {
+			e.Content = strings.Join(l.Errors, "\n")
+		}
+		if e.Content == "" && l.IsError {
+			e.Content = l.Subtype
+		}
+		if u := l.Usage; u != nil {
+			e.Usage = &instrument.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+				CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
+		}
+		return []Event{e}
+	case "stream_event":
+		return nil
+	}
+	return unknown(line)
+}
+
+func claudeBlocks(l claudeLine, line []byte) []Event {
+	var blocks []claudeBlock
+	if err := json.Unmarshal(l.Message.Content, &blocks); err != nil {
+		// A user message may be a plain string: the prompt echoed back.
+		var s string
+		if json.Unmarshal(l.Message.Content, &s) == nil {
+			return nil
+		}
+		return unknown(line)
+	}
+	var out []Event
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			if l.Type == "assistant" && b.Text != "" {
+				out = append(out, Event{Kind: KindResponse, SessionID: l.SessionID, Model: l.Message.Model, Content: b.Text})
+			}
+		case "tool_use":
+			out = append(out, Event{Kind: KindToolCall, SessionID: l.SessionID, Model: l.Message.Model,
+				ToolName: b.Name, CallID: b.ID, Content: compact(b.Input)})
+		case "tool_result":
+			kind := KindToolResult
+			if b.IsError {
+				kind = KindToolResultError
+			}
+			out = append(out, Event{Kind: kind, SessionID: l.SessionID, CallID: b.ToolUseID, Content: claudeResultText(b.Content)})
+		}
+	}
+	return out
+}
+
+// claudeResultText is a tool result's content: a string, or the text of its
+// text blocks, or its JSON.
+func claudeResultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []claudeBlock
+	if json.Unmarshal(raw, &blocks) == nil {
+		var texts []string
+		for _, b := range blocks {
+			if b.Type == "text" {
+				texts = append(texts, b.Text)
+			}
+		}
+		if len(texts) == len(blocks) {
+			return strings.Join(texts, "\n")
+		}
+	}
+	return compact(raw)
+}

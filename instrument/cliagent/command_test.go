@@ -1,0 +1,360 @@
+package cliagent_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.uber.org/goleak"
+
+	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/instrument/cliagent"
+	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/schema"
+)
+
+func TestMain(m *testing.M) { chtest.Main(m) }
+
+// agent returns a command running the fake agent with env set.
+func agent(ctx context.Context, t *testing.T, env map[string]string, args ...string) *exec.Cmd {
+	t.Helper()
+	path, err := filepath.Abs("testdata/agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd
+}
+
+// provider returns a tracer provider exporting to a fresh database, with a
+// span recorder beside it, and the database.
+func provider(t *testing.T, opts ...collector.Option) (*sdktrace.TracerProvider, *tracetest.SpanRecorder, driver.Conn) {
+	t.Helper()
+	conn, dsn := chtest.Open(t)
+	tp, err := collector.NewTracerProvider(dsn, append([]collector.Option{collector.WithProject("cliagent")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := tracetest.NewSpanRecorder()
+	tp.RegisterSpanProcessor(sr)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp, sr, conn
+}
+
+type row struct {
+	role, content, errText, session, tool, callID string
+	tokensIn, cacheRead                           *uint32
+	cost                                          *float64
+}
+
+func (r row) String() string {
+	s := fmt.Sprintf("%s tool=%q id=%q session=%q content=%.60q error=%.80q", r.role, r.tool, r.callID, r.session, r.content, r.errText)
+	if r.tokensIn != nil {
+		s += fmt.Sprintf(" in=%d", *r.tokensIn)
+	}
+	if r.cacheRead != nil {
+		s += fmt.Sprintf(" cache_read=%d", *r.cacheRead)
+	}
+	if r.cost != nil {
+		s += fmt.Sprintf(" cost=%g", *r.cost)
+	}
+	return s
+}
+
+func rows(t *testing.T, tp *sdktrace.TracerProvider, conn driver.Conn) []row {
+	t.Helper()
+	ctx := context.Background()
+	if err := tp.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := conn.Query(ctx, `SELECT role, content, error, session_id, tool_name, tool_call_id, tokens_in, tokens_cache_read, cost_usd
+		FROM conversations FINAL ORDER BY start_ns, seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	var out []row
+	for rs.Next() {
+		var r row
+		if err := rs.Scan(&r.role, &r.content, &r.errText, &r.session, &r.tool, &r.callID, &r.tokensIn, &r.cacheRead, &r.cost); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func roles(rs []row) string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, r.role)
+	}
+	return strings.Join(s, " ")
+}
+
+func TestCommandClaude(t *testing.T) {
+	tp, sr, conn := provider(t)
+	rec := instrument.NewRecorder(instrument.WithTracerProvider(tp))
+	transcript, _ := os.ReadFile("testdata/claude.jsonl")
+
+	var stdout bytes.Buffer
+	cmd := agent(context.Background(), t, map[string]string{"FAKE_TRANSCRIPT": "testdata/claude.jsonl"},
+		"-p", "Why does TestParseConfig fail?", "--output-format", "stream-json", "--verbose")
+	cmd.Stdout = &stdout
+	code, err := cliagent.Command(instrument.WithThread(context.Background(), "issue-7"), cmd,
+		instrument.Turn{Phase: "plan"}, cliagent.WithRecorder(rec)) // format sniffed
+	if err != nil || code != 0 {
+		t.Fatalf("Command = %d, %v", code, err)
+	}
+	if !bytes.Equal(stdout.Bytes(), transcript) {
+		t.Errorf("stdout differs from the transcript:\n%s", stdout.Bytes())
+	}
+
+	const sid = "8f3c2a51-6d7e-4b0a-9c1d-2e5f7a9b0c11"
+	spans := sr.Ended()
+	if len(spans) != 3 {
+		t.Fatalf("got %d spans, want 3 (run, 2 tools)", len(spans))
+	}
+	for _, s := range spans {
+		if !hasAttr(s, schema.KeySessionID, sid) {
+			t.Errorf("span %q lacks the session id: %v", s.Name(), s.Attributes())
+		}
+	}
+	run := spans[2]
+	var got []string
+	for _, e := range run.Events() {
+		name := e.Name
+		for _, a := range e.Attributes {
+			if string(a.Key) == schema.KeyRole {
+				name += ":" + a.Value.AsString()
+			}
+		}
+		got = append(got, name)
+	}
+	want := "gen_ai.prompt convtrace.turn:system convtrace.turn:response convtrace.turn:unknown gen_ai.response"
+	if strings.Join(got, " ") != want {
+		t.Errorf("run span events:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+
+	rs := rows(t, tp, conn)
+	for _, r := range rs {
+		t.Log(r)
+	}
+	// Turn for turn in the transcript's order: init, the first assistant
+	// text, the two tool uses (the first failing), the unparseable line and
+	// the result.
+	if w := "prompt system response tool_call tool_result_error tool_call tool_result unknown response"; roles(rs) != w {
+		t.Errorf("roles:\n got %s\nwant %s", roles(rs), w)
+	}
+	if rs[0].content != "Why does TestParseConfig fail?" {
+		t.Errorf("prompt = %q", rs[0].content)
+	}
+	last := rs[len(rs)-1]
+	if last.content != "parseConfig ignores the file; the fix is to read it." || last.session != sid ||
+		last.tokensIn == nil || *last.tokensIn != 18 || last.cacheRead == nil || *last.cacheRead != 35700 ||
+		last.cost == nil || *last.cost != 0.0421 {
+		t.Errorf("response row: %v", last)
+	}
+	if rs[3].tool != "Bash" || rs[3].callID != "toolu_01Bash" || rs[3].content != `{"command":"go test ./config/","description":"Run the config tests"}` {
+		t.Errorf("tool_call row: %v", rs[3])
+	}
+	if rs[4].tool != "Bash" || rs[4].callID != "toolu_01Bash" || rs[4].role != "tool_result_error" {
+		t.Errorf("failed tool result row: %v", rs[4])
+	}
+}
+
+func TestCommandCodexExitCode(t *testing.T) {
+	tp, sr, conn := provider(t)
+	rec := instrument.NewRecorder(instrument.WithTracerProvider(tp))
+	transcript, _ := os.ReadFile("testdata/codex.jsonl")
+
+	var stdout, stderr bytes.Buffer
+	cmd := agent(context.Background(), t, map[string]string{
+		"FAKE_TRANSCRIPT": "testdata/codex.jsonl", "FAKE_EXIT": "3",
+		"FAKE_STDERR": "Error: thread not found: 0199a213",
+	}, "exec", "--json", "resume", "0199a213", "fix it")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code, err := cliagent.Command(context.Background(), cmd, instrument.Turn{}, cliagent.WithRecorder(rec), cliagent.WithFormat(cliagent.FormatCodex))
+	if code != 3 || err == nil {
+		t.Fatalf("Command = %d, %v; want 3 and an exit error", code, err)
+	}
+	if !bytes.Equal(stdout.Bytes(), transcript) {
+		t.Errorf("stdout differs from the transcript:\n%s", stdout.Bytes())
+	}
+	if stderr.String() != "Error: thread not found: 0199a213\n" {
+		t.Errorf("stderr = %q", stderr.String())
+	}
+	spans := sr.Ended()
+	if len(spans) != 5 { // run + command, file change, mcp, web search
+		t.Errorf("got %d spans, want 5", len(spans))
+	}
+	run := spans[len(spans)-1]
+	var warned bool
+	for _, e := range run.Events() {
+		for _, a := range e.Attributes {
+			if string(a.Key) == schema.KeyCode && a.Value.AsString() == cliagent.CodeSessionResumeInvalid {
+				warned = true
+			}
+		}
+	}
+	if !warned {
+		t.Errorf("no %s warning among %v", cliagent.CodeSessionResumeInvalid, run.Events())
+	}
+
+	rs := rows(t, tp, conn)
+	for _, r := range rs {
+		t.Log(r)
+	}
+	// The warning the pipeline branches on is a row of its own.
+	if !strings.Contains(roles(rs), " warning ") {
+		t.Errorf("no warning row among %s", roles(rs))
+	}
+	if rs[0].role != schema.RolePrompt || rs[0].content != "fix it" {
+		t.Errorf("first row: %v", rs[0])
+	}
+	last := rs[len(rs)-1]
+	if last.role != schema.RoleError || last.errText != "exit status 3: Error: thread not found: 0199a213" ||
+		last.session != "0199a213-81c0-7800-8aa1-bbab2a035a53" {
+		t.Errorf("last row: %v", last)
+	}
+}
+
+func TestCommandPlainStdin(t *testing.T) {
+	tp, _, conn := provider(t)
+	rec := instrument.NewRecorder(instrument.WithTracerProvider(tp))
+	var stdout bytes.Buffer
+	cmd := exec.Command("tr", "a-z", "A-Z")
+	cmd.Stdin = strings.NewReader("shout this\n")
+	cmd.Stdout = &stdout
+	code, err := cliagent.Command(context.Background(), cmd, instrument.Turn{Prompt: ""}, cliagent.WithRecorder(rec), cliagent.WithFormat(cliagent.FormatPlain))
+	if code != 0 || err != nil || stdout.String() != "SHOUT THIS\n" {
+		t.Fatalf("Command = %d, %v, stdout %q", code, err, stdout.String())
+	}
+	rs := rows(t, tp, conn)
+	if roles(rs) != "prompt response" || rs[0].content != "a-z A-Z" || rs[1].content != "SHOUT THIS\n" {
+		t.Errorf("rows: %v", rs)
+	}
+}
+
+func TestCommandKilled(t *testing.T) {
+	tp, _, conn := provider(t, collector.WithPendingAfter(100*time.Millisecond))
+	rec := instrument.NewRecorder(instrument.WithTracerProvider(tp))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := agent(ctx, t, map[string]string{"FAKE_SLEEP": "30", "FAKE_STDERR": "working..."}, "-p", "long task")
+	done := make(chan struct{})
+	var code int
+	var err error
+	go func() {
+		defer close(done)
+		code, err = cliagent.Command(ctx, cmd, instrument.Turn{}, cliagent.WithRecorder(rec), cliagent.WithFormat(cliagent.FormatClaude))
+	}()
+
+	// The prompt is stored while the agent runs.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rows(t, tp, conn)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no prompt row while the agent runs")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if code != -1 || err == nil {
+		t.Errorf("Command = %d, %v; want -1 and an error", code, err)
+	}
+	rs := rows(t, tp, conn)
+	if roles(rs) != "prompt error" || rs[0].content != "long task" || rs[1].errText != "signal: killed: working..." {
+		t.Errorf("rows: %v", rs)
+	}
+}
+
+func hasAttr(s sdktrace.ReadOnlySpan, key, value string) bool {
+	for _, a := range s.Attributes() {
+		if string(a.Key) == key && a.Value.AsString() == value {
+			return true
+		}
+	}
+	return false
+}
+
+// A Claude run whose resume session is invalid gets the warning, an error
+// row and no tool spans.
+func TestCommandClaudeResumeInvalid(t *testing.T) {
+	sr := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+	defer tp.Shutdown(context.Background())
+	cmd := agent(context.Background(), t, map[string]string{"FAKE_EXIT": "1", "FAKE_STDERR": "Error: Invalid session ID. Must be a valid UUID."},
+		"--resume", "nope", "-p", "go on", "--output-format", "stream-json")
+	code, err := cliagent.Command(context.Background(), cmd, instrument.Turn{},
+		cliagent.WithRecorder(instrument.NewRecorder(instrument.WithTracerProvider(tp))))
+	if code != 1 || err == nil {
+		t.Fatalf("Command = %d, %v", code, err)
+	}
+	spans := sr.Ended()
+	if len(spans) != 1 {
+		t.Fatalf("got %d spans, want 1", len(spans))
+	}
+	s := spans[0]
+	if s.Status().Description != "exit status 1: Error: Invalid session ID. Must be a valid UUID." {
+		t.Errorf("status = %q", s.Status().Description)
+	}
+	var got []string
+	for _, e := range s.Events() {
+		got = append(got, e.Name)
+		if e.Name == schema.EventTurn && !(hasKV(e.Attributes, schema.KeyRole, cliagent.KindWarning) && hasKV(e.Attributes, schema.KeyCode, cliagent.CodeSessionResumeInvalid)) {
+			t.Errorf("turn event %v is not the resume warning", e.Attributes)
+		}
+	}
+	if strings.Join(got, " ") != "gen_ai.prompt convtrace.turn exception" {
+		t.Errorf("events = %v", got)
+	}
+}
+
+func hasKV(attrs []attribute.KeyValue, key, value string) bool {
+	for _, a := range attrs {
+		if string(a.Key) == key && a.Value.AsString() == value {
+			return true
+		}
+	}
+	return false
+}
+
+// A tool use left without a result ends with the run, and no goroutine
+// outlives Command.
+func TestCommandUnpairedToolNoLeak(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	sr := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+	defer tp.Shutdown(context.Background())
+	transcript := filepath.Join(t.TempDir(), "t.jsonl")
+	line := `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_9","name":"Bash","input":{"command":"sleep 99"}}]},"session_id":"s1"}` + "\n"
+	if err := os.WriteFile(transcript, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := agent(context.Background(), t, map[string]string{"FAKE_TRANSCRIPT": transcript, "FAKE_EXIT": "2"})
+	code, _ := cliagent.Command(context.Background(), cmd, instrument.Turn{Prompt: "p"},
+		cliagent.WithRecorder(instrument.NewRecorder(instrument.WithTracerProvider(tp))))
+	if code != 2 {
+		t.Errorf("exit code %d, want 2", code)
+	}
+	spans := sr.Ended()
+	if len(spans) != 2 || spans[0].Name() != "execute_tool Bash" || spans[0].Status().Description != "no tool result: the agent ended first" {
+		t.Errorf("spans: %v", spans)
+	}
+}

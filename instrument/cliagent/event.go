@@ -1,0 +1,64 @@
+package cliagent
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/convtrace/convtrace/instrument"
+)
+
+// Kinds of Event: the role of the turn each becomes.
+const (
+	KindSession         = "session"           // only the provider session id
+	KindSystem          = "system"            // session start: model, tools
+	KindResponse        = "response"          // assistant text
+	KindReasoning       = "reasoning"         // the model's reasoning summary
+	KindToolCall        = "tool_call"         // a tool use, paired by CallID
+	KindToolResult      = "tool_result"       // its result
+	KindToolResultError = "tool_result_error" // its result, failed
+	KindTodoList        = "todo_list"         // the agent's plan
+	KindResult          = "result"            // the run's final answer and usage
+	KindError           = "error"             // the agent reported a failure
+	KindUnknown         = "unknown"           // a line that could not be parsed
+	KindWarning         = "warning"           // see Code
+)
+
+// CodeSessionResumeInvalid is the Code of the warning an agent gets when
+// the session it was told to resume does not exist, so a pipeline can retry
+// without resuming.
+const CodeSessionResumeInvalid = "session_resume_invalid"
+
+// Event is one logical event of an agent's output, as a parser reads it
+// from one line.
+type Event struct {
+	Kind      string
+	SessionID string
+	Model     string
+	Content   string // text, tool input or output, the raw line for unknown
+	ToolName  string
+	CallID    string
+	Code      string // for warnings
+
+	// Set on KindResult.
+	Usage      *instrument.Usage
+	CostUSD    *float64
+	DurationMS int64
+	IsError    bool
+}
+
+// compact returns raw JSON without insignificant space, or raw itself when
+// it is not valid JSON.
+func compact(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func unknown(line []byte) []Event {
+	return []Event{{Kind: KindUnknown, Content: string(line)}}
+}
