@@ -12,10 +12,10 @@ import (
 	"github.com/convtrace/convtrace/internal/demo"
 )
 
-func demoCmd(fs *flag.FlagSet) func(context.Context, streams) error {
+func demoCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	var sf storageFlags
 	sf.register(fs)
-	return func(ctx context.Context, out streams) error {
+	return func(ctx context.Context, out streams, _ []string) error {
 		st, err := sf.open(ctx, out.stderr)
 		if err != nil {
 			return err

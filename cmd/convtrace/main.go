@@ -12,27 +12,37 @@ import (
 )
 
 // command is one subcommand: setup registers its flags on fs and returns
-// the function that runs it once they are parsed.
+// the function that runs it, with the arguments left after the flags, once
+// they are parsed. Only commands that take arguments accept any.
 type command struct {
 	name, summary string
-	setup         func(fs *flag.FlagSet) func(ctx context.Context, out streams) error
+	takesArgs     bool
+	setup         func(fs *flag.FlagSet) func(ctx context.Context, io streams, args []string) error
 }
 
-// streams are where a command prints: results to stdout, progress and
-// errors to stderr.
+// streams are what a command reads and prints: results to stdout, progress
+// and errors to stderr.
 type streams struct {
 	stdout, stderr io.Writer
+	stdin          io.Reader
 }
 
+// exitCode is an error that ends convtrace with a given exit status and no
+// message, such as a wrapped agent's own.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
+
 var commands = []command{
-	{"serve", "serve the viewer on http://127.0.0.1:8080", serveCmd},
-	{"demo", "record one demo pipeline run through the in-process exporter", demoCmd},
-	{"migrate", "apply pending schema migrations and print the schema version", migrateCmd},
+	{"serve", "serve the viewer on http://127.0.0.1:8080 and the OTLP receivers", false, serveCmd},
+	{"run", "run a CLI agent (Claude Code, Codex, any command) and record what it says", true, runAgentCmd},
+	{"demo", "record one demo pipeline run through the in-process exporter", false, demoCmd},
+	{"migrate", "apply pending schema migrations and print the schema version", false, migrateCmd},
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], streams{os.Stdout, os.Stderr})
+	code := run(ctx, os.Args[1:], streams{os.Stdout, os.Stderr, os.Stdin})
 	stop()
 	os.Exit(code)
 }
@@ -59,11 +69,15 @@ func run(ctx context.Context, args []string, out streams) int {
 			}
 			return 2
 		}
-		if fs.NArg() > 0 {
+		if fs.NArg() > 0 && !c.takesArgs {
 			fmt.Fprintf(stderr, "convtrace %s: unexpected argument %q\n", c.name, fs.Arg(0))
 			return 2
 		}
-		if err := runCmd(ctx, out); err != nil {
+		if err := runCmd(ctx, out, fs.Args()); err != nil {
+			var code exitCode
+			if errors.As(err, &code) {
+				return int(code)
+			}
 			fmt.Fprintf(stderr, "convtrace %s: %v\n", c.name, err)
 			return 1
 		}

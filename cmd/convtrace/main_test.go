@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 func runCapture(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, streams{&stdout, &stderr})
+	code := run(context.Background(), args, streams{&stdout, &stderr, strings.NewReader("")})
 	return code, stdout.String(), stderr.String()
 }
 

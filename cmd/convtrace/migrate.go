@@ -8,10 +8,10 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-func migrateCmd(fs *flag.FlagSet) func(context.Context, streams) error {
+func migrateCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	var sf storageFlags
 	sf.register(fs)
-	return func(ctx context.Context, out streams) error {
+	return func(ctx context.Context, out streams, _ []string) error {
 		st, err := sf.open(ctx, out.stderr) // open migrates
 		if err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 	"github.com/convtrace/convtrace/viewer"
 )
 
-func serveCmd(fs *flag.FlagSet) func(context.Context, streams) error {
+func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	var sf storageFlags
 	sf.register(fs)
 	listen := fs.String("listen", "127.0.0.1:8080", "address the viewer listens on")
@@ -26,7 +26,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams) error {
 	maxBody := fs.Int("otlp-max-body", 16<<20, "largest OTLP request accepted, in bytes after decompression")
 	joinWindow := fs.Duration("join-window", 30*time.Second, "how long a span waits for log records carrying its content, and log records for their span")
 	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
-	return func(ctx context.Context, out streams) error {
+	return func(ctx context.Context, out streams, _ []string) error {
 		st, err := sf.open(ctx, out.stderr)
 		if err != nil {
 			return err

@@ -41,7 +41,7 @@ func startServe(t *testing.T, extra ...string) served {
 	done := make(chan int, 1)
 	args := append([]string{"serve", "--clickhouse", dsn, "--listen", "127.0.0.1:0", "--otlp-http", "127.0.0.1:0", "--otlp-grpc", "127.0.0.1:0"}, extra...)
 	go func() {
-		done <- run(ctx, args, streams{pw, io.Discard})
+		done <- run(ctx, args, streams{pw, io.Discard, strings.NewReader("")})
 		pw.Close()
 	}()
 	t.Cleanup(func() {
