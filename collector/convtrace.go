@@ -31,6 +31,13 @@ func mapConvtrace(s span, c call, prompt event) []schema.Turn {
 		if resp, ok := s.event(schema.EventResponse); ok {
 			setContent(t, resp.attrs)
 		}
+		if answerRole == schema.RoleResponse && t.ToolCallID == "" && strings.HasPrefix(t.Content, "[") {
+			if ms, ok := parseMessages(t.Content); ok {
+				if calls := toolCalls(ms); len(calls) == 1 {
+					t.ToolName, t.ToolCallID = calls[0].name, calls[0].id
+				}
+			}
+		}
 	})
 	return append(turns, answer)
 }
