@@ -238,12 +238,17 @@ func (c call) finish(s span, role string, seq uint16, content func(*schema.Turn)
 	t.Attributes = s.extraAttrs()
 	if s.failed {
 		t.Role = schema.RoleError
-		if role == schema.RoleToolResult {
-			t.Role = schema.RoleToolResultError
-		}
 		t.Status = schema.StatusError
 		t.Error = s.errorMessage()
-		setText(&t, t.Error)
+		if role == schema.RoleToolResult {
+			// A failed tool's output is its answer; the error message
+			// stands in when there is none.
+			t.Role = schema.RoleToolResultError
+			content(&t)
+		}
+		if t.Content == "" {
+			setText(&t, t.Error)
+		}
 	} else {
 		t.Role = role
 		content(&t)

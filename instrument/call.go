@@ -198,7 +198,9 @@ func (r *Recorder) Call(ctx context.Context, turn Turn, fn func(context.Context)
 
 // Tool runs fn, the execution of one tool call, inside an "execute_tool
 // {name}" span: the arguments become the tool_call turn and fn's result the
-// tool_result turn. Like Call, it returns fn's result unchanged.
+// tool_result turn. When fn fails, the result it returns, if any, is the
+// failed tool's output and the error's message says only that it failed.
+// Like Call, it returns fn's result unchanged.
 func (r *Recorder) Tool(ctx context.Context, call ToolCall, fn func(context.Context) (string, error)) (string, error) {
 	attrs := append(r.scopeAttrs(ctx, Turn{}, 3),
 		attribute.String(schema.KeyOperationName, schema.OperationExecuteTool),
@@ -216,6 +218,11 @@ func (r *Recorder) Tool(ctx context.Context, call ToolCall, fn func(context.Cont
 	}()
 	result, err := fn(ctx)
 	if err != nil {
+		if result != "" {
+			// A failed tool's output is content: it obeys the capture
+			// settings, unlike the error message.
+			span.AddEvent(schema.EventResponse, trace.WithAttributes(r.content(result)...))
+		}
 		endFailed(span, err)
 		return result, err
 	}
@@ -234,6 +241,12 @@ func (r *Recorder) scopeAttrs(ctx context.Context, turn Turn, extra int) []attri
 	s.agent = cmp.Or(turn.Agent, s.agent)
 	return appendScope(make([]attribute.KeyValue, 0, 5+extra), s)
 }
+
+// ContentAttributes returns the attributes that carry content s on an event
+// the way the prompt and response events carry theirs, honouring
+// WithoutContent and WithContentLimit: for recorders that add turns of
+// their own, such as a CLI agent's.
+func (r *Recorder) ContentAttributes(s string) []attribute.KeyValue { return r.content(s) }
 
 // content returns the attributes of a prompt or response event: the content
 // (unless capture is off), cut to the limit at a rune boundary, with its

@@ -275,11 +275,7 @@ func (r *run) flushResponse() {
 }
 
 func (r *run) addTurn(e Event, at time.Time) {
-	attrs := []attribute.KeyValue{
-		attribute.String(schema.KeyRole, e.Kind),
-		attribute.String(schema.KeyContent, e.Content),
-		attribute.Int(schema.KeyContentBytes, len(e.Content)),
-	}
+	attrs := append([]attribute.KeyValue{attribute.String(schema.KeyRole, e.Kind)}, r.rec.ContentAttributes(e.Content)...)
 	if e.Code != "" {
 		attrs = append(attrs, attribute.String(schema.KeyCode, e.Code))
 	}
@@ -316,7 +312,7 @@ func (r *run) startTool(e Event) {
 				case !ok:
 					return "", errors.New("no tool result: the agent ended first")
 				case res.Kind == KindToolResultError:
-					return res.Content, toolError(res.Content)
+					return res.Content, errToolFailed
 				}
 				return res.Content, nil
 			})
@@ -324,10 +320,9 @@ func (r *run) startTool(e Event) {
 	<-started // keep spans in the order the agent used the tools
 }
 
-// toolError is a failed tool result, recorded as the tool span's error.
-type toolError string
-
-func (e toolError) Error() string { return string(e) }
+// errToolFailed is the error of a tool use whose result the agent marked
+// as an error; the result itself is recorded as the tool's output.
+var errToolFailed = errors.New("the tool reported an error")
 
 // finish ends the run: it closes tools left without a result, records the
 // warnings and returns the run's response, or its error.

@@ -358,3 +358,28 @@ func TestCommandUnpairedToolNoLeak(t *testing.T) {
 		t.Errorf("spans: %v", spans)
 	}
 }
+
+func TestCommandWithoutContentKeepsEveryTurnEmpty(t *testing.T) {
+	tp, _, conn := provider(t)
+	rec := instrument.NewRecorder(instrument.WithTracerProvider(tp), instrument.WithoutContent())
+	var stdout bytes.Buffer
+	cmd := agent(context.Background(), t, map[string]string{"FAKE_TRANSCRIPT": "testdata/claude.jsonl"},
+		"-p", "--output-format", "stream-json", "Why does TestParseConfig fail?")
+	cmd.Stdout = &stdout
+	if code, err := cliagent.Command(context.Background(), cmd, instrument.Turn{}, cliagent.WithRecorder(rec)); code != 0 || err != nil {
+		t.Fatalf("Command = %d, %v", code, err)
+	}
+	rs := rows(t, tp, conn)
+	if len(rs) < 5 {
+		t.Fatalf("only %d rows: %s", len(rs), roles(rs))
+	}
+	// Error rows say what failed; nothing the agent or a tool said remains.
+	for _, r := range rs {
+		if r.content != "" && r.content != r.errText {
+			t.Errorf("%s row keeps content %q with capture off", r.role, r.content)
+		}
+		if strings.Contains(r.content, "TestParseConfig") {
+			t.Errorf("%s row leaks the tool's output: %q", r.role, r.content)
+		}
+	}
+}
