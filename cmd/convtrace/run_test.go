@@ -62,3 +62,37 @@ func TestRunNeedsACommand(t *testing.T) {
 		t.Errorf("run without a command: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+func TestRunRecordsCodex(t *testing.T) {
+	conn, dsn := chtest.Open(t)
+	script, _ := filepath.Abs("../../instrument/cliagent/testdata/agent.sh")
+	transcript, _ := filepath.Abs("../../instrument/cliagent/testdata/codex.jsonl")
+	want, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_TRANSCRIPT", transcript)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"run", "--clickhouse", dsn, "--thread", "issue-10", "--", script, "exec", "--json", "fix it"},
+		streams{&stdout, &stderr, strings.NewReader("")})
+	if code != 0 || !bytes.Equal(stdout.Bytes(), want) {
+		t.Fatalf("exit %d (stderr %q); stdout byte-identical: %v", code, stderr.String(), bytes.Equal(stdout.Bytes(), want))
+	}
+	var roles []string
+	rows, err := conn.Query(context.Background(), "SELECT role FROM conversations FINAL WHERE thread_id = 'issue-10' ORDER BY start_ns, seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var role string
+		if err := rows.Scan(&role); err != nil {
+			t.Fatal(err)
+		}
+		roles = append(roles, role)
+	}
+	got := strings.Join(roles, " ")
+	if !strings.HasPrefix(got, "prompt ") || !strings.Contains(got, "tool_call tool_result") || !strings.HasSuffix(got, " response") {
+		t.Errorf("codex roles %q: want the prompt, paired tool rows and the final response", got)
+	}
+}
