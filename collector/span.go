@@ -91,7 +91,7 @@ func (a attrs) bool(key string) bool {
 func attrsFromKV(kvs []attribute.KeyValue) attrs {
 	list := make([]schema.Attr, len(kvs))
 	for i, kv := range kvs {
-		list[i] = schema.Attr{Key: string(kv.Key), Value: kv.Value.Emit()}
+		list[i] = schema.Attr{Key: string(kv.Key), Value: kv.Value.String()}
 	}
 	return attrs{list: list}
 }

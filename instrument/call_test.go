@@ -23,7 +23,7 @@ func newRecorder(opts ...instrument.Option) (*instrument.Recorder, *tracetest.Sp
 func attrMap(kvs []attribute.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, kv := range kvs {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }

@@ -91,13 +91,6 @@ func fixture(t testing.TB, name string) []byte {
 	return b
 }
 
-type rowsIter = interface {
-	Next() bool
-	Scan(...any) error
-	Err() error
-	Close() error
-}
-
 type row struct {
 	Role, Content, Model, Provider               string
 	TokensIn, TokensOut, TokensCacheRead         *uint32
