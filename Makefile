@@ -3,7 +3,7 @@ GO   ?= go
 BIN  := bin/convtrace
 ROOT := $(shell id -u 2>/dev/null)
 
-.PHONY: run test build bench clickhouse chdb lint
+.PHONY: run test build bench clickhouse chdb chromium lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/convtrace
@@ -15,8 +15,8 @@ run: clickhouse build
 
 ## test: install what the tests need, then vet, check formatting and run
 ## every test against real servers the tests start themselves.
-test: clickhouse chdb lint
-	CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CHDB=1 $(GO) test -count=1 ./...
+test: clickhouse chdb chromium lint
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CHDB=1 CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -46,3 +46,13 @@ chdb:
 	  else echo "npm not found; install it with: sudo apt-get install -y nodejs npm" >&2; exit 1; fi; \
 	fi
 	@[ -d internal/chdbcheck/node_modules/chdb ] || npm ci --prefix internal/chdbcheck --no-audit --no-fund --ignore-scripts
+
+# Debian's Chromium for the viewer's browser tests (driven with chromedp).
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif [ "$(ROOT)" = 0 ]; then \
+	  echo "installing chromium with apt-get"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	else \
+	  echo "no chromium found; install it with: sudo apt-get install -y chromium" >&2; exit 1; \
+	fi

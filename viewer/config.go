@@ -12,6 +12,7 @@ type Option interface{ apply(*config) }
 type config struct {
 	logger      *slog.Logger
 	threadLimit int
+	token       string
 }
 
 type optionFunc func(*config)
@@ -44,4 +45,12 @@ func WithThreadLimit(n int) Option {
 			c.threadLimit = n
 		}
 	})
+}
+
+// WithToken requires every page and API request to carry token (as
+// "Authorization: Bearer TOKEN", or in the cookie that opening the viewer
+// once with ?token=TOKEN sets). Empty, the default, requires none; the
+// caller then keeps the viewer on a loopback address.
+func WithToken(token string) Option {
+	return optionFunc(func(c *config) { c.token = token })
 }

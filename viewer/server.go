@@ -6,16 +6,20 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gin-gonic/gin"
 )
 
 // DB is what the viewer needs of a ClickHouse connection whose database is
-// the convtrace database: a clickhouse-go driver.Conn satisfies it. Query is
-// called concurrently, one call per request, with the request's context.
+// the convtrace database: a clickhouse-go driver.Conn satisfies it. Query
+// and Exec are called concurrently, one call per request, with the
+// request's context. Exec only inserts rows of the mutable tables
+// (thread_meta, turn_notes).
 type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
+	Exec(ctx context.Context, query string, args ...any) error
 }
 
 //go:embed static
@@ -26,6 +30,7 @@ type Server struct {
 	store  store
 	log    *slog.Logger
 	pages  *pages
+	token  string
 	engine *gin.Engine
 }
 
@@ -36,6 +41,7 @@ func New(db DB, opts ...Option) *Server {
 		store: store{db: db, threadLimit: cfg.threadLimit},
 		log:   cfg.logger,
 		pages: parsePages(),
+		token: cfg.token,
 	}
 	s.engine = s.router()
 	return s
@@ -61,21 +67,33 @@ func (s *Server) router() *gin.Engine {
 	if err != nil {
 		panic(err) // embedded at build time
 	}
-	r.StaticFileFS("/static/app.css", "app.css", http.FS(static))
-	r.StaticFileFS("/static/app.js", "app.js", http.FS(static))
+	// The embedded files only: a folder is not listed.
+	files := http.StripPrefix("/static", http.FileServerFS(static))
+	r.GET("/static/*file", func(c *gin.Context) {
+		if name := c.Param("file"); name == "/" || strings.HasSuffix(name, "/") {
+			s.notFound(c)
+			return
+		}
+		files.ServeHTTP(c.Writer, c.Request)
+	})
 
-	r.GET("/", s.threadsPage)
-	r.GET("/threads/:id", s.threadPage)
-	api := r.Group("/api")
-	api.GET("/threads", s.apiThreads)
-	api.GET("/threads/:id/turns", s.apiTurns)
-	r.NoRoute(s.notFound)
+	// Everything but the static files needs the token, when one is set;
+	// every request that changes something must come from the viewer's own
+	// pages.
+	app := r.Group("/", requireToken(s.token), s.sameOrigin())
+	api := app.Group("/api")
+	s.threadsRoutes(app, api)
+	s.threadRoutes(app, api)
+	s.traceRoutes(app, api)
+	s.searchRoutes(app, api)
+	s.contextRoutes(api)
+	r.NoRoute(requireToken(s.token), s.notFound)
 	return r
 }
 
-// contentSecurityPolicy allows only the viewer's own script and stylesheet:
-// no inline script, no inline style, nothing from elsewhere.
-const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+// contentSecurityPolicy allows only the viewer's own scripts and
+// stylesheets: no inline script, no inline style, nothing from elsewhere.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 func securityHeaders(c *gin.Context) {
@@ -83,6 +101,7 @@ func securityHeaders(c *gin.Context) {
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
 	c.Next()
 }
 

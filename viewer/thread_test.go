@@ -222,7 +222,8 @@ func TestStaticFiles(t *testing.T) {
 	h, _ := newServer(t)
 	tests := []struct{ path, contentType, want string }{
 		{"/static/app.css", "text/css", ".content.collapsed"},
-		{"/static/app.js", "text/javascript", "show-full"},
+		{"/static/app.js", "text/javascript", "window.convtrace"},
+		{"/static/thread.js", "text/javascript", "show-full"},
 	}
 	for _, tt := range tests {
 		res := get(t, h, tt.path)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,7 +27,11 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	maxBody := fs.Int("otlp-max-body", 16<<20, "largest OTLP request accepted, in bytes after decompression")
 	joinWindow := fs.Duration("join-window", 30*time.Second, "how long a span waits for log records carrying its content, and log records for their span")
 	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
+	token := fs.String("token", os.Getenv("CONVTRACE_TOKEN"), "token every viewer page and API request must carry (env CONVTRACE_TOKEN); without one the viewer listens on loopback only")
 	return func(ctx context.Context, out streams, _ []string) error {
+		if err := checkListen(*listen, *token); err != nil {
+			return err
+		}
 		st, err := sf.open(ctx, out.stderr)
 		if err != nil {
 			return err
@@ -73,7 +78,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			fmt.Fprintf(out.stdout, "%s on http://%s\n", what, ln.Addr())
 			return nil
 		}
-		if err := serveHTTP(*listen, viewer.New(st.conn).Handler(), "convtrace viewer"); err != nil {
+		if err := serveHTTP(*listen, viewer.New(st.conn, viewer.WithToken(*token)).Handler(), "convtrace viewer"); err != nil {
 			return err
 		}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody))}
@@ -115,4 +120,23 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}
 		return serveErr
 	}
+}
+
+// checkListen refuses a viewer address other than loopback when no token
+// guards it: the viewer shows everything the agents said.
+func checkListen(addr, token string) error {
+	if token != "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--listen %s is not a loopback address: set --token (or CONVTRACE_TOKEN) to serve the viewer beyond this machine", addr)
 }

@@ -259,3 +259,33 @@ func TestServeTakesTenThousandSpansFromTelemetrygen(t *testing.T) {
 		t.Errorf("spans stored from telemetrygen: %d, want 10000", n)
 	}
 }
+
+// Without a token the viewer stays on loopback; with one, every request
+// must carry it.
+func TestServeViewerToken(t *testing.T) {
+	var stderr strings.Builder
+	code := run(context.Background(), []string{"serve", "--clickhouse", "clickhouse://127.0.0.1:1/x", "--listen", "0.0.0.0:0"},
+		streams{io.Discard, &stderr, strings.NewReader("")})
+	if code != 1 || !strings.Contains(stderr.String(), "not a loopback address: set --token") {
+		t.Errorf("serve --listen 0.0.0.0:0 without a token: exit %d, stderr %q; want 1 and a refusal naming --token", code, stderr.String())
+	}
+
+	s := startServe(t, "--token", "s3cret")
+	for _, tc := range []struct {
+		auth string
+		want int
+	}{{"", http.StatusUnauthorized}, {"Bearer wrong", http.StatusUnauthorized}, {"Bearer s3cret", http.StatusOK}} {
+		req, _ := http.NewRequest(http.MethodGet, s.viewer+"/api/threads", nil)
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tc.want {
+			t.Errorf("GET /api/threads with Authorization %q: status %d, want %d", tc.auth, res.StatusCode, tc.want)
+		}
+	}
+}

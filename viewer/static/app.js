@@ -1,19 +1,38 @@
-// convtrace viewer: the "Show full" toggle of long turn contents. Served as
-// a file because the Content-Security-Policy allows no inline script.
+// convtrace viewer: what every page's script shares. Served as a file
+// because the Content-Security-Policy allows no inline script. Each page's
+// own script (threads.js, thread.js, trace.js, search.js, cost.js) is
+// loaded on every page and does nothing where its elements are absent.
 "use strict";
-document.addEventListener("click", (event) => {
-  const button = event.target.closest("button.show-full");
-  if (!button) {
-    return;
-  }
-  const content = document.getElementById(button.getAttribute("aria-controls"));
-  if (!content) {
-    return;
-  }
-  if (!button.dataset.label) {
-    button.dataset.label = button.textContent;
-  }
-  const expanded = content.classList.toggle("collapsed") === false;
-  button.setAttribute("aria-expanded", String(expanded));
-  button.textContent = expanded ? "Show less" : button.dataset.label;
-});
+window.convtrace = {
+  // send makes a same-origin JSON request that changes something and
+  // returns the decoded answer; it throws an Error carrying the server's
+  // reason when the status is not 2xx.
+  async send(method, url, body) {
+    const res = await fetch(url, {
+      method,
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch (_) {
+      data = null;
+    }
+    if (!res.ok) {
+      throw new Error((data && data.error) || `${method} ${url}: HTTP ${res.status}`);
+    }
+    return data;
+  },
+  // getJSON fetches url and decodes it, throwing on a non-2xx status.
+  async getJSON(url) {
+    const res = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    const data = await res.json().catch(() => null);
+    if (!res.ok) {
+      throw new Error((data && data.error) || `GET ${url}: HTTP ${res.status}`);
+    }
+    return data;
+  },
+};

@@ -1,0 +1,2 @@
+// convtrace viewer: script of the cost page; does nothing elsewhere.
+"use strict";

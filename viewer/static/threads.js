@@ -1,0 +1,2 @@
+// convtrace viewer: script of the threads page; does nothing elsewhere.
+"use strict";
