@@ -22,6 +22,11 @@ type apiErrorBody struct {
 }
 
 func (s *Server) apiError(c *gin.Context, err error) {
+	var pe *ParamError
+	if errors.As(err, &pe) {
+		c.JSON(http.StatusBadRequest, apiErrorBody{pe.Error()})
+		return
+	}
 	if errors.Is(err, errNotFound) {
 		c.JSON(http.StatusNotFound, apiErrorBody{err.Error()})
 		return
@@ -31,6 +36,11 @@ func (s *Server) apiError(c *gin.Context, err error) {
 }
 
 func (s *Server) pageError(c *gin.Context, err error) {
+	var pe *ParamError
+	if errors.As(err, &pe) {
+		s.html(c, http.StatusBadRequest, "badrequest.html", pe.Error())
+		return
+	}
 	s.log.ErrorContext(c.Request.Context(), "viewer: query failed", "path", c.Request.URL.Path, "err", err)
 	s.html(c, http.StatusInternalServerError, "error.html", nil)
 }
