@@ -13,7 +13,11 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/internal/browsertest"
 	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/demo"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -161,4 +165,40 @@ func article(t *testing.T, page, id string) string {
 	}
 	t.Fatalf("no turn card with id %q in page:\n%s", id, page)
 	return ""
+}
+
+// demoServer returns a viewer over a fresh database holding one run of the
+// demo pipeline (recorded through the in-process exporter, as `convtrace
+// demo` does), that database's connection, and the demo thread's id.
+func demoServer(t *testing.T) (http.Handler, driver.Conn, string) {
+	t.Helper()
+	conn, dsn := chtest.Open(t)
+	provider, err := demo.StartProvider()
+	if err != nil {
+		t.Fatalf("start demo provider: %v", err)
+	}
+	defer provider.Shutdown(context.Background())
+	tp, err := collector.NewTracerProvider(dsn, collector.WithProject("demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, runErr := demo.Run(context.Background(), instrument.NewRecorder(instrument.WithTracerProvider(tp)), provider.URL)
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatalf("flush demo rows: %v", err)
+	}
+	if runErr != nil {
+		t.Fatalf("demo pipeline: %v", runErr)
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	return viewer.New(conn, viewer.WithLogger(log)).Handler(), conn, res.ThreadID
+}
+
+// browse serves h on a local port and returns a headless Chromium tab and
+// the server's base URL; both end with the test.
+func browse(t *testing.T, h http.Handler) (context.Context, string) {
+	t.Helper()
+	ctx := browsertest.New(t, 2*time.Minute)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return ctx, srv.URL
 }
