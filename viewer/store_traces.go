@@ -157,6 +157,7 @@ func (s store) spanTurns(ctx context.Context, traceID, spanID string) ([]SpanTur
 			return nil, fmt.Errorf("scan span turn: %w", err)
 		}
 		t.ContentCut = cut != 0
+		t.Messages = spanMessages(t.Content)
 		t.URL = threadURL(t.ThreadID) + "#" + t.TurnID
 		turns = append(turns, t)
 	}

@@ -86,25 +86,44 @@ type TraceSpan struct {
 // SpanTurn is one turn of a span as the trace page lists it: its content
 // cut to about 2 KB, and the link to the turn in its thread.
 type SpanTurn struct {
-	TurnID       string   `json:"turn_id"`
-	ThreadID     string   `json:"thread_id"`
-	Role         string   `json:"role"`
-	Seq          uint16   `json:"seq"`
-	Speaker      string   `json:"speaker"`
-	Phase        string   `json:"phase"`
-	Model        string   `json:"model"`
-	ToolName     string   `json:"tool_name"`
-	Status       string   `json:"status"`
-	Error        string   `json:"error"`
-	StartNS      uint64   `json:"start_ns"`
-	DurationNS   uint64   `json:"duration_ns"`
-	TokensIn     *uint32  `json:"tokens_in"`
-	TokensOut    *uint32  `json:"tokens_out"`
-	CostUSD      *float64 `json:"cost_usd"`
-	Content      string   `json:"content"`
-	ContentCut   bool     `json:"content_cut"` // Content is not all of the turn
-	ContentBytes uint32   `json:"content_bytes"`
-	URL          string   `json:"url"` // the turn in its thread page
+	TurnID     string   `json:"turn_id"`
+	ThreadID   string   `json:"thread_id"`
+	Role       string   `json:"role"`
+	Seq        uint16   `json:"seq"`
+	Speaker    string   `json:"speaker"`
+	Phase      string   `json:"phase"`
+	Model      string   `json:"model"`
+	ToolName   string   `json:"tool_name"`
+	Status     string   `json:"status"`
+	Error      string   `json:"error"`
+	StartNS    uint64   `json:"start_ns"`
+	DurationNS uint64   `json:"duration_ns"`
+	TokensIn   *uint32  `json:"tokens_in"`
+	TokensOut  *uint32  `json:"tokens_out"`
+	CostUSD    *float64 `json:"cost_usd"`
+	Content    string   `json:"content"`
+	// Messages is Content read as chat messages JSON, as far as it decodes
+	// (the cut may end it mid-message); empty when Content is not such JSON.
+	Messages     []SpanMessage `json:"messages"`
+	ContentCut   bool          `json:"content_cut"` // Content is not all of the turn
+	ContentBytes uint32        `json:"content_bytes"`
+	URL          string        `json:"url"` // the turn in its thread page
+}
+
+// SpanMessage is one chat message of a turn's content.
+type SpanMessage struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// spanMessages reads the chat messages at the start of content.
+func spanMessages(content string) []SpanMessage {
+	msgs, _ := decodeMessages(content)
+	out := make([]SpanMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = SpanMessage{Role: m.Role, Text: m.Text}
+	}
+	return out
 }
 
 // trace reads a trace and orders its spans; errTraceNotFound when it has
@@ -177,8 +196,14 @@ func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 		spans = append(spans, sp)
 	}
 
+	// The threads are those the trace's turns belong to: a span without a
+	// thread is stored as its own trace's thread, which has no page.
 	t := Trace{TraceID: id, ThreadIDs: []string{}, SpanCount: len(spans)}
-	threads := map[string]bool{}
+	for _, c := range calls {
+		if c.ThreadID != "" && !slices.Contains(t.ThreadIDs, c.ThreadID) {
+			t.ThreadIDs = append(t.ThreadIDs, c.ThreadID)
+		}
+	}
 	for i := range spans {
 		sp := &spans[i]
 		sp.LLM = sp.Provider != "" || sp.Model != ""
@@ -189,10 +214,6 @@ func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 		t.EndNS = max(t.EndNS, sp.StartNS+sp.DurationNS)
 		if c, ok := byCall[sp.SpanID]; ok {
 			t.EndNS = max(t.EndNS, c.EndNS)
-		}
-		if sp.ThreadID != "" && !threads[sp.ThreadID] {
-			threads[sp.ThreadID] = true
-			t.ThreadIDs = append(t.ThreadIDs, sp.ThreadID)
 		}
 		t.TokensIn = addKnown(t.TokensIn, widen(sp.TokensIn))
 		t.TokensOut = addKnown(t.TokensOut, widen(sp.TokensOut))

@@ -181,8 +181,8 @@ func TestTracePageSelectedSpan(t *testing.T) {
 	}
 	for _, want := range []string{
 		`class="wf-row span selected" href="?span=llm#span-turns"`,
-		`<pre class="turn-content">` + "\nwrite a plan</pre>",
-		`<pre class="turn-content">` + "\n1. fix it</pre>",
+		"<pre>\nwrite a plan</pre>",
+		"<pre>\n1. fix it</pre>",
 		`href="/threads/th1#llm:prompt:0"`,
 		`href="/threads/th1#llm:response:1"`,
 	} {
@@ -222,11 +222,13 @@ func TestSpanTurnsAPI(t *testing.T) {
 	getJSON(t, h, "/api/traces/nope/spans/llm/turns", http.StatusNotFound, &e)
 }
 
-func TestTraceContentCut(t *testing.T) {
+func TestSpanTurnContent(t *testing.T) {
 	h, conn := newServer(t)
 	long := strings.Repeat("가", 2500)
 	p, r := call("th1", "s1", "plan", 0, "planner", "openai", "gpt-5", 0, long, "ok")
-	insertTurns(t, conn, p, r)
+	jp, jr := call("th1", "s2", "plan", 0, "planner", "openai", "gpt-5", 2,
+		`[{"role":"system","content":"be brief"},{"role":"user","content":"fix <b>it</b>"}]`, "done")
+	insertTurns(t, conn, p, r, jp, jr)
 	var got struct{ Turns []viewer.SpanTurn }
 	getJSON(t, h, "/api/traces/trace-th1/spans/s1/turns", http.StatusOK, &got)
 	if len(got.Turns) != 2 {
@@ -235,8 +237,17 @@ func TestTraceContentCut(t *testing.T) {
 	if c := got.Turns[0].Content; c != strings.Repeat("가", 2000) || !got.Turns[0].ContentCut {
 		t.Errorf("long prompt: %d runes, cut %v; want 2000 runes, cut", len([]rune(c)), got.Turns[0].ContentCut)
 	}
-	if got.Turns[1].Content != "ok" || got.Turns[1].ContentCut {
-		t.Errorf("short response: %q, cut %v; want ok, not cut", got.Turns[1].Content, got.Turns[1].ContentCut)
+	if got.Turns[1].Content != "ok" || got.Turns[1].ContentCut || len(got.Turns[1].Messages) != 0 {
+		t.Errorf("short response: %q, cut %v, messages %v; want ok, not cut, no messages", got.Turns[1].Content, got.Turns[1].ContentCut, got.Turns[1].Messages)
+	}
+
+	getJSON(t, h, "/api/traces/trace-th1/spans/s2/turns", http.StatusOK, &got)
+	if msgs := fmt.Sprint(got.Turns[0].Messages); msgs != "[{system be brief} {user fix <b>it</b>}]" {
+		t.Errorf("messages JSON prompt read as %s, want the system and the user message", msgs)
+	}
+	res := get(t, h, "/traces/trace-th1?span=s2")
+	if want := `<span class="msg-role">user</span>` + "\n<pre>\nfix &lt;b&gt;it&lt;/b&gt;</pre>"; !strings.Contains(res.body, want) {
+		t.Errorf("page of span s2 lacks the user message %q:\n%s", want, res.body)
 	}
 }
 

@@ -35,7 +35,17 @@
     head.append(open);
     card.append(head);
     if (t.error) card.append(el("p", "error-msg", t.error));
-    card.append(el("pre", "turn-content", t.content));
+    const content = el("div", "turn-content");
+    if (t.messages && t.messages.length) {
+      for (const m of t.messages) {
+        const msg = el("div", "msg");
+        msg.append(el("span", "msg-role", m.role), el("pre", "", m.text));
+        content.append(msg);
+      }
+    } else {
+      content.append(el("pre", "", t.content));
+    }
+    card.append(content);
     if (t.content_cut) {
       const note = el("p", "note", `Cut here; the turn has ${t.content_bytes} bytes. `);
       const all = el("a", "", "Read it all in its thread.");
