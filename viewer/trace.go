@@ -196,16 +196,19 @@ func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 		spans = append(spans, sp)
 	}
 
-	// The threads are those the trace's turns belong to: a span without a
-	// thread is stored as its own trace's thread, which has no page.
+	// The trace's threads are those of its turns and spans; but a span
+	// without a thread is stored with its trace id as thread, which only
+	// has a page when turns were said in it.
 	t := Trace{TraceID: id, ThreadIDs: []string{}, SpanCount: len(spans)}
+	turnThreads := map[string]bool{}
 	for _, c := range calls {
-		if c.ThreadID != "" && !slices.Contains(t.ThreadIDs, c.ThreadID) {
-			t.ThreadIDs = append(t.ThreadIDs, c.ThreadID)
-		}
+		turnThreads[c.ThreadID] = true
 	}
 	for i := range spans {
 		sp := &spans[i]
+		if th := sp.ThreadID; th != "" && (th != id || turnThreads[th]) && !slices.Contains(t.ThreadIDs, th) {
+			t.ThreadIDs = append(t.ThreadIDs, th)
+		}
 		sp.LLM = sp.Provider != "" || sp.Model != ""
 		sp.Failed = sp.Failed || sp.Status == schema.StatusError
 		if i == 0 || sp.StartNS < t.StartNS {

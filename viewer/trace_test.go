@@ -298,3 +298,21 @@ func TestTraceEscapesHostileText(t *testing.T) {
 		assertProbesEscaped(t, path, res.body)
 	}
 }
+
+// A span without a thread is stored with its trace id as thread: the trace
+// links only threads that have a page.
+func TestTraceThreads(t *testing.T) {
+	h, conn := newServer(t)
+	root := traceSpan("root", "", "pipeline", 0, 10)
+	root.ThreadID = root.TraceID
+	other := traceSpan("other", "root", "side job", 1, 1)
+	other.ThreadID = "th2"
+	insertTraceSpans(t, conn, root, traceSpan("llm", "root", "chat", 2, 1), other)
+	p, r := call("th1", "llm", "plan", 0, "planner", "openai", "gpt-5", 2, "q", "a")
+	insertTurns(t, conn, p, r)
+	var tr viewer.Trace
+	getJSON(t, h, "/api/traces/trace-th1", http.StatusOK, &tr)
+	if got := strings.Join(tr.ThreadIDs, ","); got != "th1,th2" {
+		t.Errorf("thread ids = %q, want th1,th2 and not the trace id", got)
+	}
+}

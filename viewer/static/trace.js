@@ -79,6 +79,12 @@
     panel.scrollIntoView({ block: "nearest" });
   };
 
+  // A link to one span (the thread page's) shows it and its turns.
+  const selected = waterfall.querySelector("a.wf-row.selected");
+  if (selected && !location.hash) {
+    selected.scrollIntoView({ block: "center" });
+  }
+
   waterfall.addEventListener("click", (ev) => {
     const row = ev.target.closest("a.wf-row[data-span]");
     if (!row || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.button !== 0) {
