@@ -47,7 +47,8 @@ LIMIT 1 BY span_id`
 
 // selectTraceCalls adds up a trace's turns by span, without reading their
 // content. FINAL folds a turn delivered twice: its copies share the whole
-// sort key. A call has ended when it has an answer row, a failed status or
+// sort key. A call's answer row starts when the call ends, carrying its
+// duration, so the last turn's start is the call's end. A call has ended when it has an answer row, a failed status or
 // a duration, as in selectTurns.
 const selectTraceCalls = `
 SELECT span_id,
@@ -61,7 +62,7 @@ SELECT span_id,
        anyIf(provider, provider != '') AS call_provider,
        anyIf(model, model != '') AS call_model,
        min(start_ns) AS call_start,
-       max(start_ns + duration_ns) AS call_end,
+       max(start_ns) AS call_end,
        count() AS call_turns,
        sum(tokens_in) AS call_in,
        sum(tokens_out) AS call_out,

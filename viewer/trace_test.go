@@ -316,3 +316,23 @@ func TestTraceThreads(t *testing.T) {
 		t.Errorf("thread ids = %q, want th1,th2 and not the trace id", got)
 	}
 }
+
+// Turns without span rows (stored by an older collector, or a call that
+// has not ended) still draw: a span per call, from its prompt to its answer.
+func TestTraceFromTurnsOnly(t *testing.T) {
+	h, conn := newServer(t)
+	p1, r1 := call("th1", "c1", "plan", 0, "planner", "openai", "gpt-5", 0, "q1", "a1")
+	p2, r2 := call("th1", "c2", "review", 0, "reviewer", "anthropic", "claude", 2, "q2", "a2")
+	r2.Role, r2.TurnID, r2.Status, r2.Error = schema.RoleError, schema.ResponseTurnID("c2", true), schema.StatusError, "overloaded"
+	insertTurns(t, conn, p1, r1, p2, r2)
+	var tr viewer.Trace
+	getJSON(t, h, "/api/traces/trace-th1", http.StatusOK, &tr)
+	var got []string
+	for _, sp := range tr.Spans {
+		got = append(got, fmt.Sprintf("%s %q %s running=%v failed=%v %q", sp.SpanID, sp.Name, time.Duration(sp.DurationNS), sp.Running, sp.Failed, sp.StatusMessage))
+	}
+	want := []string{`c1 "chat gpt-5" 1s running=false failed=false ""`, `c2 "chat claude" 1s running=false failed=true "overloaded"`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || tr.DurationNS != uint64(3*time.Second) {
+		t.Errorf("spans of a trace of turns only, over %s:\n%s\nwant over 3s:\n%s", time.Duration(tr.DurationNS), strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
