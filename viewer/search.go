@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,13 @@ func (s *Server) search(c *gin.Context) (searchView, error) {
 	}
 	if v.Projects, err = s.store.projects(ctx); err != nil {
 		return v, err
+	}
+	// The dropdowns show a filter given by URL even when they do not list it.
+	if v.Project != "" && !slices.Contains(v.Projects, v.Project) {
+		v.Projects = append(v.Projects, v.Project)
+	}
+	if v.Role != "" && !slices.Contains(v.Roles, v.Role) {
+		v.Roles = append(slices.Clone(v.Roles), v.Role)
 	}
 	if v.Q == "" {
 		return v, nil

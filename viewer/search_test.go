@@ -246,6 +246,12 @@ func TestSearchEmptyQuery(t *testing.T) {
 	if !strings.Contains(res.body, `<option value="other">other</option>`) {
 		t.Errorf("search page lacks the project dropdown")
 	}
+	res = get(t, h, "/search?q=x&project=gone&role=tool_result_error")
+	for _, want := range []string{`<option value="gone" selected>gone</option>`, `<option value="tool_result_error" selected>tool_result_error</option>`} {
+		if !strings.Contains(res.body, want) {
+			t.Errorf("search page with filters from the URL lacks %s", want)
+		}
+	}
 }
 
 func TestSearchEscapesHostileText(t *testing.T) {
