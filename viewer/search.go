@@ -1,6 +1,220 @@
 package viewer
 
-import "github.com/gin-gonic/gin"
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/convtrace/convtrace/schema"
+)
 
 // searchRoutes serves the search pages and their JSON twins.
-func (s *Server) searchRoutes(app, api *gin.RouterGroup) {}
+func (s *Server) searchRoutes(app, api *gin.RouterGroup) {
+	app.GET("/search", s.searchPage)
+	api.GET("/search", s.apiSearch)
+}
+
+// searchPageSize is how many results a page of search shows.
+const searchPageSize = 100
+
+// maxQueryBytes bounds the search text: longer is a paste gone wrong.
+const maxQueryBytes = 1000
+
+// searchRoles are the roles the search form offers; the role parameter
+// takes any role.
+var searchRoles = []string{schema.RolePrompt, schema.RoleResponse, schema.RoleSystem,
+	schema.RoleToolCall, schema.RoleToolResult, schema.RoleError}
+
+// SearchResult is a turn that matched a search: where it was said, and the
+// text around its first match split into highlight segments.
+type SearchResult struct {
+	TurnID      string    `json:"turn_id"`
+	ThreadID    string    `json:"thread_id"`
+	ThreadTitle string    `json:"thread_title"`
+	Project     string    `json:"project"`
+	Phase       string    `json:"phase"`
+	Speaker     string    `json:"speaker"`
+	Role        string    `json:"role"`
+	Model       string    `json:"model"`
+	StartNS     uint64    `json:"start_ns"`
+	Time        time.Time `json:"time"`
+	Snippet     []Segment `json:"snippet"`
+	URL         string    `json:"url"` // the turn in its thread page
+}
+
+// searchView is a search's form values and one page of its results. Next
+// and Prev are the cursors of the pages beside it, "" when there is none.
+type searchView struct {
+	Q        string         `json:"q"`
+	Project  string         `json:"project"`
+	Role     string         `json:"role"`
+	From     string         `json:"from"`
+	To       string         `json:"to"`
+	Results  []SearchResult `json:"results"`
+	Next     string         `json:"next"`
+	Prev     string         `json:"prev"`
+	Projects []string       `json:"projects"`
+	Roles    []string       `json:"-"`
+}
+
+// NextURL is the page of older results, "" when there is none.
+func (v searchView) NextURL() string { return v.pageURL("after", v.Next) }
+
+// PrevURL is the page of newer results, "" when there is none.
+func (v searchView) PrevURL() string { return v.pageURL("before", v.Prev) }
+
+func (v searchView) pageURL(param, cursor string) string {
+	if cursor == "" {
+		return ""
+	}
+	q := url.Values{"q": {v.Q}, param: {cursor}}
+	for k, val := range map[string]string{"project": v.Project, "role": v.Role, "from": v.From, "to": v.To} {
+		if val != "" {
+			q.Set(k, val)
+		}
+	}
+	return "/search?" + q.Encode()
+}
+
+// searchPage renders the search form and, when q is given, a page of
+// results.
+func (s *Server) searchPage(c *gin.Context) {
+	v, err := s.search(c)
+	if err != nil {
+		s.pageError(c, err)
+		return
+	}
+	s.html(c, http.StatusOK, "search.html", v)
+}
+
+// apiSearch answers GET /api/search?q=&project=&role=&from=&to=&after=&before=
+// with the search page's data: {"q", ..., "results": [...], "next", "prev",
+// "projects"}. Pass next as after, or prev as before, for the pages beside.
+func (s *Server) apiSearch(c *gin.Context) {
+	v, err := s.search(c)
+	if err != nil {
+		s.apiError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// search reads the search parameters and runs the search when q is given.
+func (s *Server) search(c *gin.Context) (searchView, error) {
+	ctx := c.Request.Context()
+	v := searchView{
+		Q: strings.TrimSpace(c.Query("q")), Project: c.Query("project"), Role: c.Query("role"),
+		From: c.Query("from"), To: c.Query("to"),
+		Results: []SearchResult{}, Roles: searchRoles,
+	}
+	f := searchFilter{Q: v.Q, Project: v.Project, Role: v.Role}
+	var err error
+	if len(v.Q) > maxQueryBytes {
+		return v, badParam("q", "is longer than %d bytes", maxQueryBytes)
+	}
+	if f.FromNS, f.ToNS, err = timeRange(v.From, v.To, time.Now()); err != nil {
+		return v, err
+	}
+	if f.After, err = parseCursor("after", c.Query("after")); err != nil {
+		return v, err
+	}
+	if f.Before, err = parseCursor("before", c.Query("before")); err != nil {
+		return v, err
+	}
+	if f.After != nil && f.Before != nil {
+		return v, badParam("before", "cannot be given with after")
+	}
+	if v.Projects, err = s.store.projects(ctx); err != nil {
+		return v, err
+	}
+	// The dropdowns show a filter given by URL even when they do not list it.
+	if v.Project != "" && !slices.Contains(v.Projects, v.Project) {
+		v.Projects = append(v.Projects, v.Project)
+	}
+	if v.Role != "" && !slices.Contains(v.Roles, v.Role) {
+		v.Roles = append(slices.Clone(v.Roles), v.Role)
+	}
+	if v.Q == "" {
+		return v, nil
+	}
+
+	hits, err := s.store.search(ctx, f, searchPageSize+1)
+	if err != nil {
+		return v, err
+	}
+	more := len(hits) > searchPageSize
+	if more {
+		if f.Before != nil {
+			hits = hits[1:] // oldest first before the reversal: drop the newest
+		} else {
+			hits = hits[:searchPageSize]
+		}
+	}
+	if v.Results, err = s.searchResults(ctx, hits, v.Q); err != nil {
+		return v, err
+	}
+	if len(hits) > 0 {
+		first, last := hits[0], hits[len(hits)-1]
+		// Newer results exist before this page when it was reached from a
+		// newer one, or when paging back found more; older ones likewise.
+		if f.After != nil || (f.Before != nil && more) {
+			v.Prev = formatCursor(first)
+		}
+		if f.Before != nil || more {
+			v.Next = formatCursor(last)
+		}
+	}
+	return v, nil
+}
+
+// searchResults adds their threads' titles and a highlighted snippet to
+// hits.
+func (s *Server) searchResults(ctx context.Context, hits []searchHit, q string) ([]SearchResult, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if !seen[h.ThreadID] {
+			seen[h.ThreadID] = true
+			ids = append(ids, h.ThreadID)
+		}
+	}
+	titles, err := s.store.threadTitles(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]SearchResult, 0, len(hits))
+	for _, h := range hits {
+		results = append(results, SearchResult{
+			TurnID: h.TurnID, ThreadID: h.ThreadID, ThreadTitle: cmp.Or(titles[h.ThreadID], h.ThreadID),
+			Project: h.Project, Phase: h.Phase, Speaker: h.Speaker, Role: h.Role, Model: h.Model,
+			StartNS: h.StartNS, Time: time.Unix(0, int64(h.StartNS)).UTC(),
+			Snippet: snippet(h.Around, q), URL: threadURL(h.ThreadID) + "#" + h.TurnID,
+		})
+	}
+	return results, nil
+}
+
+// formatCursor writes where a page ends as start_ns.turn_id.
+func formatCursor(h searchHit) string {
+	return strconv.FormatUint(h.StartNS, 10) + "." + h.TurnID
+}
+
+// parseCursor reads a cursor that formatCursor wrote; empty is none.
+func parseCursor(param, value string) (*searchCursor, error) {
+	if value == "" {
+		return nil, nil
+	}
+	ns, id, ok := strings.Cut(value, ".")
+	start, err := strconv.ParseUint(ns, 10, 64)
+	if !ok || err != nil || id == "" {
+		return nil, badParam(param, "%q is not a page cursor: use the next or prev value of a search", value)
+	}
+	return &searchCursor{StartNS: start, TurnID: id}, nil
+}

@@ -1,0 +1,147 @@
+package viewer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/chdbcheck"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// sqlTuple is SQL that inline writes as given: the tuple a GroupSet binds.
+type sqlTuple string
+
+// The trace, search and context SQL on a modern server (chDB 26.x), as
+// TestQueriesOnModernClickHouse runs the threads SQL: same columns, types
+// the Go code scans into, a duplicate delivery counted once.
+func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	caps := chdbcheck.Capabilities(ctx, t)
+	var stmts []string
+	for _, m := range schema.Migrations() {
+		ss, err := m.Statements(caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts = append(stmts, ss...)
+	}
+	const turns = "INSERT INTO conversations (turn_id, trace_id, span_id, parent_span_id, project, thread_id, speaker, role, seq, model, content, tokens_in, tokens_out, cost_usd, status, start_ns, duration_ns) VALUES "
+	const spans = "INSERT INTO spans (trace_id, span_id, parent_span_id, project, thread_id, name, start_ns, duration_ns, status, status_message, model, tokens_in, tokens_out, cost_usd) VALUES "
+	stmts = append(stmts,
+		spans+`('tr', 'root', '', 'p', 'th1', 'pipeline', 1000, 9000, 'ok', '', '', NULL, NULL, NULL),
+		       ('tr', 'a', 'root', 'p', 'th1', 'chat gpt', 2000, 1000, 'ok', '', 'gpt', 10, 20, 0.5)`,
+		spans+`('tr', 'a', 'root', 'p', 'th1', 'chat gpt', 2000, 1000, 'ok', '', 'gpt', 10, 20, 0.5)`,
+		turns+`('a:prompt:0', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'prompt', 0, 'gpt', 'Hello 설정 파일 world', NULL, NULL, NULL, 'ok', 2000, 0),
+		       ('a:response:1', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'response', 1, 'gpt', 'answer 🎉', 10, 20, 0.5, 'ok', 3000, 1000),
+		       ('b:prompt:0', 'tr', 'b', 'root', 'q', 'th2', 'Critic', 'prompt', 0, 'gpt', 'still running 설정', NULL, NULL, NULL, 'ok', 5000, 0)`,
+		turns+`('a:response:1', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'response', 1, 'gpt', 'answer 🎉', 10, 20, 0.5, 'ok', 3000, 1000)`,
+		`INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) VALUES ('th1', 'My thread', 0, 0, 1)`,
+	)
+	q := "설정"
+	window := uint64(aroundBytesBefore + len(q) + aroundBytesAfter)
+	queries := []string{
+		inline(t, selectTraceSpans, "tr"),
+		inline(t, selectTraceCalls, "tr"),
+		inline(t, selectSpanTurns, uint64(spanTurnRunes), "tr", "a"),
+		inline(t, selectSearch+searchProject+searchRole+searchFrom+searchTo+searchOlder+searchNewestFirst,
+			q, uint64(aroundBytesBefore), window, q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
+		inline(t, selectSearch+searchNewer+searchOldestFirst, "PLANNER", uint64(aroundBytesBefore), window, "PLANNER", "PLANNER",
+			uint64(0), uint64(0), "", uint64(101)),
+		inline(t, selectThreadTitles, sqlTuple("('th1', 'th2')"), sqlTuple("('th1', 'th2')")),
+		inline(t, selectProjects),
+		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
+		inline(t, selectThreadExists, "th1"),
+		inline(t, selectThreadExists, "nope"),
+	}
+	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
+	if err != nil {
+		t.Fatalf("viewer SQL on ClickHouse %s: %v", caps.Version, err)
+	}
+	rows := func(i int) string {
+		var b strings.Builder
+		for _, r := range out.Results[i].Rows {
+			fmt.Fprintln(&b, r)
+		}
+		return b.String()
+	}
+	types := func(i int) map[string]string {
+		m := map[string]string{}
+		for _, c := range out.Results[i].Columns {
+			m[c.Name] = c.Type
+		}
+		return m
+	}
+
+	if got := out.Results[0].Rows; len(got) != 2 || got[0]["span_id"] != "root" || got[1]["span_id"] != "a" {
+		t.Errorf("trace spans:\n%s\nwant root, a once", rows(0))
+	}
+	if ty := types(0); ty["tokens_in"] != "Nullable(UInt32)" || ty["cost_usd"] != "Nullable(Float64)" || ty["duration_ns"] != "UInt64" {
+		t.Errorf("trace span columns %v", ty)
+	}
+
+	calls := map[string]map[string]any{}
+	for _, r := range out.Results[1].Rows {
+		calls[fmt.Sprint(r["span_id"])] = r
+	}
+	if a := calls["a"]; len(calls) != 2 || fmt.Sprint(a["call_turns"]) != "2" || fmt.Sprint(a["call_in"]) != "10" ||
+		fmt.Sprint(a["call_ended"]) != "1" || fmt.Sprint(calls["b"]["call_ended"]) != "0" || calls["b"]["call_in"] != nil {
+		t.Errorf("trace calls:\n%s\nwant a with 2 turns, 10 tokens in, ended; b running with unknown usage", rows(1))
+	}
+	wantCall := map[string]string{"call_start": "UInt64", "call_end": "UInt64", "call_turns": "UInt64", "call_in": "Nullable(UInt64)",
+		"call_out": "Nullable(UInt64)", "call_cost": "Nullable(Float64)", "call_ended": "UInt8", "call_failed": "UInt8", "call_round": "UInt16"}
+	for name, ty := range types(1) {
+		if want, ok := wantCall[name]; ok && ty != want {
+			t.Errorf("trace calls column %s is %s, want %s", name, ty, want)
+		}
+	}
+
+	if got := out.Results[2].Rows; len(got) != 2 || got[0]["content_head"] != "Hello 설정 파일 world" || fmt.Sprint(got[0]["content_cut"]) != "0" {
+		t.Errorf("span turns:\n%s\nwant the prompt and the response once, uncut", rows(2))
+	}
+
+	if got := out.Results[3].Rows; len(got) != 1 || got[0]["turn_id"] != "a:prompt:0" || got[0]["around"] != "Hello 설정 파일 world" ||
+		fmt.Sprint(got[0]["around_from"]) != "1" || fmt.Sprint(got[0]["cut_after"]) != "0" {
+		t.Errorf("search 설정 in p, prompts:\n%s\nwant a:prompt:0 with its whole content", rows(3))
+	}
+	if ty := types(3); ty["around_from"] != "UInt64" || ty["cut_after"] != "UInt8" || ty["match_byte"] != "UInt64" {
+		t.Errorf("search columns %v", ty)
+	}
+	var ids []string
+	for _, r := range out.Results[4].Rows {
+		ids = append(ids, fmt.Sprint(r["turn_id"]))
+	}
+	if strings.Join(ids, ",") != "a:prompt:0,a:response:1" {
+		t.Errorf("search PLANNER by speaker, oldest first = %q, want a:prompt:0,a:response:1", ids)
+	}
+
+	titles := map[string]string{}
+	for _, r := range out.Results[5].Rows {
+		titles[fmt.Sprint(r["thread_id"])] = fmt.Sprint(r["meta_title"]) + "|" + fmt.Sprint(r["first_prompt"])
+	}
+	if titles["th1"] != "My thread|Hello 설정 파일 world" || titles["th2"] != "|still running 설정" {
+		t.Errorf("thread titles = %v", titles)
+	}
+	if got := rows(6); got != "map[project:p]\nmap[project:q]\n" {
+		t.Errorf("projects:\n%s", got)
+	}
+	ids = nil
+	for _, r := range out.Results[7].Rows {
+		ids = append(ids, fmt.Sprint(r["turn_id"]))
+	}
+	if strings.Join(ids, ",") != "a:response:1,a:prompt:0" {
+		t.Errorf("context turns of th1 = %q, want a:response:1,a:prompt:0", ids)
+	}
+	if ty := types(7); ty["seq"] != "UInt16" || ty["start_ns"] != "UInt64" {
+		t.Errorf("context columns %v", ty)
+	}
+	if a, b := rows(8), rows(9); a != "map[found:1]\n" || b != "map[found:0]\n" {
+		t.Errorf("thread exists: th1 %q, nope %q; want found 1 and 0", a, b)
+	}
+	if ty := types(8); ty["found"] != "UInt64" {
+		t.Errorf("thread exists column found is %s, want UInt64", ty["found"])
+	}
+}

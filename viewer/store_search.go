@@ -1,0 +1,234 @@
+package viewer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+// searchFilter is a search across threads: the text to find and the bounds
+// that narrow it. An empty field does not filter; FromNS and ToNS of 0 are
+// no bound.
+type searchFilter struct {
+	Q, Project, Role string
+	FromNS, ToNS     uint64
+	// After asks for the results older than it (the next page), Before
+	// for those newer (the previous page); at most one is set.
+	After, Before *searchCursor
+}
+
+// searchCursor is where a page of results ends: results are ordered by
+// (start_ns, turn_id), newest first.
+type searchCursor struct {
+	StartNS uint64
+	TurnID  string
+}
+
+// searchHit is a turn that matched, before its thread's title is known.
+type searchHit struct {
+	TurnID, ThreadID, Project, Phase, Speaker, Role, Model string
+	StartNS                                                uint64
+	// Around is the content around the first match, with … where it was
+	// cut.
+	Around string
+}
+
+// Search SQL. Only a window of bytes around the first match is read of each
+// matching turn's content, never the whole of a 5 MB turn. ClickHouse 18.16
+// cuts by code points (substringUTF8) only at constant offsets, so the
+// window is in bytes: the match's byte offset is found in lowerUTF8(content),
+// which keeps every character's byte length, and the Go side drops the
+// partial characters at the window's edges. A turn that matched by speaker
+// only shows the start of its content. LIMIT 1 BY turn_id keeps one copy of
+// a turn delivered twice; the outer LIMIT lets the sort stop at a page.
+const (
+	selectSearch = `
+SELECT turn_id, thread_id, project, phase, speaker, role, model, start_ns,
+       position(lowerUTF8(content), lowerUTF8(?)) AS match_byte,
+       toUInt64(greatest(toInt64(match_byte) - ?, 1)) AS around_from,
+       substring(content, around_from, ?) AS around,
+       toUInt8(around_from + length(around) <= length(content)) AS cut_after
+FROM conversations
+WHERE (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF8(speaker, ?) > 0)`
+	searchProject = `
+  AND project = ?`
+	searchRole = `
+  AND role = ?`
+	searchFrom = `
+  AND start_ns >= ?`
+	searchTo = `
+  AND start_ns <= ?`
+	searchOlder = `
+  AND (start_ns < ? OR (start_ns = ? AND turn_id < ?))`
+	searchNewer = `
+  AND (start_ns > ? OR (start_ns = ? AND turn_id > ?))`
+	searchNewestFirst = `
+ORDER BY start_ns DESC, turn_id DESC
+LIMIT 1 BY turn_id
+LIMIT ?`
+	searchOldestFirst = `
+ORDER BY start_ns, turn_id
+LIMIT 1 BY turn_id
+LIMIT ?`
+)
+
+// The window read around a match holds more characters than snippet shows
+// on either side, even at four bytes a character, so that snippet decides
+// where the shown text starts and ends.
+const (
+	aroundBytesBefore = 4 * snippetRunes / 2
+	aroundBytesAfter  = 4 * snippetRunes
+)
+
+// selectThreadTitles reads what the titles of some threads are made of, as
+// selectThreads does: the first prompt's start and the newest title
+// override.
+const selectThreadTitles = `
+SELECT thread_id, first_prompt, meta_title
+FROM
+(
+    SELECT thread_id,
+           argMinIf(substringUTF8(content, 1, 2000), (start_ns, seq), role = 'prompt') AS first_prompt
+    FROM conversations
+    WHERE thread_id IN ?
+    GROUP BY thread_id
+) AS c
+ANY LEFT JOIN
+(
+    SELECT` + threadMetaColumns + `
+    FROM thread_meta
+    WHERE thread_id IN ?
+    GROUP BY thread_id
+) AS m USING thread_id`
+
+// selectProjects lists the projects that have turns, for the search form.
+const selectProjects = `
+SELECT DISTINCT project
+FROM conversations
+WHERE project != ''
+ORDER BY project`
+
+// search returns at most limit turns that match f, newest first, whichever
+// way f pages.
+func (s store) search(ctx context.Context, f searchFilter, limit int) ([]searchHit, error) {
+	query := selectSearch
+	window := aroundBytesBefore + len(f.Q) + aroundBytesAfter
+	args := []any{f.Q, uint64(aroundBytesBefore), uint64(window), f.Q, f.Q}
+	if f.Project != "" {
+		query += searchProject
+		args = append(args, f.Project)
+	}
+	if f.Role != "" {
+		query += searchRole
+		args = append(args, f.Role)
+	}
+	if f.FromNS != 0 {
+		query += searchFrom
+		args = append(args, f.FromNS)
+	}
+	if f.ToNS != 0 {
+		query += searchTo
+		args = append(args, f.ToNS)
+	}
+	order := searchNewestFirst
+	switch {
+	case f.After != nil:
+		query += searchOlder
+		args = append(args, f.After.StartNS, f.After.StartNS, f.After.TurnID)
+	case f.Before != nil:
+		query += searchNewer
+		args = append(args, f.Before.StartNS, f.Before.StartNS, f.Before.TurnID)
+		order = searchOldestFirst
+	}
+	query += order
+	args = append(args, uint64(limit))
+
+	rows, err := s.db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query search: %w", err)
+	}
+	defer rows.Close()
+	var hits []searchHit
+	for rows.Next() {
+		var (
+			h                   searchHit
+			matchAt, aroundFrom uint64
+			cutAfter            uint8
+		)
+		if err := rows.Scan(&h.TurnID, &h.ThreadID, &h.Project, &h.Phase, &h.Speaker, &h.Role, &h.Model,
+			&h.StartNS, &matchAt, &aroundFrom, &h.Around, &cutAfter); err != nil {
+			return nil, fmt.Errorf("scan search hit: %w", err)
+		}
+		h.Around = strings.ToValidUTF8(h.Around, "")
+		if aroundFrom > 1 {
+			h.Around = "…" + h.Around
+		}
+		if cutAfter != 0 {
+			h.Around += "…"
+		}
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read search hits: %w", err)
+	}
+	if order == searchOldestFirst {
+		for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
+			hits[i], hits[j] = hits[j], hits[i]
+		}
+	}
+	return hits, nil
+}
+
+// threadTitles returns the title of each thread, as the threads list shows
+// it.
+func (s store) threadTitles(ctx context.Context, ids []string) (map[string]string, error) {
+	titles := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return titles, nil
+	}
+	// A GroupSet binds as a tuple, ('a', 'b'); a slice would bind as an
+	// array, which IN does not take.
+	set := clickhouse.GroupSet{Value: make([]any, len(ids))}
+	for i, id := range ids {
+		set.Value[i] = id
+	}
+	rows, err := s.db.Query(ctx, selectThreadTitles, set, set)
+	if err != nil {
+		return nil, fmt.Errorf("query thread titles: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, firstPrompt, override string
+		if err := rows.Scan(&id, &firstPrompt, &override); err != nil {
+			return nil, fmt.Errorf("scan thread title: %w", err)
+		}
+		titles[id] = threadTitle(override, firstPrompt, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read thread titles: %w", err)
+	}
+	return titles, nil
+}
+
+// projects returns the projects that have turns, sorted.
+func (s store) projects(ctx context.Context) ([]string, error) {
+	rows, err := s.db.Query(ctx, selectProjects)
+	if err != nil {
+		return nil, fmt.Errorf("query projects: %w", err)
+	}
+	defer rows.Close()
+	projects := []string{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("scan project: %w", err)
+		}
+		projects = append(projects, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read projects: %w", err)
+	}
+	return projects, nil
+}

@@ -1,0 +1,169 @@
+package viewer
+
+import (
+	"context"
+	"fmt"
+)
+
+// spanRow is one row of the spans table as the waterfall reads it.
+type spanRow struct {
+	SpanID, ParentSpanID, Name, Kind string
+	ThreadID, Phase, Speaker, Agent  string
+	Round                            uint16
+	StartNS, DurationNS              uint64
+	Status, StatusMessage            string
+	Operation, Provider, Model       string
+	TokensIn, TokensOut              *uint32
+	CostUSD                          *float64
+}
+
+// callRow is what the turns of one span add up to. A call that is still
+// running has no row in spans yet (spans are written when they end), only
+// its prompt in conversations: this is what the waterfall draws it from.
+type callRow struct {
+	SpanID, ParentSpanID       string
+	ThreadID, Phase, Speaker   string
+	Agent                      string
+	Round                      uint16
+	Operation, Provider, Model string
+	StartNS, EndNS             uint64
+	Turns                      uint64
+	TokensIn, TokensOut        *uint64
+	CostUSD                    *float64
+	Ended, Failed              bool
+	Error                      string
+}
+
+// selectTraceSpans reads a trace's spans; LIMIT 1 BY span_id keeps one copy
+// of a span delivered twice, merged or not.
+const selectTraceSpans = `
+SELECT span_id, parent_span_id, name, kind, thread_id, phase, round, speaker, agent,
+       start_ns, duration_ns, status, status_message, operation, provider, model,
+       tokens_in, tokens_out, cost_usd
+FROM spans
+WHERE trace_id = ?
+ORDER BY start_ns, span_id
+LIMIT 1 BY span_id`
+
+// selectTraceCalls adds up a trace's turns by span, without reading their
+// content. FINAL folds a turn delivered twice: its copies share the whole
+// sort key. A call's answer row starts when the call ends, carrying its
+// duration, so the last turn's start is the call's end. A call has ended when it has an answer row, a failed status or
+// a duration, as in selectTurns.
+const selectTraceCalls = `
+SELECT span_id,
+       any(parent_span_id) AS call_parent,
+       anyIf(thread_id, thread_id != '') AS call_thread,
+       anyIf(phase, phase != '') AS call_phase,
+       anyIf(speaker, speaker != '') AS call_speaker,
+       anyIf(agent, agent != '') AS call_agent,
+       max(round) AS call_round,
+       anyIf(operation, operation != '') AS call_operation,
+       anyIf(provider, provider != '') AS call_provider,
+       anyIf(model, model != '') AS call_model,
+       min(start_ns) AS call_start,
+       max(start_ns) AS call_end,
+       count() AS call_turns,
+       sum(tokens_in) AS call_in,
+       sum(tokens_out) AS call_out,
+       sum(cost_usd) AS call_cost,
+       max(toUInt8(role IN ('response', 'tool_result', 'tool_result_error', 'error') OR status = 'error' OR duration_ns > 0)) AS call_ended,
+       max(toUInt8(role = 'error' OR status = 'error')) AS call_failed,
+       anyIf(error, error != '') AS call_error
+FROM conversations FINAL
+WHERE trace_id = ?
+GROUP BY span_id`
+
+// selectSpanTurns reads the turns of one span in the order they were said,
+// each with at most spanTurnRunes runes of its content.
+const selectSpanTurns = `
+SELECT turn_id, thread_id, role, seq, speaker, phase, model, tool_name, status, error,
+       start_ns, duration_ns, tokens_in, tokens_out, cost_usd,
+       substringUTF8(content, 1, ?) AS content_head,
+       toUInt8(length(content) > length(content_head) OR truncated != 0) AS content_cut,
+       content_bytes
+FROM conversations
+WHERE trace_id = ? AND span_id = ?
+ORDER BY start_ns, seq, turn_id
+LIMIT 1 BY turn_id`
+
+// spanTurnRunes is how much of a turn's content the trace page shows: about
+// 2 KB, enough to recognise it; the thread page shows all of it.
+const spanTurnRunes = 2000
+
+// traceRows returns a trace's spans and what its turns add up to by span.
+func (s store) traceRows(ctx context.Context, traceID string) ([]spanRow, []callRow, error) {
+	rows, err := s.db.Query(ctx, selectTraceSpans, traceID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query trace spans: %w", err)
+	}
+	var spans []spanRow
+	for rows.Next() {
+		var r spanRow
+		if err := rows.Scan(&r.SpanID, &r.ParentSpanID, &r.Name, &r.Kind, &r.ThreadID, &r.Phase, &r.Round,
+			&r.Speaker, &r.Agent, &r.StartNS, &r.DurationNS, &r.Status, &r.StatusMessage,
+			&r.Operation, &r.Provider, &r.Model, &r.TokensIn, &r.TokensOut, &r.CostUSD); err != nil {
+			rows.Close()
+			return nil, nil, fmt.Errorf("scan trace span: %w", err)
+		}
+		spans = append(spans, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read trace spans: %w", err)
+	}
+
+	rows, err = s.db.Query(ctx, selectTraceCalls, traceID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query trace calls: %w", err)
+	}
+	defer rows.Close()
+	var calls []callRow
+	for rows.Next() {
+		var (
+			r             callRow
+			ended, failed uint8
+		)
+		if err := rows.Scan(&r.SpanID, &r.ParentSpanID, &r.ThreadID, &r.Phase, &r.Speaker, &r.Agent, &r.Round,
+			&r.Operation, &r.Provider, &r.Model, &r.StartNS, &r.EndNS, &r.Turns,
+			&r.TokensIn, &r.TokensOut, &r.CostUSD, &ended, &failed, &r.Error); err != nil {
+			return nil, nil, fmt.Errorf("scan trace call: %w", err)
+		}
+		r.Ended, r.Failed = ended != 0, failed != 0
+		calls = append(calls, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read trace calls: %w", err)
+	}
+	return spans, calls, nil
+}
+
+// spanTurns returns the turns of one span of a trace, their content cut to
+// spanTurnRunes runes.
+func (s store) spanTurns(ctx context.Context, traceID, spanID string) ([]SpanTurn, error) {
+	rows, err := s.db.Query(ctx, selectSpanTurns, uint64(spanTurnRunes), traceID, spanID)
+	if err != nil {
+		return nil, fmt.Errorf("query span turns: %w", err)
+	}
+	defer rows.Close()
+	turns := []SpanTurn{}
+	for rows.Next() {
+		var (
+			t   SpanTurn
+			cut uint8
+		)
+		if err := rows.Scan(&t.TurnID, &t.ThreadID, &t.Role, &t.Seq, &t.Speaker, &t.Phase, &t.Model, &t.ToolName,
+			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &t.TokensIn, &t.TokensOut, &t.CostUSD,
+			&t.Content, &cut, &t.ContentBytes); err != nil {
+			return nil, fmt.Errorf("scan span turn: %w", err)
+		}
+		t.ContentCut = cut != 0
+		t.Messages = spanMessages(t.Content)
+		t.URL = threadURL(t.ThreadID) + "#" + t.TurnID
+		turns = append(turns, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read span turns: %w", err)
+	}
+	return turns, nil
+}

@@ -1,0 +1,103 @@
+package viewer_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/internal/browsertest"
+	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/demo"
+	"github.com/convtrace/convtrace/viewer"
+)
+
+// tracedDemoServer is demoServer with the demo run inside one root span, as
+// a pipeline that traces its runs records it: the demo itself starts a new
+// trace for every call, each one span deep. It returns the viewer, the demo
+// thread's id and the run's trace id.
+func tracedDemoServer(t *testing.T) (http.Handler, string, string) {
+	t.Helper()
+	conn, dsn := chtest.Open(t)
+	provider, err := demo.StartProvider()
+	if err != nil {
+		t.Fatalf("start demo provider: %v", err)
+	}
+	defer provider.Shutdown(context.Background())
+	tp, err := collector.NewTracerProvider(dsn, collector.WithProject("demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, root := tp.Tracer("convtrace/viewer_test").Start(context.Background(), "demo pipeline")
+	res, runErr := demo.Run(ctx, instrument.NewRecorder(instrument.WithTracerProvider(tp)), provider.URL)
+	root.End()
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatalf("flush demo rows: %v", err)
+	}
+	if runErr != nil {
+		t.Fatalf("demo pipeline: %v", runErr)
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	return viewer.New(conn, viewer.WithLogger(log)).Handler(), res.ThreadID, root.SpanContext().TraceID().String()
+}
+
+// The demo's trace draws as a waterfall in a real browser, and clicking a
+// provider call shows its turns without leaving the page.
+func TestDemoTraceInBrowser(t *testing.T) {
+	h, thread, traceID := tracedDemoServer(t)
+	if res := get(t, h, "/traces/"+traceID); res.status != http.StatusOK {
+		t.Fatalf("GET demo trace: status %d", res.status)
+	}
+	ctx, base := browse(t, h)
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/traces/"+traceID), chromedp.WaitVisible(chromedp.CSS("rect.wf-bar"))); err != nil {
+		t.Fatal(err)
+	}
+	widths, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[...document.querySelectorAll("rect.wf-bar")].map(r => r.getBoundingClientRect().width)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(widths) < 2 {
+		t.Fatalf("%d bars, want the demo's spans", len(widths))
+	}
+	for i, w := range widths {
+		if w <= 0 {
+			t.Errorf("bar %d is %v px wide, want more than 0", i, w)
+		}
+	}
+	// Nesting is visible: a child's label starts right of its root's.
+	indents, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[".depth-0 .span-name", ".depth-1 .span-name"].map(s => {
+		const e = document.querySelector(s); return e ? e.getBoundingClientRect().left : -1 })`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if indents[0] < 0 || indents[1] <= indents[0] {
+		t.Errorf("label left edges at depth 0 and 1: %v, want depth 1 further right", indents)
+	}
+	browsertest.Screenshot(ctx, t, "demo-trace")
+
+	// Click the first provider call: its turns appear, linking to the thread.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("a.wf-row.span:has(.badge.model) .wf-label")),
+		chromedp.WaitVisible(chromedp.CSS("#span-turns article.span-turn"))); err != nil {
+		t.Fatal(err)
+	}
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#span-turns a.open-turn")].map(a => a.getAttribute("href"))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links) == 0 || !strings.HasPrefix(links[0], "/threads/"+thread+"#") {
+		t.Errorf("turn links %q, want links into thread %s", links, thread)
+	}
+	selected, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("a.wf-row.selected").length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if selected != 1 {
+		t.Errorf("%d selected rows, want 1", selected)
+	}
+	browsertest.Screenshot(ctx, t, "demo-trace-span")
+}
