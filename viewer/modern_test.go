@@ -63,8 +63,8 @@ func TestQueriesOnModernClickHouse(t *testing.T) {
 	queries := []string{
 		inline(t, selectThreads, uint64(100)),
 		inline(t, selectThread, "th1", "th1"),
-		inline(t, selectTurns+filterPhase+filterRole+orderTurns, "th1", "th1", "PLAN", "response"),
-		inline(t, selectTurns+orderTurns, "th1", "th1"),
+		inline(t, selectTurns+filterPhases(1)+filterRole+orderTurns, uint64(100), "th1", "th1", "PLAN", "response", uint64(10)),
+		inline(t, selectTurns+orderTurns, uint64(100), "th1", "th1", uint64(10)),
 	}
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
 	if err != nil {
@@ -108,7 +108,7 @@ func TestQueriesOnModernClickHouse(t *testing.T) {
 	for _, r := range out.Results[3].Rows {
 		ids = append(ids, fmt.Sprintf("%s running=%v", r["turn_id"], r["running"]))
 	}
-	want := "a:prompt:0 running=0,a:response:1 running=0,b:prompt:0 running=1"
+	want := "b:prompt:0 running=1,a:response:1 running=0,a:prompt:0 running=0" // newest first
 	if strings.Join(ids, ",") != want {
 		t.Errorf("th1 turns = %q, want %q", ids, want)
 	}

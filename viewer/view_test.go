@@ -94,7 +94,7 @@ func TestNewThreadView(t *testing.T) {
 		{name: "no turns", want: ""},
 	}
 	for _, tt := range tests {
-		v := newThreadView(Thread{}, tt.turns)
+		v := newThreadView(Thread{}, tt.turns, "")
 		var parts []string
 		for _, p := range v.Phases {
 			s := p.Name
@@ -136,10 +136,11 @@ func TestTurnView(t *testing.T) {
 			want: turnView{Lines: 1, Failed: true},
 		},
 	}
-	byID := map[string]*Turn{"p": &parent}
 	for _, tt := range tests {
-		got := newTurnView(tt.turn, byID)
+		got := newTurnBuilder([]Turn{parent}, "").view(tt.turn)
 		tt.want.Turn = tt.turn
+		tt.want.SpeakerSegs = []Segment{{Text: tt.turn.Speaker}}
+		tt.want.Text = []Segment{{Text: tt.turn.Content}}
 		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
