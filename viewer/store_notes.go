@@ -36,7 +36,9 @@ FROM turn_notes
 WHERE thread_id = ? AND turn_id = ?
 GROUP BY turn_id`
 
-const insertNote = `INSERT INTO turn_notes (thread_id, turn_id, starred, memo, updated_ns) VALUES (?, ?, ?, ?, ?)`
+// insertNote inserts from a SELECT: the server runs it whole, where an
+// INSERT ... VALUES over the native protocol would wait for a data block.
+const insertNote = `INSERT INTO turn_notes (thread_id, turn_id, starred, memo, updated_ns) SELECT ?, ?, ?, ?, ?`
 
 // selectTurnExists counts the rows of one turn.
 const selectTurnExists = `
