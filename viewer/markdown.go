@@ -68,8 +68,11 @@ func turnHeading(t Turn) string {
 func threadMarkdown(th Thread, turns []Turn) string {
 	var b strings.Builder
 	b.WriteString("# " + strings.Join(strings.Fields(th.Title), " ") + "\n")
-	for _, t := range turns {
-		b.WriteString("\n" + turnMarkdown(t))
+	for i, t := range turns {
+		if i == 0 {
+			b.WriteString("\n") // each turn ends in a blank line
+		}
+		b.WriteString(turnMarkdown(t))
 	}
 	return b.String()
 }
