@@ -264,15 +264,18 @@ func (b *turnBuilder) view(t Turn) turnView {
 		}
 	}
 	if t.ToolCallID != "" {
-		var pair *Turn
+		var (
+			pair *Turn
+			verb string
+		)
 		switch t.Role {
 		case schema.RoleToolCall:
-			pair, tv.PairVerb = b.results[t.ToolCallID], "result"
+			pair, verb = b.results[t.ToolCallID], "result"
 		case schema.RoleToolResult, schema.RoleToolResultError:
-			pair, tv.PairVerb = b.calls[t.ToolCallID], "result of"
+			pair, verb = b.calls[t.ToolCallID], "result of"
 		}
 		if pair != nil {
-			tv.PairID, tv.PairLabel = pair.TurnID, turnLabel(pair)
+			tv.PairID, tv.PairVerb, tv.PairLabel = pair.TurnID, verb, turnLabel(pair)
 			if pair.ToolName != "" {
 				tv.PairLabel += " · " + pair.ToolName
 			}
