@@ -26,7 +26,8 @@ SELECT turn_id, argMax(starred, updated_ns) AS note_starred, argMax(memo, update
        max(updated_ns) AS note_updated
 FROM turn_notes
 WHERE thread_id = ?
-GROUP BY turn_id`
+GROUP BY turn_id
+ORDER BY turn_id`
 
 // selectNote is selectNotes for one turn.
 const selectNote = `
