@@ -217,10 +217,11 @@ func TestThreadTraceLinks(t *testing.T) {
 	p1, r1 := call("th-tr", "s1", "plan", 0, "planner", "openai", "gpt-5", 10, "one", "two")
 	p2, r2 := call("th-tr", "s2", "plan", 0, "planner", "openai", "gpt-5", 5, "three", "four")
 	p2.TraceID, r2.TraceID = "trace-b/x", "trace-b/x"
-	insertTurns(t, conn, p1, r1, p2, r2)
+	p3, r3 := call("th-one", "s3", "plan", 0, "planner", "openai", "gpt-5", 5, "five", "six")
+	insertTurns(t, conn, p1, r1, p2, r2, p3, r3)
 	page := get(t, h, "/threads/th-tr").body
 	for _, want := range []string{
-		`<p class="traces">Traces: <a class="trace-link" href="/traces/trace-b%2Fx">trace-b/x</a> <a class="trace-link" href="/traces/trace-th-tr">trace-th-tr</a></p>`,
+		`<details class="traces"><summary>2 traces</summary> <a class="trace-link" href="/traces/trace-b%2Fx">trace-b/x</a> <a class="trace-link" href="/traces/trace-th-tr">trace-th-tr</a></details>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
@@ -228,5 +229,8 @@ func TestThreadTraceLinks(t *testing.T) {
 	}
 	if card := article(t, page, r1.TurnID); !strings.Contains(card, `<a class="trace" href="/traces/trace-th-tr?span=s1">trace</a>`) {
 		t.Errorf("card %s lacks its trace link:\n%s", r1.TurnID, card)
+	}
+	if page := get(t, h, "/threads/th-one").body; !strings.Contains(page, `<p class="traces">Trace: <a class="trace-link" href="/traces/trace-th-one">trace-th-one</a></p>`) {
+		t.Error("a thread of one trace does not link it")
 	}
 }
