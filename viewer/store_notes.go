@@ -49,10 +49,11 @@ WHERE thread_id = ? AND turn_id = ?`
 
 // notes returns the notes of a thread's turns by turn id.
 func (s store) notes(ctx context.Context, threadID string) (map[string]Note, error) {
-	return s.readNotes(ctx, selectNotes, threadID)
+	return s.readNotes(ctx, threadID, selectNotes, threadID)
 }
 
-func (s store) readNotes(ctx context.Context, query string, args ...any) (map[string]Note, error) {
+// readNotes runs a query of the notes of threadID.
+func (s store) readNotes(ctx context.Context, threadID, query string, args ...any) (map[string]Note, error) {
 	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query notes: %w", err)
@@ -67,7 +68,7 @@ func (s store) readNotes(ctx context.Context, query string, args ...any) (map[st
 		if err := rows.Scan(&n.TurnID, &starred, &n.Memo, &n.UpdatedNS); err != nil {
 			return nil, fmt.Errorf("scan note: %w", err)
 		}
-		n.ThreadID, n.Starred = args[0].(string), starred != 0
+		n.ThreadID, n.Starred = threadID, starred != 0
 		notes[n.TurnID] = n
 	}
 	if err := rows.Err(); err != nil {
@@ -121,7 +122,7 @@ func (s store) putNote(ctx context.Context, threadID, turnID string, ch NoteChan
 		return Note{}, errTurnNotFound
 	}
 
-	notes, err := s.readNotes(ctx, selectNote, threadID, turnID)
+	notes, err := s.readNotes(ctx, threadID, selectNote, threadID, turnID)
 	if err != nil {
 		return Note{}, err
 	}
