@@ -54,8 +54,10 @@ func TestThreadPageInBrowser(t *testing.T) {
 	h, conn, thread := demoServer(t)
 	longP, longR := call(thread, "extra-long", "execute", 0, "기록자", "openai", "gpt-5", 10, "write 40 lines", numbered(40))
 	koP, koR := call(thread, "extra-ko", "execute", 0, "검토자", "anthropic", "claude", 20, "배포 계획을 검토해 주세요", "결과: 세계 최고\n```\nok\n```")
+	huge := strings.Repeat("0123456789abcdef\n", 10_000) + "the end"
+	hugeP, hugeR := call(thread, "extra-huge", "execute", 0, "기록자", "openai", "gpt-5", 30, "write 170 kB", huge)
 	longP.TraceID, longR.TraceID, koP.TraceID, koR.TraceID = "", "", "", ""
-	insertTurns(t, conn, longP, longR, koP, koR)
+	insertTurns(t, conn, longP, longR, koP, koR, hugeP, hugeR)
 
 	ctx, base := browse(t, h)
 	page := base + "/threads/" + thread
@@ -108,6 +110,23 @@ func TestThreadPageInBrowser(t *testing.T) {
 	if evalJS[bool](ctx, t, long+`.querySelector(".content").classList.contains("collapsed")`) ||
 		evalJS[string](ctx, t, long+`.querySelector("button.show-full").textContent`) != "Show less" {
 		t.Error("Show full did not expand the turn")
+	}
+
+	// A turn over 64 KiB arrives cut, and loads whole on request.
+	hugeCard := `article[data-turn="` + hugeR.TurnID + `"]`
+	if got := evalJS[string](ctx, t, `document.querySelector('`+hugeCard+` .content').textContent`); strings.Contains(got, "the end") || len(got) > 70_000 {
+		t.Errorf("the 170 kB turn came whole (%d bytes)", len(got))
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(hugeCard+` button.load-full`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(ctx, t, "the full content", `document.querySelector('`+hugeCard+` .content').textContent.endsWith("the end")`)
+	if got := evalJS[int](ctx, t, `document.querySelector('`+hugeCard+` .content').textContent.length`); got != len(huge) {
+		t.Errorf("loaded content: %d characters, want %d", got, len(huge))
+	}
+	// 10,000 lines make a page too tall for a screenshot: load it afresh.
+	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("article.turn"))); err != nil {
+		t.Fatal(err)
 	}
 
 	// Copy as markdown writes the server's markdown of the turn.
