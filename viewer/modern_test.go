@@ -134,13 +134,13 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		}
 		stmts = append(stmts, ss...)
 	}
-	const cols = "INSERT INTO conversations (turn_id, trace_id, span_id, thread_id, phase, speaker, agent, role, seq, tool_name, content, status, start_ns, duration_ns) VALUES "
+	const cols = "INSERT INTO conversations (turn_id, trace_id, span_id, thread_id, session_id, phase, speaker, agent, role, seq, tool_name, content, status, start_ns, duration_ns) VALUES "
 	stmts = append(stmts,
-		cols+`('a:prompt:0', 't1', 'a', 'th', 'Plan', '플래너', '', 'prompt', 0, '', '안녕하세요 세계', 'ok', 1000, 0),
-		      ('a:response:1', 't1', 'a', 'th', 'Plan', '플래너', '', 'response', 1, '', 'こんにちは 🚀 LAUNCH', 'ok', 2000, 1000),
-		      ('b:tool_call:0', 't2', 'b', 'th', 'execute', 'worker', 'sub', 'tool_call', 0, 'grep', 'launch?', 'ok', 3000, 0),
-		      ('c:prompt:0', 't2', 'c', 'th', 'review', 'worker', '', 'prompt', 0, '', 'other', 'ok', 4000, 0)`,
-		cols+`('a:response:1', 't1', 'a', 'th', 'Plan', '플래너', '', 'response', 1, '', 'こんにちは 🚀 LAUNCH', 'ok', 2000, 1000)`,
+		cols+`('a:prompt:0', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'prompt', 0, '', '안녕하세요 세계', 'ok', 1000, 0),
+		      ('a:response:1', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'response', 1, '', 'こんにちは 🚀 LAUNCH', 'ok', 2000, 1000),
+		      ('b:tool_call:0', 't2', 'b', 'th', 's2', 'execute', 'worker', 'sub', 'tool_call', 0, 'grep', 'launch?', 'ok', 3000, 0),
+		      ('c:prompt:0', 't2', 'c', 'th', 's2', 'review', 'worker', '', 'prompt', 0, '', 'other', 'ok', 4000, 0)`,
+		cols+`('a:response:1', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'response', 1, '', 'こんにちは 🚀 LAUNCH', 'ok', 2000, 1000)`,
 		inline(t, insertNote, "th", "a:response:1", uint8(1), "old", uint64(5)),
 		inline(t, insertNote, "th", "a:response:1", uint8(1), "메모", uint64(7)),
 		inline(t, insertNote, "th", "c:prompt:0", uint8(0), "", uint64(9)),
@@ -162,7 +162,7 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectContent, "th", "a:response:1"),
 		inline(t, selectTurnExists, "th", "b:tool_call:0"),
 	}
-	for _, tf := range []TurnFilter{{Agent: "sub", Tool: "grep"}, {Query: "세계"}, {Query: "こんにちは"}} {
+	for _, tf := range []TurnFilter{{Agent: "sub", Tool: "grep"}, {Query: "세계"}, {Query: "こんにちは"}, {Session: "s2"}} {
 		c, a := tf.conditions("th")
 		queries = append(queries, inline(t, countTurns+c, append([]any{"th"}, a...)...))
 	}
@@ -201,11 +201,16 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		{"sub-agent tool", rowsOf(11, "matched"), "1"},
 		{"Korean", rowsOf(12, "matched"), "1"},
 		{"Japanese", rowsOf(13, "matched"), "1"},
+		{"session", rowsOf(14, "matched"), "2"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
 		}
+	}
+	// groupUniqArray's order is unspecified; the Go side sorts.
+	if got := rowsOf(5, "sessions"); got != "[s1 s2]" && got != "[s2 s1]" {
+		t.Errorf("facets: sessions %q, want s1 and s2", got)
 	}
 	wantTypes := map[string]string{"stored_bytes": "UInt64", "running": "UInt8", "content_prefix": "String"}
 	for _, c := range r[0].Columns {

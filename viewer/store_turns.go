@@ -66,6 +66,7 @@ type TurnFilter struct {
 	Phases  []string
 	Role    string
 	Speaker string
+	Session string
 	// Agent is AgentMain for the main agent's turns (agent ''), or one
 	// sub-agent's name.
 	Agent        string
@@ -124,6 +125,8 @@ const (
   AND role = ?`
 	filterSpeaker = `
   AND speaker = ?`
+	filterSession = `
+  AND session_id = ?`
 	filterAgent = `
   AND agent = ?`
 	filterTool = `
@@ -183,6 +186,9 @@ func (f TurnFilter) conditions(threadID string) (string, []any) {
 	}
 	if f.Speaker != "" {
 		add(filterSpeaker, f.Speaker)
+	}
+	if f.Session != "" {
+		add(filterSession, f.Session)
 	}
 	switch f.Agent {
 	case "":
@@ -402,15 +408,18 @@ type Facets struct {
 	Speakers []string `json:"speakers"`
 	Agents   []string `json:"agents"` // sub-agents; the main agent is ''
 	Tools    []string `json:"tools"`
+	Sessions []string `json:"sessions"`
 }
 
 const selectFacets = `
 SELECT groupUniqArrayIf(role, role != '') AS roles, groupUniqArrayIf(speaker, speaker != '') AS speakers,
-       groupUniqArrayIf(agent, agent != '') AS agents, groupUniqArrayIf(tool_name, tool_name != '') AS tools
+       groupUniqArrayIf(agent, agent != '') AS agents, groupUniqArrayIf(tool_name, tool_name != '') AS tools,
+       groupUniqArrayIf(session_id, session_id != '') AS sessions
 FROM conversations
 WHERE thread_id = ?`
 
-// facets returns the roles, speakers, agents and tools of a thread.
+// facets returns the roles, speakers, agents, tools and sessions of a
+// thread.
 func (s store) facets(ctx context.Context, threadID string) (Facets, error) {
 	rows, err := s.db.Query(ctx, selectFacets, threadID)
 	if err != nil {
@@ -419,14 +428,14 @@ func (s store) facets(ctx context.Context, threadID string) (Facets, error) {
 	defer rows.Close()
 	var f Facets
 	if rows.Next() {
-		if err := rows.Scan(&f.Roles, &f.Speakers, &f.Agents, &f.Tools); err != nil {
+		if err := rows.Scan(&f.Roles, &f.Speakers, &f.Agents, &f.Tools, &f.Sessions); err != nil {
 			return Facets{}, fmt.Errorf("scan facets: %w", err)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return Facets{}, fmt.Errorf("read facets: %w", err)
 	}
-	for _, vs := range []*[]string{&f.Roles, &f.Speakers, &f.Agents, &f.Tools} {
+	for _, vs := range []*[]string{&f.Roles, &f.Speakers, &f.Agents, &f.Tools, &f.Sessions} {
 		if *vs == nil {
 			*vs = []string{}
 		}

@@ -41,6 +41,7 @@ type filterForm struct {
 	Phases  []string // phase keys asked for; none means all
 	Role    string
 	Speaker string
+	Session string
 	Agent   string // "", main or a sub-agent
 	Tool    string
 	From    string
@@ -56,13 +57,14 @@ func parseThreadQuery(v url.Values, now time.Time) (TurnFilter, filterForm, erro
 	form := filterForm{
 		Role:    strings.TrimSpace(v.Get("role")),
 		Speaker: strings.TrimSpace(v.Get("speaker")),
+		Session: strings.TrimSpace(v.Get("session")),
 		Agent:   strings.TrimSpace(v.Get("agent")),
 		Tool:    strings.TrimSpace(v.Get("tool")),
 		From:    strings.TrimSpace(v.Get("from")),
 		To:      strings.TrimSpace(v.Get("to")),
 		Q:       strings.TrimSpace(v.Get("q")),
 	}
-	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Tool: form.Tool, Query: form.Q}
+	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
 	for _, p := range v["phase"] {
 		key := strings.ToLower(strings.TrimSpace(p))
 		if !slices.Contains(form.Phases, key) {
@@ -200,7 +202,8 @@ type turnsResponse struct {
 }
 
 // apiTurns answers GET /api/threads/:id/turns with the page's filters
-// (phase, role, speaker, agent, tool, from, to, starred, q) and limit. A
+// (phase, role, speaker, session, agent, tool, from, to, starred, q) and
+// limit. A
 // turn's content beyond pageContentBytes is cut (content_cut).
 func (s *Server) apiTurns(c *gin.Context) {
 	tt, err := s.loadTurns(c, pageContentBytes)

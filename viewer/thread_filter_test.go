@@ -29,6 +29,12 @@ func filterFixture(t *testing.T) (http.Handler, []string) {
 	}
 	tr := tc
 	tr.TurnID, tr.Role, tr.Seq, tr.Content, tr.StartNS, tr.DurationNS = "f-tool:tool_result:1", schema.RoleToolResult, 1, "3 matches", at(41), 1e9
+	for _, turn := range []*schema.Turn{&pp, &pr, &rp, &rr} {
+		turn.SessionID = "sess-1"
+	}
+	for _, turn := range []*schema.Turn{&ep, &er, &tc, &tr} {
+		turn.SessionID = "sess-2"
+	}
 	insertTurns(t, conn, pp, pr, rp, rr, ep, er, tc, tr)
 	return h, []string{pp.TurnID, pr.TurnID, rp.TurnID, rr.TurnID, ep.TurnID, er.TurnID, tc.TurnID, tr.TurnID}
 }
@@ -77,6 +83,8 @@ func TestThreadFilters(t *testing.T) {
 		{"phase=deploy", nil},
 		{"role=response", pick(1, 3, 5)},
 		{"speaker=한국어봇", pick(4, 5, 6, 7)},
+		{"session=sess-2", pick(4, 5, 6, 7)},
+		{"session=sess-9", nil},
 		{"agent=main", pick(0, 1, 2, 3)},
 		{"agent=sub1", pick(4, 5, 6, 7)},
 		{"agent=all", all},
@@ -130,6 +138,7 @@ func TestThreadFilterBar(t *testing.T) {
 		`<option value="main" selected>main only</option>`,
 		`<option>sub1</option>`,
 		`<option>grep</option>`,
+		`<select name="session"><option value="">all</option><option>sess-1</option><option>sess-2</option></select>`,
 		`<input type="search" name="q" value="세계"`,
 		`<input type="text" name="from" value="24h"`,
 		`<input type="checkbox" name="starred" value="1">`,
