@@ -151,12 +151,10 @@ func (s *Server) threadPage(c *gin.Context) {
 		s.pageError(c, err)
 		return
 	}
-	query := c.Request.URL.Query()
-	if hidden := v.Hidden(); hidden > 0 {
-		v.Earlier = min(hidden, turnWindow, maxTurnWindow-tt.form.Limit)
+	if v.Earlier = min(v.Hidden(), turnWindow, maxTurnWindow-tt.form.Limit); v.Earlier > 0 {
+		query := c.Request.URL.Query()
 		query.Set("limit", strconv.Itoa(tt.form.Limit+v.Earlier))
 		v.EarlierURL = threadURL(id) + "?" + query.Encode()
-		query.Del("limit")
 	}
 	v.MarkdownURL = apiThreadURL(id) + "/markdown"
 	if q := c.Request.URL.Query().Encode(); q != "" {
