@@ -2,9 +2,12 @@ package viewer_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
@@ -141,5 +144,158 @@ func TestAPIUnknownThread(t *testing.T) {
 	getJSON(t, h, "/api/threads/nope/turns?phase=plan", http.StatusNotFound, &got)
 	if got["error"] != "thread not found" {
 		t.Errorf("error %q, want thread not found", got["error"])
+	}
+}
+
+// A turn of megabytes reaches neither the page nor the turns API whole:
+// both carry its start, and its content is fetched alone on demand.
+func TestLongTurnContent(t *testing.T) {
+	h, conn := newServer(t)
+	// 3-byte runes: the 64 KiB cut falls inside one.
+	long := strings.Repeat("가나다라마바사", 5<<20/21) + "끝"
+	p, r := call("th-long", "big", "execute", 0, "worker", "openai", "gpt-5", 10, "write a lot", long)
+	insertTurns(t, conn, p, r)
+
+	var body struct {
+		Turns []map[string]json.RawMessage `json:"turns"`
+	}
+	getJSON(t, h, "/api/threads/th-long/turns?role=response", http.StatusOK, &body)
+	if len(body.Turns) != 1 {
+		t.Fatalf("got %d turns, want 1", len(body.Turns))
+	}
+	var content string
+	_ = json.Unmarshal(body.Turns[0]["content"], &content)
+	if len(content) > 64<<10 || len(content) < 64<<10-3 || !utf8.ValidString(content) || !strings.HasPrefix(long, content) {
+		t.Errorf("API content: %d bytes, valid UTF-8 %v, a prefix %v; want the first 64 KiB less a cut rune", len(content), utf8.ValidString(content), strings.HasPrefix(long, content))
+	}
+	if got := string(body.Turns[0]["content_cut"]); got != "true" {
+		t.Errorf("content_cut = %s, want true", got)
+	}
+	if got, want := string(body.Turns[0]["content_bytes"]), strconv.Itoa(len(long)); got != want {
+		t.Errorf("content_bytes = %s, want %s", got, want)
+	}
+
+	page := get(t, h, "/threads/th-long")
+	if len(page.body) > 256<<10 {
+		t.Errorf("page is %d bytes: the long turn entered it", len(page.body))
+	}
+	card := article(t, page.body, r.TurnID)
+	if !strings.Contains(card, `<button type="button" class="load-full" aria-controls="content-big:response:1">Load full content</button>`) {
+		t.Errorf("card lacks the load-full button:\n%.2000s", card)
+	}
+	if strings.Contains(article(t, page.body, p.TurnID), "load-full") {
+		t.Error("a short turn offers to load its full content")
+	}
+
+	var whole struct {
+		TurnID  string `json:"turn_id"`
+		Content string `json:"content"`
+	}
+	getJSON(t, h, "/api/threads/th-long/turns/big:response:1/content", http.StatusOK, &whole)
+	if whole.TurnID != r.TurnID || whole.Content != long {
+		t.Errorf("content API: turn %q, %d bytes; want %s, %d bytes", whole.TurnID, len(whole.Content), r.TurnID, len(long))
+	}
+	var e map[string]string
+	getJSON(t, h, "/api/threads/th-long/turns/nope/content", http.StatusNotFound, &e)
+	getJSON(t, h, "/api/threads/other/turns/big:response:1/content", http.StatusNotFound, &e)
+	if e["error"] != "turn not found" {
+		t.Errorf("unknown turn: error %q, want turn not found", e["error"])
+	}
+
+	// Markdown is whole.
+	md := get(t, h, "/api/threads/th-long/turns/big:response:1/markdown")
+	if md.status != http.StatusOK || !strings.Contains(md.body, long) {
+		t.Errorf("turn markdown: status %d, %d bytes; want the whole turn", md.status, len(md.body))
+	}
+}
+
+// A thread over the window shows its newest turns that pass the filters
+// and says how many it hides; a larger limit shows more.
+func TestTurnWindow(t *testing.T) {
+	h, conn := newServer(t)
+	const n = 1005
+	turns := make([]schema.Turn, n)
+	for i := range turns {
+		turns[i] = schema.Turn{
+			TurnID: fmt.Sprintf("w%04d:prompt:0", i), TraceID: "trace-w", SpanID: fmt.Sprintf("w%04d", i), ThreadID: "th-w",
+			Phase: "execute", Speaker: "worker", Role: schema.RolePrompt, Content: fmt.Sprintf("turn %d", i), StartNS: at(i), DurationNS: 1,
+		}
+	}
+	insertTurns(t, conn, turns...)
+	insertTurns(t, conn, turns[n-1]) // delivered twice: still one turn
+
+	page := get(t, h, "/threads/th-w").body
+	ids := pageIDs(page)
+	if len(ids) != 1000 || ids[0] != "w0005:prompt:0" || ids[999] != "w1004:prompt:0" {
+		t.Errorf("page shows %d turns from %v to %v, want the newest 1000, w0005 to w1004", len(ids), ids[:1], ids[len(ids)-1:])
+	}
+	for _, want := range []string{
+		`<span class="shown">1000 of 1005 matching turns shown</span>`,
+		`<p class="earlier">5 earlier turns are hidden. <a href="/threads/th-w?limit=1005">Show 5 earlier turns</a></p>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if ids := pageIDs(get(t, h, "/threads/th-w?limit=1005").body); len(ids) != n {
+		t.Errorf("limit=1005: %d turns, want %d", len(ids), n)
+	}
+	if page := get(t, h, "/threads/th-w?limit=1005").body; strings.Contains(page, `class="earlier"`) {
+		t.Error("limit=1005 still says turns are hidden")
+	}
+	// The window applies after the filters.
+	page = get(t, h, "/threads/th-w?q=turn+1&limit=5").body
+	if ids := pageIDs(page); strings.Join(ids, ",") != "w1000:prompt:0,w1001:prompt:0,w1002:prompt:0,w1003:prompt:0,w1004:prompt:0" {
+		t.Errorf("q=turn 1, limit 5: %q, want w1000 … w1004", ids)
+	}
+	// "turn 1" is in turns 1, 10-19, 100-199 and 1000-1004: 116.
+	if !strings.Contains(page, `<p class="earlier">111 earlier turns are hidden. <a href="/threads/th-w?limit=116&amp;q=turn&#43;1">Show 111 earlier turns</a></p>`) {
+		t.Errorf("earlier link lacks the filter:\n%s", page[strings.Index(page, `<p class="thread-tools">`):strings.Index(page, `<section`)])
+	}
+
+	var body struct {
+		Thread struct {
+			Title string `json:"title"`
+			Turns uint64 `json:"turns"`
+		} `json:"thread"`
+		Turns  []viewer.Turn `json:"turns"`
+		Total  int           `json:"total"`
+		Hidden int           `json:"hidden"`
+		Limit  int           `json:"limit"`
+	}
+	getJSON(t, h, "/api/threads/th-w/turns?limit=3", http.StatusOK, &body)
+	if len(body.Turns) != 3 || body.Turns[2].TurnID != "w1004:prompt:0" || body.Total != n || body.Hidden != n-3 || body.Limit != 3 ||
+		body.Thread.Turns != n || body.Thread.Title != "turn 0" {
+		t.Errorf("limit=3: %d turns (last %v), total %d, hidden %d, limit %d, thread %+v; want the 3 newest of %d",
+			len(body.Turns), body.Turns[len(body.Turns)-1].TurnID, body.Total, body.Hidden, body.Limit, body.Thread, n)
+	}
+	getJSON(t, h, "/api/threads/th-w/turns", http.StatusOK, &body)
+	if len(body.Turns) != 1000 || body.Hidden != 5 {
+		t.Errorf("default window: %d turns, %d hidden; want 1000 and 5", len(body.Turns), body.Hidden)
+	}
+}
+
+// The whole thread as markdown honours the filters.
+func TestThreadMarkdownAPI(t *testing.T) {
+	h, _ := filterFixture(t)
+	res := get(t, h, "/api/threads/th-f/markdown?phase=review")
+	want := "# plan the launch\n\n" +
+		"### reviewer · Review · prompt (claude)\n\n```\nreview it\n```\n\n" +
+		"### reviewer · Review · response (claude)\n\n```\nこんにちは世界 looks good\n```\n\n"
+	if res.status != http.StatusOK || res.body != want || !strings.HasPrefix(res.header.Get("Content-Type"), "text/markdown") {
+		t.Errorf("GET markdown?phase=review: status %d, %s\n got %q\nwant %q", res.status, res.header.Get("Content-Type"), res.body, want)
+	}
+	res = get(t, h, "/api/threads/th-f/turns/f-exec:response:1/markdown")
+	if want := "### 한국어봇 · Execute · response (gpt-5)\n\n```\n🚀 launched\n```\n\n"; res.status != http.StatusOK || res.body != want {
+		t.Errorf("turn markdown: status %d\n got %q\nwant %q", res.status, res.body, want)
+	}
+	for _, path := range []string{"/api/threads/th-f/turns/nope/markdown", "/api/threads/nope/markdown"} {
+		if res := get(t, h, path); res.status != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404", path, res.status)
+		}
+	}
+	page := get(t, h, "/threads/th-f?phase=review").body
+	if !strings.Contains(page, `<button type="button" class="copy-thread" data-url="/api/threads/th-f/markdown?phase=review">`) {
+		t.Error("page's copy-thread button does not carry the filters")
 	}
 }

@@ -3,6 +3,9 @@ package viewer
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
 )
 
 // Turn is one row of conversations as the viewer shows it. Token counts and
@@ -29,7 +32,10 @@ type Turn struct {
 	ToolCallID   string `json:"tool_call_id"`
 	Content      string `json:"content"`
 	ContentBytes uint32 `json:"content_bytes"`
-	Truncated    bool   `json:"truncated"`
+	Truncated    bool   `json:"truncated"` // cut when it was stored
+	// ContentCut says Content is only the start of the stored content: the
+	// rest is at /api/threads/:id/turns/:turn_id/content.
+	ContentCut bool `json:"content_cut"`
 
 	TokensIn         *uint32  `json:"tokens_in"`
 	TokensOut        *uint32  `json:"tokens_out"`
@@ -47,16 +53,46 @@ type Turn struct {
 	// Running marks a prompt (or tool call) whose call has not ended: its
 	// span has no response, tool result or error row yet.
 	Running bool `json:"running"`
+
+	// The user's note on the turn (turn_notes).
+	Starred bool   `json:"starred"`
+	Memo    string `json:"memo"`
 }
 
-// TurnFilter narrows a thread's turns; an empty field does not filter.
+// TurnFilter narrows a thread's turns; a zero field does not filter.
 type TurnFilter struct {
-	Phase string // matched case-insensitively
-	Role  string
+	// Phases keeps the turns of these phases, matched case-insensitively;
+	// "" is the turns without a phase.
+	Phases  []string
+	Role    string
+	Speaker string
+	Session string
+	// Agent is AgentMain for the main agent's turns (agent ''), or one
+	// sub-agent's name.
+	Agent        string
+	Tool         string
+	FromNS, ToNS uint64 // start time bounds, inclusive
+	Starred      bool
+	Query        string // in content or speaker, case-insensitive
+	// TurnID keeps one turn; no request parameter sets it.
+	TurnID string
 }
 
-// selectTurns reads a thread's turns in the order they were said. LIMIT 1
-// BY turn_id keeps one copy of a turn delivered twice, merged or not.
+// AgentMain is the agent filter value for turns of the main agent, whose
+// agent is empty.
+const AgentMain = "main"
+
+// pageContentBytes is how much of a turn's content a page or the turns API
+// carries; a longer turn (up to megabytes) is fetched alone on demand.
+const pageContentBytes = 64 << 10
+
+// allContent is a content limit that reads all of it.
+const allContent = 1 << 32
+
+// selectTurns reads a thread's turns, at most the number of content bytes
+// asked for of each. LIMIT 1 BY turn_id keeps one copy of a turn delivered
+// twice, merged or not. The prefix has an alias of its own: ClickHouse
+// would substitute an alias named content into the search condition.
 //
 // A call has ended when its span has an answer row (response, tool_result,
 // error), a failed status, or a duration: only ended spans have one. Its
@@ -64,7 +100,7 @@ type TurnFilter struct {
 const selectTurns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
-       content, content_bytes, truncated,
+       substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, content_bytes, truncated,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd,
        status, error, start_ns, duration_ns, attributes.key, attributes.value,
        toUInt8(role IN ('prompt', 'tool_call') AND span_id NOT IN
@@ -77,32 +113,119 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
 FROM conversations
 WHERE thread_id = ?`
 
+// countTurns counts the turns that pass the same conditions, each once.
+const countTurns = `
+SELECT uniqExact(turn_id) AS matched
+FROM conversations
+WHERE thread_id = ?`
+
 // The filters are fixed SQL with bound values, appended when asked for.
 const (
-	filterPhase = `
-  AND lowerUTF8(phase) = lowerUTF8(?)`
 	filterRole = `
   AND role = ?`
+	filterSpeaker = `
+  AND speaker = ?`
+	filterSession = `
+  AND session_id = ?`
+	filterAgent = `
+  AND agent = ?`
+	filterTool = `
+  AND tool_name = ?`
+	filterTurn = `
+  AND turn_id = ?`
+	filterFrom = `
+  AND start_ns >= ?`
+	filterTo = `
+  AND start_ns <= ?`
+	filterQuery = `
+  AND (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF8(speaker, ?) > 0)`
+	// The newest note of each turn decides, merged or not.
+	filterStarred = `
+  AND turn_id IN
+  (
+      SELECT turn_id
+      FROM turn_notes
+      WHERE thread_id = ?
+      GROUP BY turn_id
+      HAVING argMax(starred, updated_ns) = 1
+  )`
+	// Newest first, so that LIMIT keeps the newest turns; the caller
+	// puts them back in the order they were said.
 	orderTurns = `
-ORDER BY start_ns, seq, turn_id
-LIMIT 1 BY turn_id`
+ORDER BY start_ns DESC, seq DESC, turn_id DESC
+LIMIT 1 BY turn_id
+LIMIT ?`
 )
 
-// turns returns the thread's turns that pass f, sorted by start time, then
-// seq. A thread without turns yields none, not an error.
-func (s store) turns(ctx context.Context, threadID string, f TurnFilter) ([]Turn, error) {
-	query, args := selectTurns, []any{threadID, threadID}
-	if f.Phase != "" {
-		query += filterPhase
-		args = append(args, f.Phase)
+// filterPhases matches any of n phases: one placeholder per phase asked
+// for, never the phase itself in the SQL.
+func filterPhases(n int) string {
+	return `
+  AND lowerUTF8(phase) IN (` + strings.TrimSuffix(strings.Repeat("lowerUTF8(?), ", n), ", ") + `)`
+}
+
+// conditions returns the SQL conditions of f and their arguments, in order.
+func (f TurnFilter) conditions(threadID string) (string, []any) {
+	var (
+		b    strings.Builder
+		args []any
+	)
+	add := func(sql string, vals ...any) {
+		b.WriteString(sql)
+		args = append(args, vals...)
+	}
+	if len(f.Phases) > 0 {
+		phases := make([]any, len(f.Phases))
+		for i, p := range f.Phases {
+			phases[i] = p
+		}
+		add(filterPhases(len(f.Phases)), phases...)
 	}
 	if f.Role != "" {
-		query += filterRole
-		args = append(args, f.Role)
+		add(filterRole, f.Role)
 	}
-	query += orderTurns
+	if f.Speaker != "" {
+		add(filterSpeaker, f.Speaker)
+	}
+	if f.Session != "" {
+		add(filterSession, f.Session)
+	}
+	switch f.Agent {
+	case "":
+	case AgentMain:
+		add(filterAgent, "")
+	default:
+		add(filterAgent, f.Agent)
+	}
+	if f.Tool != "" {
+		add(filterTool, f.Tool)
+	}
+	if f.TurnID != "" {
+		add(filterTurn, f.TurnID)
+	}
+	if f.FromNS != 0 {
+		add(filterFrom, f.FromNS)
+	}
+	if f.ToNS != 0 {
+		add(filterTo, f.ToNS)
+	}
+	if f.Query != "" {
+		add(filterQuery, f.Query, f.Query)
+	}
+	if f.Starred {
+		add(filterStarred, threadID)
+	}
+	return b.String(), args
+}
 
-	rows, err := s.db.Query(ctx, query, args...)
+// turns returns the newest limit turns of the thread that pass f, sorted by
+// start time, then seq, with their notes; of each at most contentBytes of
+// content. A thread without turns yields none, not an error.
+func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, contentBytes int) ([]Turn, error) {
+	cond, condArgs := f.conditions(threadID)
+	args := append([]any{uint64(contentBytes), threadID, threadID}, condArgs...)
+	args = append(args, uint64(limit))
+	rows, err := s.db.Query(ctx, selectTurns+cond+orderTurns, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query turns: %w", err)
 	}
@@ -111,19 +234,24 @@ func (s store) turns(ctx context.Context, threadID string, f TurnFilter) ([]Turn
 	for rows.Next() {
 		var (
 			t                  Turn
+			stored             uint64
 			truncated, running uint8
 			attrKeys, attrVals []string
 		)
 		err := rows.Scan(&t.TurnID, &t.TraceID, &t.SpanID, &t.ParentSpanID, &t.ParentTurnID, &t.Project,
 			&t.ThreadID, &t.SessionID, &t.Phase, &t.Speaker, &t.Agent, &t.Round, &t.Role, &t.Seq,
 			&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
-			&t.Content, &t.ContentBytes, &truncated,
+			&t.Content, &stored, &t.ContentBytes, &truncated,
 			&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD,
 			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &attrKeys, &attrVals, &running)
 		if err != nil {
 			return nil, fmt.Errorf("scan turn: %w", err)
 		}
 		t.Truncated, t.Running = truncated != 0, running != 0
+		if stored > uint64(len(t.Content)) {
+			t.ContentCut = true
+			t.Content = trimPartialRune(t.Content)
+		}
 		t.Attributes = make(map[string]string, len(attrKeys))
 		for i, k := range attrKeys {
 			if i < len(attrVals) {
@@ -135,5 +263,215 @@ func (s store) turns(ctx context.Context, threadID string, f TurnFilter) ([]Turn
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read turns: %w", err)
 	}
+	slices.Reverse(turns)
+
+	notes, err := s.notes(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range turns {
+		if n, ok := notes[turns[i].TurnID]; ok {
+			turns[i].Starred, turns[i].Memo = n.Starred, n.Memo
+		}
+	}
 	return turns, nil
+}
+
+// trimPartialRune drops the bytes of a rune that a byte prefix cut in two.
+func trimPartialRune(s string) string {
+	for i := 0; i < utf8.UTFMax && len(s) > 0; i++ {
+		r, size := utf8.DecodeLastRuneInString(s)
+		if r != utf8.RuneError || size != 1 {
+			return s
+		}
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// countTurns counts the thread's turns that pass f.
+func (s store) countTurns(ctx context.Context, threadID string, f TurnFilter) (int, error) {
+	cond, condArgs := f.conditions(threadID)
+	rows, err := s.db.Query(ctx, countTurns+cond, append([]any{threadID}, condArgs...)...)
+	if err != nil {
+		return 0, fmt.Errorf("count turns: %w", err)
+	}
+	defer rows.Close()
+	var n uint64
+	if rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return 0, fmt.Errorf("scan turn count: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("read turn count: %w", err)
+	}
+	return int(n), nil
+}
+
+// selectContent reads all of one turn's content.
+const selectContent = `
+SELECT content
+FROM conversations
+WHERE thread_id = ? AND turn_id = ?
+LIMIT 1`
+
+// errTurnNotFound means the thread has no turn with the id asked for.
+var errTurnNotFound error = turnNotFound{}
+
+type turnNotFound struct{}
+
+func (turnNotFound) Error() string { return "turn not found" }
+
+// Is makes a missing turn a not-found error for the handlers.
+func (turnNotFound) Is(target error) bool { return target == errNotFound }
+
+// turnContent returns one turn's whole content; errTurnNotFound when the
+// thread has no such turn.
+func (s store) turnContent(ctx context.Context, threadID, turnID string) (string, error) {
+	rows, err := s.db.Query(ctx, selectContent, threadID, turnID)
+	if err != nil {
+		return "", fmt.Errorf("query turn content: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return "", fmt.Errorf("read turn content: %w", err)
+		}
+		return "", errTurnNotFound
+	}
+	var content string
+	if err := rows.Scan(&content); err != nil {
+		return "", fmt.Errorf("scan turn content: %w", err)
+	}
+	return content, nil
+}
+
+// PhaseCount is how many turns of a thread one phase holds.
+type PhaseCount struct {
+	Key   string `json:"phase"` // lower case; "" for turns without a phase
+	Name  string `json:"name"`  // as the page heads the phase
+	Turns uint64 `json:"turns"`
+}
+
+// selectPhaseCounts counts a thread's turns per phase, in the order the
+// phases first appear.
+const selectPhaseCounts = `
+SELECT lowerUTF8(phase) AS phase_key, any(phase) AS phase_written, uniqExact(turn_id) AS phase_turns,
+       min(start_ns) AS first_ns
+FROM conversations
+WHERE thread_id = ?
+GROUP BY phase_key
+ORDER BY first_ns, phase_key`
+
+// phaseCounts returns the thread's phases in page order with their turns.
+func (s store) phaseCounts(ctx context.Context, threadID string) ([]PhaseCount, error) {
+	rows, err := s.db.Query(ctx, selectPhaseCounts, threadID)
+	if err != nil {
+		return nil, fmt.Errorf("query phase counts: %w", err)
+	}
+	defer rows.Close()
+	byKey := map[string]PhaseCount{}
+	var firstSeen []string
+	for rows.Next() {
+		var (
+			c       PhaseCount
+			written string
+			first   uint64
+		)
+		if err := rows.Scan(&c.Key, &written, &c.Turns, &first); err != nil {
+			return nil, fmt.Errorf("scan phase count: %w", err)
+		}
+		c.Key = strings.TrimSpace(c.Key)
+		c.Name = phaseName(c.Key, written)
+		if prev, ok := byKey[c.Key]; ok { // phases differing only in spaces
+			prev.Turns += c.Turns
+			byKey[c.Key] = prev
+			continue
+		}
+		byKey[c.Key] = c
+		firstSeen = append(firstSeen, c.Key)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read phase counts: %w", err)
+	}
+	counts := make([]PhaseCount, 0, len(firstSeen))
+	for _, key := range phaseOrder(firstSeen) {
+		counts = append(counts, byKey[key])
+	}
+	return counts, nil
+}
+
+// Facets are the values a thread's filters can choose from, each sorted.
+type Facets struct {
+	Roles    []string `json:"roles"`
+	Speakers []string `json:"speakers"`
+	Agents   []string `json:"agents"` // sub-agents; the main agent is ''
+	Tools    []string `json:"tools"`
+	Sessions []string `json:"sessions"`
+}
+
+const selectFacets = `
+SELECT groupUniqArrayIf(role, role != '') AS roles, groupUniqArrayIf(speaker, speaker != '') AS speakers,
+       groupUniqArrayIf(agent, agent != '') AS agents, groupUniqArrayIf(tool_name, tool_name != '') AS tools,
+       groupUniqArrayIf(session_id, session_id != '') AS sessions
+FROM conversations
+WHERE thread_id = ?`
+
+// facets returns the roles, speakers, agents, tools and sessions of a
+// thread.
+func (s store) facets(ctx context.Context, threadID string) (Facets, error) {
+	rows, err := s.db.Query(ctx, selectFacets, threadID)
+	if err != nil {
+		return Facets{}, fmt.Errorf("query facets: %w", err)
+	}
+	defer rows.Close()
+	var f Facets
+	if rows.Next() {
+		if err := rows.Scan(&f.Roles, &f.Speakers, &f.Agents, &f.Tools, &f.Sessions); err != nil {
+			return Facets{}, fmt.Errorf("scan facets: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Facets{}, fmt.Errorf("read facets: %w", err)
+	}
+	for _, vs := range []*[]string{&f.Roles, &f.Speakers, &f.Agents, &f.Tools, &f.Sessions} {
+		if *vs == nil {
+			*vs = []string{}
+		}
+		slices.Sort(*vs)
+	}
+	return f, nil
+}
+
+// selectTraces lists the traces of a thread in the order they started.
+const selectTraces = `
+SELECT trace_id, min(start_ns) AS first_ns
+FROM conversations
+WHERE thread_id = ? AND trace_id != ''
+GROUP BY trace_id
+ORDER BY first_ns, trace_id`
+
+// traces returns the ids of the traces a thread's turns belong to.
+func (s store) traces(ctx context.Context, threadID string) ([]string, error) {
+	rows, err := s.db.Query(ctx, selectTraces, threadID)
+	if err != nil {
+		return nil, fmt.Errorf("query thread traces: %w", err)
+	}
+	defer rows.Close()
+	ids := []string{}
+	for rows.Next() {
+		var (
+			id    string
+			first uint64
+		)
+		if err := rows.Scan(&id, &first); err != nil {
+			return nil, fmt.Errorf("scan thread trace: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read thread traces: %w", err)
+	}
+	return ids, nil
 }

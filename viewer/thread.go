@@ -1,22 +1,142 @@
 package viewer
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 )
 
-// threadRoutes serves one thread's page and its turns as JSON.
+// threadRoutes serves one thread's page, its turns as JSON and markdown,
+// one turn's whole content, and the notes on its turns.
 func (s *Server) threadRoutes(app, api *gin.RouterGroup) {
 	app.GET("/threads/:id", s.threadPage)
 	api.GET("/threads/:id/turns", s.apiTurns)
+	api.GET("/threads/:id/markdown", s.threadMarkdown)
+	api.GET("/threads/:id/turns/:turn_id/content", s.turnContent)
+	api.GET("/threads/:id/turns/:turn_id/markdown", s.turnMarkdown)
+	s.notesRoutes(api)
+}
+
+// turnWindow is how many turns, the newest that pass the filters, a page
+// shows at first, and how many more each "earlier" step adds.
+const turnWindow = 1000
+
+// maxTurnWindow bounds the window a request may ask for.
+const maxTurnWindow = 100_000
+
+// maxQueryRunes bounds a search.
+const maxQueryRunes = 1000
+
+// filterForm is the filter bar as the request filled it, so that the
+// page shows what it filters by and links keep it.
+type filterForm struct {
+	Phases  []string // phase keys asked for; none means all
+	Role    string
+	Speaker string
+	Session string
+	Agent   string // "", main or a sub-agent
+	Tool    string
+	From    string
+	To      string
+	Q       string
+	Starred bool
+	Limit   int
+}
+
+// parseThreadQuery reads the filters of a thread page or its turns API.
+// An unusable value is a *ParamError naming its parameter.
+func parseThreadQuery(v url.Values, now time.Time) (TurnFilter, filterForm, error) {
+	form := filterForm{
+		Role:    strings.TrimSpace(v.Get("role")),
+		Speaker: strings.TrimSpace(v.Get("speaker")),
+		Session: strings.TrimSpace(v.Get("session")),
+		Agent:   strings.TrimSpace(v.Get("agent")),
+		Tool:    strings.TrimSpace(v.Get("tool")),
+		From:    strings.TrimSpace(v.Get("from")),
+		To:      strings.TrimSpace(v.Get("to")),
+		Q:       strings.TrimSpace(v.Get("q")),
+	}
+	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
+	for _, p := range v["phase"] {
+		key := strings.ToLower(strings.TrimSpace(p))
+		if !slices.Contains(form.Phases, key) {
+			form.Phases = append(form.Phases, key)
+		}
+	}
+	f.Phases = form.Phases
+	switch strings.ToLower(form.Agent) {
+	case "", "all":
+		form.Agent = ""
+	case AgentMain:
+		form.Agent, f.Agent = AgentMain, AgentMain
+	default:
+		f.Agent = form.Agent
+	}
+	switch v.Get("starred") {
+	case "", "0", "false":
+	case "1", "true", "on":
+		form.Starred, f.Starred = true, true
+	default:
+		return TurnFilter{}, filterForm{}, badParam("starred", "%q is not 1 or 0", v.Get("starred"))
+	}
+	if n := utf8.RuneCountInString(form.Q); n > maxQueryRunes {
+		return TurnFilter{}, filterForm{}, badParam("q", "%d characters, at most %d", n, maxQueryRunes)
+	}
+	var err error
+	if f.FromNS, f.ToNS, err = timeRange(form.From, form.To, now); err != nil {
+		return TurnFilter{}, filterForm{}, err
+	}
+	if form.Limit, err = parseLimit("limit", v.Get("limit"), turnWindow, maxTurnWindow); err != nil {
+		return TurnFilter{}, filterForm{}, err
+	}
+	return f, form, nil
+}
+
+// threadTurns is what the page and the turns API show of a thread.
+type threadTurns struct {
+	thread Thread
+	form   filterForm
+	turns  []Turn
+	total  int // turns that pass the filters
+}
+
+// loadTurns reads the thread of the request and the newest turns its
+// filters let through, of each at most contentBytes of content.
+func (s *Server) loadTurns(c *gin.Context, contentBytes int) (threadTurns, error) {
+	ctx, id := c.Request.Context(), c.Param("id")
+	f, form, err := parseThreadQuery(c.Request.URL.Query(), time.Now())
+	if err != nil {
+		return threadTurns{}, err
+	}
+	th, err := s.store.thread(ctx, id)
+	if err != nil {
+		return threadTurns{}, err
+	}
+	turns, err := s.store.turns(ctx, id, f, form.Limit, contentBytes)
+	if err != nil {
+		return threadTurns{}, err
+	}
+	total := len(turns)
+	if total == form.Limit { // the window may hide some
+		if total, err = s.store.countTurns(ctx, id, f); err != nil {
+			return threadTurns{}, err
+		}
+	}
+	return threadTurns{thread: th, form: form, turns: turns, total: total}, nil
 }
 
 // threadPage renders one thread grouped by phase and round.
 func (s *Server) threadPage(c *gin.Context) {
 	ctx, id := c.Request.Context(), c.Param("id")
-	th, err := s.store.thread(ctx, id)
+	tt, err := s.loadTurns(c, pageContentBytes)
 	if errors.Is(err, errNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No thread has the id "+id+".")
 		return
@@ -25,29 +145,114 @@ func (s *Server) threadPage(c *gin.Context) {
 		s.pageError(c, err)
 		return
 	}
-	turns, err := s.store.turns(ctx, id, TurnFilter{})
-	if err != nil {
+	v := newThreadView(tt.thread, tt.turns, tt.form.Q)
+	v.Filter, v.Total = tt.form, tt.total
+	if err := s.addThreadContext(ctx, &v); err != nil {
 		s.pageError(c, err)
 		return
 	}
-	s.html(c, http.StatusOK, "thread.html", newThreadView(th, turns))
+	if v.Earlier = min(v.Hidden(), turnWindow, maxTurnWindow-tt.form.Limit); v.Earlier > 0 {
+		query := c.Request.URL.Query()
+		query.Set("limit", strconv.Itoa(tt.form.Limit+v.Earlier))
+		v.EarlierURL = threadURL(id) + "?" + query.Encode()
+	}
+	v.MarkdownURL = apiThreadURL(id) + "/markdown"
+	if q := c.Request.URL.Query().Encode(); q != "" {
+		v.MarkdownURL += "?" + q
+	}
+	s.html(c, http.StatusOK, "thread.html", v)
 }
 
-// apiTurns answers GET /api/threads/:id/turns?phase=&role=:
-// {"thread_id": id, "turns": [...]}, sorted by start time, then seq.
+// addThreadContext adds what the filter bar and header show beyond the
+// turns: phase chips with counts, the values to filter by, the traces.
+func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
+	counts, err := s.store.phaseCounts(ctx, v.Thread.ID)
+	if err != nil {
+		return err
+	}
+	for _, pc := range counts {
+		v.Chips = append(v.Chips, phaseChip{PhaseCount: pc, On: len(v.Filter.Phases) == 0 || slices.Contains(v.Filter.Phases, pc.Key)})
+	}
+	if v.Facets, err = s.store.facets(ctx, v.Thread.ID); err != nil {
+		return err
+	}
+	ids, err := s.store.traces(ctx, v.Thread.ID)
+	for _, id := range ids {
+		v.Traces = append(v.Traces, traceLink{ID: id, URL: traceURL(id)})
+	}
+	return err
+}
+
+// apiThreadURL is the path of a thread under /api/.
+func apiThreadURL(id string) string { return "/api/threads/" + url.PathEscape(id) }
+
+// turnsResponse is the whole thread as GET /api/threads/:id/turns answers
+// it: the thread, and the newest limit turns that pass the filters, in the
+// order they were said, with their notes. Total counts the turns that pass
+// the filters; hidden = total - len(turns) are older than the window.
+type turnsResponse struct {
+	ThreadID string `json:"thread_id"`
+	Thread   Thread `json:"thread"`
+	Turns    []Turn `json:"turns"`
+	Total    int    `json:"total"`
+	Hidden   int    `json:"hidden"`
+	Limit    int    `json:"limit"`
+}
+
+// apiTurns answers GET /api/threads/:id/turns with the page's filters
+// (phase, role, speaker, session, agent, tool, from, to, starred, q) and
+// limit. A
+// turn's content beyond pageContentBytes is cut (content_cut).
 func (s *Server) apiTurns(c *gin.Context) {
-	ctx, id := c.Request.Context(), c.Param("id")
-	if _, err := s.store.thread(ctx, id); err != nil {
+	tt, err := s.loadTurns(c, pageContentBytes)
+	if err != nil {
 		s.apiError(c, err)
 		return
 	}
-	turns, err := s.store.turns(ctx, id, TurnFilter{Phase: c.Query("phase"), Role: c.Query("role")})
+	c.JSON(http.StatusOK, turnsResponse{
+		ThreadID: tt.thread.ID, Thread: tt.thread, Turns: tt.turns,
+		Total: tt.total, Hidden: tt.total - len(tt.turns), Limit: tt.form.Limit,
+	})
+}
+
+// threadMarkdown answers GET /api/threads/:id/markdown: the turns the
+// filters let through, whole, as markdown.
+func (s *Server) threadMarkdown(c *gin.Context) {
+	tt, err := s.loadTurns(c, allContent)
+	if err != nil {
+		s.apiError(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "text/markdown; charset=utf-8", []byte(threadMarkdown(tt.thread, tt.turns)))
+}
+
+// turnMarkdown answers GET /api/threads/:id/turns/:turn_id/markdown: one
+// whole turn as markdown.
+func (s *Server) turnMarkdown(c *gin.Context) {
+	ctx := c.Request.Context()
+	turns, err := s.store.turns(ctx, c.Param("id"), TurnFilter{TurnID: c.Param("turn_id")}, 1, allContent)
+	if err == nil && len(turns) == 0 {
+		err = errTurnNotFound
+	}
+	if err != nil {
+		s.apiError(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "text/markdown; charset=utf-8", []byte(turnMarkdown(turns[0])))
+}
+
+// turnContent answers GET /api/threads/:id/turns/:turn_id/content with the
+// whole content of a turn that the page and the turns API cut:
+// {"turn_id", "content"}.
+func (s *Server) turnContent(c *gin.Context) {
+	turnID := c.Param("turn_id")
+	content, err := s.store.turnContent(c.Request.Context(), c.Param("id"), turnID)
 	if err != nil {
 		s.apiError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, struct {
-		ThreadID string `json:"thread_id"`
-		Turns    []Turn `json:"turns"`
-	}{id, turns})
+		TurnID  string `json:"turn_id"`
+		Content string `json:"content"`
+	}{turnID, content})
 }

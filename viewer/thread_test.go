@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -255,5 +256,84 @@ func TestNotFound(t *testing.T) {
 			t.Errorf("GET %s: status %d, Content-Type %q; want 404 %s containing %q:\n%s",
 				tt.path, res.status, res.header.Get("Content-Type"), tt.contentType, tt.want, res.body)
 		}
+	}
+}
+
+// Model output, names and the user's memo are text, never markup or a
+// link target, wherever the page shows them.
+func TestThreadPageEscaping(t *testing.T) {
+	h, conn := newServer(t)
+	hostile := xssScript + xssImg + xssHref
+	p, r := call("th-x", "x1", "plan", 0, "sp"+hostile, "openai", "m"+hostile, 10, hostile, hostile)
+	p.TraceID, r.TraceID = xssHref, xssHref
+	tc := r
+	tc.TurnID, tc.Role, tc.Seq, tc.ToolName, tc.ToolCallID, tc.StartNS = "x1:tool_call:2", schema.RoleToolCall, 2, "tool"+hostile, "c1", at(12)
+	insertTurns(t, conn, p, r, tc)
+	if res := put(t, h, "/api/threads/th-x/turns/"+r.TurnID+"/note", `{"memo": "`+strings.ReplaceAll(hostile, `"`, `\"`)+`"}`, nil); res.status != http.StatusOK {
+		t.Fatalf("PUT memo: status %d: %s", res.status, res.body)
+	}
+	for _, path := range []string{"/threads/th-x", "/threads/th-x?q=" + url.QueryEscape("<script>"), "/threads/th-x?speaker=" + url.QueryEscape("sp"+hostile)} {
+		page := get(t, h, path).body
+		for _, raw := range []string{xssScript, xssImg, `href="javascript:`, `src="javascript:`, "<img"} {
+			if strings.Contains(page, raw) {
+				t.Errorf("GET %s: page contains %q", path, raw)
+			}
+		}
+		if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			t.Errorf("GET %s: the hostile text is not shown escaped", path)
+		}
+	}
+	page := get(t, h, "/threads/th-x?q="+url.QueryEscape("<script>")).body
+	card := article(t, page, r.TurnID)
+	for _, want := range []string{
+		`<mark>&lt;script&gt;</mark>alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;javascript:alert(1)`,
+		`<p class="memo">&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;javascript:alert(1)</p>`,
+		`<span class="badge model">m&lt;script&gt;`,
+		`href="/traces/javascript:alert%281%29?span=x1"`,
+	} {
+		if !strings.Contains(card, want) {
+			t.Errorf("card lacks %q:\n%s", want, card)
+		}
+	}
+	if card := article(t, page, tc.TurnID); !strings.Contains(card, `<span class="tool">tool&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;javascript:alert(1)</span>`) {
+		t.Errorf("tool name not escaped:\n%s", card)
+	}
+}
+
+// A chat prompt that repeats the thread's history shows only what is new;
+// the history is one click away.
+func TestThreadHistoryDedup(t *testing.T) {
+	h, conn := newServer(t)
+	msgs := func(ms ...string) string {
+		var out []map[string]string
+		for i := 0; i < len(ms); i += 2 {
+			out = append(out, map[string]string{"role": ms[i], "content": ms[i+1]})
+		}
+		b, _ := json.Marshal(out)
+		return string(b)
+	}
+	p1, r1 := call("th-h", "h1", "plan", 0, "planner", "openai", "gpt-5", 10, msgs("system", "be brief", "user", "plan it"), "the plan")
+	p2, r2 := call("th-h", "h2", "plan", 0, "planner", "openai", "gpt-5", 20,
+		msgs("system", "be brief", "user", "plan it", "assistant", "the plan", "user", "shorter"), "short plan")
+	insertTurns(t, conn, p1, r1, p2, r2)
+
+	page := get(t, h, "/threads/th-h").body
+	first := article(t, page, p1.TurnID)
+	if strings.Contains(first, "earlier messages") || !strings.Contains(first, "be brief") {
+		t.Errorf("first prompt hides history it is the first to show:\n%s", first)
+	}
+	second := article(t, page, p2.TurnID)
+	details, content, _ := strings.Cut(second, `<div class="content`)
+	for _, want := range []string{`<summary>Show full input (3 earlier messages)</summary>`, "be brief", "plan it", "the plan"} {
+		if !strings.Contains(details, want) {
+			t.Errorf("second prompt's earlier input lacks %q:\n%s", want, second)
+		}
+	}
+	if !strings.Contains(content, "shorter") || strings.Contains(content, "be brief") {
+		t.Errorf("second prompt's content is not only its new message:\n%s", second)
+	}
+	// Filtered to the second call alone, nothing earlier is on the page.
+	if card := article(t, get(t, h, "/threads/th-h?from=2026-05-01T09:00:15Z").body, p2.TurnID); strings.Contains(card, "earlier messages") {
+		t.Errorf("history hidden though the page does not show it:\n%s", card)
 	}
 }

@@ -2,6 +2,7 @@ package viewer
 
 import (
 	"hash/fnv"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,12 +29,32 @@ var parentVerbs = map[string]string{
 }
 
 // threadView is what the thread page renders: the thread and its turns
-// grouped by phase, then round.
+// grouped by phase, then round, and the filters that chose them.
 type threadView struct {
 	Thread  Thread
 	Phases  []phaseView
 	Running int // prompts still waiting for their answer
 	Errors  int
+
+	Filter  filterForm
+	Chips   []phaseChip
+	Facets  Facets
+	Traces  []traceLink
+	Shown   int // turns on the page
+	Total   int // turns that pass the filters
+	Earlier int // of the hidden turns, how many the "earlier" link adds
+	// EarlierURL reloads the page with a window that holds Earlier more
+	// turns; MarkdownURL is the filtered thread as markdown.
+	EarlierURL, MarkdownURL string
+}
+
+// Hidden is how many turns pass the filters but fall outside the window.
+func (v threadView) Hidden() int { return v.Total - v.Shown }
+
+// phaseChip is one phase's toggle in the filter bar.
+type phaseChip struct {
+	PhaseCount
+	On bool
 }
 
 type phaseView struct {
@@ -51,12 +72,26 @@ type roundView struct {
 
 type turnView struct {
 	Turn
-	Messages    []message // the content when it is chat messages JSON
-	Lines       int       // lines of content as shown
-	Collapsed   bool      // more than collapseLines lines
-	Failed      bool      // role error or status error
+	SpeakerSegs []Segment     // the speaker, split at search matches
+	Text        []Segment     // the content, unless it is messages
+	Messages    []messageView // the content when it is chat messages JSON
+	// Earlier are the leading messages that repeat history an earlier turn
+	// of the page showed: hidden behind "Show full input".
+	Earlier     []messageView
+	Lines       int  // lines of content as shown
+	Collapsed   bool // more than collapseLines lines
+	Failed      bool // role error or status error
 	ParentVerb  string
 	ParentLabel string // who said the parent turn; "" when it is not on this page
+	// PairID is the other half of a tool call and its result, on this
+	// page; PairVerb says which half it is.
+	PairID, PairVerb, PairLabel string
+}
+
+// messageView is one chat message of a turn, split at search matches.
+type messageView struct {
+	Role string
+	Text []Segment
 }
 
 // ShowContent says whether the content adds anything to the error message
@@ -65,14 +100,23 @@ func (t turnView) ShowContent() bool {
 	return t.Content != "" && (!t.Failed || strings.TrimSpace(t.Content) != strings.TrimSpace(t.Error))
 }
 
+// TraceURL is the turn's span on its trace's page.
+func (t turnView) TraceURL() string {
+	return traceURL(t.TraceID) + "?span=" + url.QueryEscape(t.SpanID)
+}
+
+// traceLink links a trace of the thread to its page.
+type traceLink struct{ ID, URL string }
+
+// traceURL is the path of a trace's page.
+func traceURL(id string) string { return "/traces/" + url.PathEscape(id) }
+
 // newThreadView groups turns, sorted by start time, into phases in
-// canonical order, then rounds in ascending order.
-func newThreadView(th Thread, turns []Turn) threadView {
-	v := threadView{Thread: th}
-	byID := make(map[string]*Turn, len(turns))
-	for i := range turns {
-		byID[turns[i].TurnID] = &turns[i]
-	}
+// canonical order, then rounds in ascending order; q is the search whose
+// matches the page marks.
+func newThreadView(th Thread, turns []Turn, q string) threadView {
+	v := threadView{Thread: th, Shown: len(turns)}
+	b := newTurnBuilder(turns, q)
 
 	type group struct {
 		name   string
@@ -88,7 +132,7 @@ func newThreadView(th Thread, turns []Turn) threadView {
 			groups[key] = g
 			firstSeen = append(firstSeen, key)
 		}
-		tv := newTurnView(t, byID)
+		tv := b.view(t)
 		if tv.Running {
 			v.Running++
 		}
@@ -98,18 +142,7 @@ func newThreadView(th Thread, turns []Turn) threadView {
 		g.rounds[t.Round] = append(g.rounds[t.Round], tv)
 	}
 
-	order := make([]string, 0, len(firstSeen))
-	for _, p := range canonicalPhases {
-		if _, ok := groups[p]; ok {
-			order = append(order, p)
-		}
-	}
-	for _, key := range firstSeen {
-		if !slices.Contains(canonicalPhases, key) {
-			order = append(order, key)
-		}
-	}
-	for _, key := range order {
+	for _, key := range phaseOrder(firstSeen) {
 		g := groups[key]
 		pv := phaseView{Name: g.name}
 		for r, ts := range g.rounds {
@@ -119,6 +152,23 @@ func newThreadView(th Thread, turns []Turn) threadView {
 		v.Phases = append(v.Phases, pv)
 	}
 	return v
+}
+
+// phaseOrder puts phase keys, given in order of first appearance, in page
+// order: the canonical phases first, in their order, then the others.
+func phaseOrder(firstSeen []string) []string {
+	order := make([]string, 0, len(firstSeen))
+	for _, p := range canonicalPhases {
+		if slices.Contains(firstSeen, p) {
+			order = append(order, p)
+		}
+	}
+	for _, key := range firstSeen {
+		if !slices.Contains(canonicalPhases, key) {
+			order = append(order, key)
+		}
+	}
+	return order
 }
 
 // phaseName is the heading of a phase group: canonical phases capitalised,
@@ -134,16 +184,73 @@ func phaseName(key, written string) string {
 	}
 }
 
-func newTurnView(t Turn, byID map[string]*Turn) turnView {
+// turnBuilder makes the views of a page's turns, in the order they were
+// said: what a turn shows depends on the turns before it (history already
+// shown) and around it (its parent, its tool call or result).
+type turnBuilder struct {
+	q       string
+	byID    map[string]*Turn
+	calls   map[string]*Turn // tool calls by tool_call_id
+	results map[string]*Turn // tool results by tool_call_id
+	seen    map[string]bool  // messages the page showed so far, by messageKey
+}
+
+func newTurnBuilder(turns []Turn, q string) *turnBuilder {
+	b := &turnBuilder{
+		q:       q,
+		byID:    make(map[string]*Turn, len(turns)),
+		calls:   map[string]*Turn{},
+		results: map[string]*Turn{},
+		seen:    map[string]bool{},
+	}
+	for i := range turns {
+		t := &turns[i]
+		b.byID[t.TurnID] = t
+		if t.ToolCallID == "" {
+			continue
+		}
+		switch t.Role {
+		case schema.RoleToolCall:
+			b.calls[t.ToolCallID] = t
+		case schema.RoleToolResult, schema.RoleToolResultError:
+			b.results[t.ToolCallID] = t
+		}
+	}
+	return b
+}
+
+// messageKey identifies a message when looking for repeated history.
+func messageKey(role, text string) string { return role + "\x00" + strings.TrimSpace(text) }
+
+// view returns the view of t; call it for each turn in the order said.
+func (b *turnBuilder) view(t Turn) turnView {
 	tv := turnView{
-		Turn:   t,
-		Lines:  contentLines(t.Content),
-		Failed: t.Role == schema.RoleError || t.Status == schema.StatusError,
+		Turn:        t,
+		SpeakerSegs: highlight(t.Speaker, b.q),
+		Lines:       contentLines(t.Content),
+		Failed:      t.Role == schema.RoleError || t.Status == schema.StatusError,
 	}
 	if msgs, ok := parseMessages(t.Content); ok {
-		tv.Messages, tv.Lines = msgs, 0
-		for _, m := range msgs {
+		earlier := 0
+		for earlier < len(msgs)-1 && b.seen[messageKey(msgs[earlier].Role, msgs[earlier].Text)] {
+			earlier++
+		}
+		tv.Lines = 0
+		for i, m := range msgs {
+			b.seen[messageKey(m.Role, m.Text)] = true
+			mv := messageView{Role: m.Role, Text: highlight(m.Text, b.q)}
+			if i < earlier {
+				tv.Earlier = append(tv.Earlier, mv)
+				continue
+			}
+			tv.Messages = append(tv.Messages, mv)
 			tv.Lines += 1 + contentLines(m.Text) // the role label takes a line
+		}
+	} else {
+		tv.Text = highlight(t.Content, b.q)
+		if t.Role == schema.RoleResponse {
+			// The next prompt repeats an answer as the assistant's message.
+			b.seen[messageKey("assistant", t.Content)] = true
 		}
 	}
 	tv.Collapsed = tv.Lines > collapseLines
@@ -152,8 +259,26 @@ func newTurnView(t Turn, byID map[string]*Turn) turnView {
 		if tv.ParentVerb == "" {
 			tv.ParentVerb = "replies to"
 		}
-		if p, ok := byID[t.ParentTurnID]; ok {
+		if p, ok := b.byID[t.ParentTurnID]; ok {
 			tv.ParentLabel = turnLabel(p)
+		}
+	}
+	if t.ToolCallID != "" {
+		var (
+			pair *Turn
+			verb string
+		)
+		switch t.Role {
+		case schema.RoleToolCall:
+			pair, verb = b.results[t.ToolCallID], "result"
+		case schema.RoleToolResult, schema.RoleToolResultError:
+			pair, verb = b.calls[t.ToolCallID], "result of"
+		}
+		if pair != nil {
+			tv.PairID, tv.PairVerb, tv.PairLabel = pair.TurnID, verb, turnLabel(pair)
+			if pair.ToolName != "" {
+				tv.PairLabel += " · " + pair.ToolName
+			}
 		}
 	}
 	return tv

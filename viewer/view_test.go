@@ -94,7 +94,7 @@ func TestNewThreadView(t *testing.T) {
 		{name: "no turns", want: ""},
 	}
 	for _, tt := range tests {
-		v := newThreadView(Thread{}, tt.turns)
+		v := newThreadView(Thread{}, tt.turns, "")
 		var parts []string
 		for _, p := range v.Phases {
 			s := p.Name
@@ -136,15 +136,93 @@ func TestTurnView(t *testing.T) {
 			want: turnView{Lines: 1, Failed: true},
 		},
 	}
-	byID := map[string]*Turn{"p": &parent}
 	for _, tt := range tests {
-		got := newTurnView(tt.turn, byID)
+		got := newTurnBuilder([]Turn{parent}, "").view(tt.turn)
 		tt.want.Turn = tt.turn
+		tt.want.SpeakerSegs = []Segment{{Text: tt.turn.Speaker}}
+		tt.want.Text = []Segment{{Text: tt.turn.Content}}
 		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
 	}
 	if (turnView{Turn: Turn{Content: "boom", Error: "boom"}, Failed: true}).ShowContent() {
 		t.Error("an error turn whose content is its message shows the message twice")
+	}
+}
+
+// Leading messages the page showed before are history; the first one not
+// seen and everything after it are new, and a prompt keeps at least one.
+func TestTurnBuilderHistory(t *testing.T) {
+	prompt := func(id, msgs string) Turn { return Turn{TurnID: id, Role: "prompt", Content: msgs} }
+	tests := []struct {
+		name  string
+		turns []Turn
+		want  string // of the last turn: earlier roles | shown roles
+	}{
+		{
+			name:  "first prompt shows all",
+			turns: []Turn{prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`)},
+			want:  "|system,user",
+		},
+		{
+			name: "repeated history with the answer",
+			turns: []Turn{
+				prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`),
+				{TurnID: "b", Role: "response", Content: "answer\n"},
+				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":"answer"},{"role":"user","content":"more"}]`),
+			},
+			want: "system,user,assistant|user",
+		},
+		{
+			name: "a changed message ends the history",
+			turns: []Turn{
+				prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`),
+				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"other"},{"role":"user","content":"u"}]`),
+			},
+			want: "system|user,user",
+		},
+		{
+			name: "the same prompt again keeps its last message",
+			turns: []Turn{
+				prompt("a", `[{"role":"user","content":"u"}]`),
+				prompt("c", `[{"role":"user","content":"u"}]`),
+			},
+			want: "|user",
+		},
+	}
+	roles := func(ms []messageView) string {
+		var rs []string
+		for _, m := range ms {
+			rs = append(rs, m.Role)
+		}
+		return strings.Join(rs, ",")
+	}
+	for _, tt := range tests {
+		b := newTurnBuilder(tt.turns, "")
+		var last turnView
+		for _, turn := range tt.turns {
+			last = b.view(turn)
+		}
+		if got := roles(last.Earlier) + "|" + roles(last.Messages); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestTurnBuilderToolPairs(t *testing.T) {
+	turns := []Turn{
+		{TurnID: "c1", Role: "tool_call", ToolCallID: "x", ToolName: "grep", Speaker: "w"},
+		{TurnID: "r1", Role: "tool_result", ToolCallID: "x", ToolName: "grep", Speaker: "w"},
+		{TurnID: "c2", Role: "tool_call", ToolCallID: "y", ToolName: "ls"},
+		{TurnID: "r3", Role: "tool_result_error", ToolCallID: "z"},
+		{TurnID: "c3", Role: "tool_call", ToolCallID: "z", ToolName: "rm"},
+	}
+	b := newTurnBuilder(turns, "")
+	want := []string{"result r1 w · tool_result · grep", "result of c1 w · tool_call · grep", "  ", "result of c3 tool_call · rm", "result r3 tool_result_error"}
+	for i, turn := range turns {
+		v := b.view(turn)
+		if got := v.PairVerb + " " + v.PairID + " " + v.PairLabel; got != want[i] {
+			t.Errorf("%s: pair %q, want %q", turn.TurnID, got, want[i])
+		}
 	}
 }

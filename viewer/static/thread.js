@@ -1,18 +1,141 @@
 // convtrace viewer: script of the thread page; does nothing elsewhere.
+// The page works without it (the filter bar is a GET form, earlier input
+// is a <details>); the script adds what needs a request: star, memo, copy
+// as markdown, and loading a long turn whole.
 "use strict";
-document.addEventListener("click", (event) => {
-  const button = event.target.closest("button.show-full");
-  if (!button) {
+(() => {
+  const filters = document.querySelector("form.thread-filters");
+  if (!filters) {
     return;
   }
-  const content = document.getElementById(button.getAttribute("aria-controls"));
-  if (!content) {
-    return;
+  const thread = filters.dataset.thread;
+  const turnURL = (turn) =>
+    `/api/threads/${encodeURIComponent(thread)}/turns/${encodeURIComponent(turn)}`;
+
+  // Chips and menus apply at once; text fields on Enter or Apply.
+  filters.addEventListener("change", (event) => {
+    if (event.target.matches("input[type=checkbox], select")) {
+      filters.requestSubmit();
+    }
+  });
+
+  async function getText(url) {
+    const res = await fetch(url, { credentials: "same-origin" });
+    const text = await res.text();
+    if (!res.ok) {
+      throw new Error(`GET ${url}: HTTP ${res.status}: ${text}`);
+    }
+    return text;
   }
-  if (!button.dataset.label) {
-    button.dataset.label = button.textContent;
+
+  // flash shows a short status next to the button that caused it.
+  function flash(el, text) {
+    if (!el) {
+      return;
+    }
+    el.textContent = text;
+    clearTimeout(el.flashTimer);
+    el.flashTimer = setTimeout(() => { el.textContent = ""; }, 3000);
   }
-  const expanded = content.classList.toggle("collapsed") === false;
-  button.setAttribute("aria-expanded", String(expanded));
-  button.textContent = expanded ? "Show less" : button.dataset.label;
-});
+
+  async function copy(url, status) {
+    try {
+      await navigator.clipboard.writeText(await getText(url));
+      flash(status, "Copied");
+    } catch (err) {
+      flash(status, `Copy failed: ${err.message}`);
+    }
+  }
+
+  function toggleFull(button) {
+    const content = document.getElementById(button.getAttribute("aria-controls"));
+    if (!content) {
+      return;
+    }
+    if (!button.dataset.label) {
+      button.dataset.label = button.textContent;
+    }
+    const expanded = content.classList.toggle("collapsed") === false;
+    button.setAttribute("aria-expanded", String(expanded));
+    button.textContent = expanded ? "Show less" : button.dataset.label;
+  }
+
+  async function loadFull(button, article) {
+    const content = document.getElementById(button.getAttribute("aria-controls"));
+    button.disabled = true;
+    try {
+      const data = await convtrace.getJSON(`${turnURL(article.dataset.turn)}/content`);
+      const pre = document.createElement("pre");
+      pre.textContent = data.content;
+      content.replaceChildren(pre);
+      content.classList.remove("collapsed");
+      const more = article.querySelector("button.show-full");
+      if (more) {
+        more.remove();
+      }
+      button.closest(".cut").textContent = "Full content loaded.";
+    } catch (err) {
+      button.disabled = false;
+      button.textContent = `Load failed: ${err.message}`;
+    }
+  }
+
+  async function star(button, article) {
+    const starred = button.getAttribute("aria-pressed") !== "true";
+    button.disabled = true;
+    try {
+      const note = await convtrace.send("PUT", `${turnURL(article.dataset.turn)}/note`, { starred });
+      button.setAttribute("aria-pressed", String(note.starred));
+      button.textContent = note.starred ? "★" : "☆";
+      article.classList.toggle("turn-starred", note.starred);
+    } catch (err) {
+      flash(article.querySelector(".turn-tools .copied"), err.message);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  async function saveMemo(button, article) {
+    const box = article.querySelector(".memo-box");
+    const status = box.querySelector(".memo-status");
+    const memo = box.querySelector("textarea.memo-text").value;
+    button.disabled = true;
+    try {
+      const note = await convtrace.send("PUT", `${turnURL(article.dataset.turn)}/note`, { memo });
+      let shown = box.querySelector("p.memo");
+      if (!shown) {
+        shown = document.createElement("p");
+        shown.className = "memo";
+        box.prepend(shown);
+      }
+      shown.textContent = note.memo;
+      shown.hidden = note.memo === "";
+      flash(status, "Saved");
+    } catch (err) {
+      flash(status, err.message);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("button");
+    if (!button) {
+      return;
+    }
+    const article = button.closest("article.turn");
+    if (button.matches(".show-full")) {
+      toggleFull(button);
+    } else if (button.matches(".copy-thread")) {
+      copy(button.dataset.url, button.parentElement.querySelector(".copied"));
+    } else if (article && button.matches(".copy-turn")) {
+      copy(`${turnURL(article.dataset.turn)}/markdown`, button.parentElement.querySelector(".copied"));
+    } else if (article && button.matches(".load-full")) {
+      loadFull(button, article);
+    } else if (article && button.matches(".star")) {
+      star(button, article);
+    } else if (article && button.matches(".save-memo")) {
+      saveMemo(button, article);
+    }
+  });
+})();
