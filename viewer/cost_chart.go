@@ -78,7 +78,7 @@ func newChart(days CostTable, title string, value func(CostUsage) float64, label
 		return c
 	}
 	slot := (chartWidth - chartLeft) / float64(len(order))
-	width := math.Max(1, slot*0.7)
+	width := math.Min(48, math.Max(1, slot*0.7))
 	height := c.Baseline - chartTop
 	x := map[string]float64{}
 	stacked := map[string]float64{}
