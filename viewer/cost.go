@@ -104,7 +104,7 @@ func GroupCost(cells []CostCell, by []string) (CostTable, error) {
 			index[id] = i
 			t.Rows = append(t.Rows, CostGroup{Key: key})
 		}
-		t.Rows[i].add(c.CostUsage)
+		t.Rows[i].Add(c.CostUsage)
 	}
 	byDay := len(by) > 0 && by[0] == "day"
 	slices.SortStableFunc(t.Rows, func(a, b CostGroup) int {
@@ -131,8 +131,9 @@ func compareCost(a, b *float64) int {
 	return cmp.Compare(*b, *a)
 }
 
-// add adds o's usage to u; a sum stays nil only while neither side knows it.
-func (u *CostUsage) add(o CostUsage) {
+// Add adds o's usage to u; a sum stays nil (unknown) while neither side
+// knows it.
+func (u *CostUsage) Add(o CostUsage) {
 	u.Calls += o.Calls
 	u.Unpriced += o.Unpriced
 	for _, p := range []struct{ dst, src **uint64 }{
@@ -210,14 +211,22 @@ func (r CostReport) CSVURL(table string) string {
 	return "/api/cost/csv?" + q.Encode()
 }
 
-// costFilter reads from, to (an age or a time; from defaults to 30 days
-// ago, to to now) and project.
+// costFilter reads the from, to and project parameters.
 func costFilter(c *gin.Context, now time.Time) (CostFilter, error) {
-	from := c.DefaultQuery("from", defaultCostRange)
-	if from == "" {
+	f, err := ParseCostRange(c.Query("from"), c.Query("to"), now)
+	f.Project = c.Query("project")
+	return f, err
+}
+
+// ParseCostRange reads the range of a cost report as the cost page does:
+// from and to are times (RFC 3339, 2006-01-02T15:04, a date) or ages such
+// as 24h or 7d; from defaults to 30 days before now, to to now. A bad value
+// is a *ParamError naming from or to.
+func ParseCostRange(from, to string, now time.Time) (CostFilter, error) {
+	if strings.TrimSpace(from) == "" {
 		from = defaultCostRange
 	}
-	fromNS, toNS, err := timeRange(from, c.Query("to"), now)
+	fromNS, toNS, err := timeRange(from, to, now)
 	if err != nil {
 		return CostFilter{}, err
 	}
@@ -227,7 +236,7 @@ func costFilter(c *gin.Context, now time.Time) (CostFilter, error) {
 	if toNS < fromNS {
 		return CostFilter{}, badParam("from", "%q is after now", from)
 	}
-	return CostFilter{FromNS: fromNS, ToNS: toNS, Project: c.Query("project")}, nil
+	return CostFilter{FromNS: fromNS, ToNS: toNS}, nil
 }
 
 // costReport runs the report's two queries and folds the cells into every
@@ -255,7 +264,7 @@ func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 		Project: f.Project, Threads: threads,
 	}
 	for _, cell := range cells {
-		r.Totals.add(cell.CostUsage)
+		r.Totals.Add(cell.CostUsage)
 	}
 	if r.Days, err = GroupCost(cells, []string{"day", "model"}); err != nil {
 		return CostReport{}, err

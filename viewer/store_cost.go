@@ -203,8 +203,13 @@ func (u *CostUsage) dest() []any {
 }
 
 // QueryCost returns the usage of the calls f selects per day, model,
-// provider, phase, speaker and agent, for the convtrace cost command.
-// Fold it with GroupCost.
-func QueryCost(ctx context.Context, db DB, f CostFilter) ([]CostCell, error) {
-	return store{db: db}.costCells(ctx, f)
+// provider, phase, speaker and agent, with cache savings priced by p (nil:
+// unknown), for the convtrace cost command. Fold it with GroupCost.
+func QueryCost(ctx context.Context, db DB, f CostFilter, p CachePricer) ([]CostCell, error) {
+	cells, err := store{db: db}.costCells(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	addSavings(cells, p)
+	return cells, nil
 }
