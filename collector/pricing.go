@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 
@@ -35,7 +36,24 @@ type Price struct {
 // prices it. The zero value prices nothing.
 type Prices struct {
 	entries []Price
+	memo    *lookupMemo
 }
+
+// lookupMemo remembers the price of the model names seen, so that ingest
+// matches a name against the patterns once, not on every call. Model
+// names are few; past memoLimit of them (a sender making names up) lookups
+// are simply not remembered.
+type lookupMemo struct {
+	m sync.Map // model name → memoEntry
+	n atomic.Int64
+}
+
+type memoEntry struct {
+	price Price
+	ok    bool
+}
+
+const memoLimit = 4096
 
 //go:embed prices.yaml
 var builtinPrices []byte
@@ -77,7 +95,7 @@ func ParsePrices(data []byte) (Prices, error) {
 	if err := dec.Decode(&f); err != nil {
 		return Prices{}, fmt.Errorf("decode prices: %w", err)
 	}
-	var p Prices
+	p := Prices{memo: &lookupMemo{}}
 	for i, e := range f.Prices {
 		name := fmt.Sprintf("prices[%d] (%q)", i, e.Pattern)
 		if e.Pattern == "" {
@@ -129,7 +147,7 @@ func LoadPrices(path string, base Prices) (Prices, error) {
 // Over returns p's entries followed by the entries of base that p does not
 // override (same pattern, ignoring case).
 func (p Prices) Over(base Prices) Prices {
-	out := Prices{entries: append([]Price(nil), p.entries...)}
+	out := Prices{entries: append([]Price(nil), p.entries...), memo: &lookupMemo{}}
 	for _, b := range base.entries {
 		overridden := false
 		for _, e := range p.entries {
@@ -171,6 +189,20 @@ func (p Prices) Lookup(model string) (Price, bool) {
 	if model == "" {
 		return Price{}, false
 	}
+	if p.memo != nil {
+		if e, ok := p.memo.m.Load(model); ok {
+			return e.(memoEntry).price, e.(memoEntry).ok
+		}
+	}
+	price, ok := p.match(model)
+	if p.memo != nil && p.memo.n.Load() < memoLimit {
+		p.memo.n.Add(1)
+		p.memo.m.Store(model, memoEntry{price, ok})
+	}
+	return price, ok
+}
+
+func (p Prices) match(model string) (Price, bool) {
 	for _, name := range []string{strings.TrimSpace(model), family(model)} {
 		for _, e := range p.entries {
 			if e.re.MatchString(name) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/convtrace/convtrace/schema"
@@ -165,5 +166,22 @@ func TestLoadPricesJSON(t *testing.T) {
 	}
 	if savings, ok := p.CacheSavings("claude-sonnet-4-5", 1_000_000); !ok || math.Abs(savings-1.8) > 1e-12 {
 		t.Errorf("CacheSavings = %v, %v; want 1.8", savings, ok)
+	}
+}
+
+// Every built-in entry says whose price it is and when it was checked.
+func TestDefaultPricesDated(t *testing.T) {
+	date := regexp.MustCompile(`^20\d\d-\d\d-\d\d$`)
+	providers := map[string]bool{}
+	for _, e := range DefaultPrices().Entries() {
+		providers[e.Provider] = true
+		if !date.MatchString(e.Checked) || e.Provider == "" || e.Input <= 0 {
+			t.Errorf("entry %q: provider %q, checked %q, input %v; want a provider, a YYYY-MM-DD date and a price", e.Pattern, e.Provider, e.Checked, e.Input)
+		}
+	}
+	for _, want := range []string{"openai", "anthropic", "google", "mistral", "deepseek", "xai"} {
+		if !providers[want] {
+			t.Errorf("no built-in price of %s", want)
+		}
 	}
 }
