@@ -60,5 +60,17 @@ func TestCostPageInBrowser(t *testing.T) {
 			t.Errorf("CSV %s: status %d, %d records, parse error %v:\n%s", u.Query().Get("table"), res.status, len(records), err, res.body)
 		}
 	}
+	// Picking a model in the legend fades the other models' bars.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".cost-chart .legend-item"))); err != nil {
+		t.Fatal(err)
+	}
+	faded, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](
+		`[document.querySelectorAll("rect.bar.faded").length, document.querySelectorAll("rect.bar:not(.faded)").length]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(faded) != 2 || faded[0] == 0 || faded[1] == 0 {
+		t.Errorf("after picking a model: %v faded and unfaded bars, want some of each", faded)
+	}
 	browsertest.Screenshot(ctx, t, "cost")
 }
