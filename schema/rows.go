@@ -95,7 +95,7 @@ func (t *Turn) Values() []any {
 		t.Role, t.Seq, t.Operation, t.Provider, t.Model, t.ToolName, t.ToolCallID,
 		t.Content, t.ContentBytes, boolByte(t.Truncated),
 		t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning,
-		t.CostUSD, t.CostSource, t.Status, t.Error, t.StartNS, t.DurationNS,
+		t.CostUSD, t.costSource(), t.Status, t.Error, t.StartNS, t.DurationNS,
 		keys, values,
 	}
 }
@@ -156,6 +156,22 @@ func (s *Span) Values() []any {
 		keys, values, rkeys, rvalues,
 		names, times,
 	}
+}
+
+// costSource is the turn's CostSource, or, when a writer left it blank,
+// what the column's DEFAULT (0005_cost_source.sql) would store: a cost is
+// provided, tokens without a cost are unknown. So a turn written through
+// Values never carries usage without a source, whoever wrote it.
+func (t *Turn) costSource() string {
+	switch {
+	case t.CostSource != "":
+		return t.CostSource
+	case t.CostUSD != nil:
+		return CostProvided
+	case t.TokensIn != nil || t.TokensOut != nil:
+		return CostUnknown
+	}
+	return ""
 }
 
 func splitAttrs(attrs []Attr) (keys, values []string) {

@@ -256,9 +256,6 @@ func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 	if err != nil {
 		return CostReport{}, err
 	}
-	for i := range threads {
-		threads[i].CacheSavingsUSD = nil // known per model only, not per thread
-	}
 	r := CostReport{
 		From: time.Unix(0, int64(f.FromNS)).UTC(), To: time.Unix(0, int64(f.ToNS)).UTC(),
 		Project: f.Project, Threads: threads,
@@ -343,8 +340,8 @@ func (s *Server) apiCostCSV(c *gin.Context) {
 		write = func(w io.Writer) error { return WriteCostCSV(w, r.Tables[i]) }
 	}
 	c.Header("Content-Disposition", `attachment; filename="cost-`+name+`.csv"`)
-	c.Status(http.StatusOK)
 	c.Header("Content-Type", "text/csv; charset=utf-8")
+	c.Status(http.StatusOK)
 	if err := write(c.Writer); err != nil {
 		s.log.ErrorContext(c.Request.Context(), "viewer: write cost csv", "err", err)
 	}

@@ -137,7 +137,9 @@ func (s store) costCells(ctx context.Context, f CostFilter) ([]CostCell, error) 
 	return cells, nil
 }
 
-// CostThread is one thread's usage in a cost report.
+// CostThread is one thread's usage in a cost report. Its cache savings
+// stay unknown: they are priced per model, and a report reads threads
+// without their models.
 type CostThread struct {
 	ThreadID string `json:"thread_id"`
 	Project  string `json:"project"`
