@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
 )
 
 // CachePricer prices what prompt caching saved: what cacheRead tokens of a
@@ -246,16 +247,25 @@ func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 	if err != nil {
 		return CostReport{}, err
 	}
-	ctx := c.Request.Context()
-	cells, err := s.store.costCells(ctx, f)
-	if err != nil {
+	// The two scans are independent: run them side by side, so that the
+	// page waits for the longer, not for both.
+	g, ctx := errgroup.WithContext(c.Request.Context())
+	var (
+		cells   []CostCell
+		threads []CostThread
+	)
+	g.Go(func() (err error) {
+		cells, err = s.store.costCells(ctx, f)
+		return err
+	})
+	g.Go(func() (err error) {
+		threads, err = s.store.costThreads(ctx, f, topThreads)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return CostReport{}, err
 	}
 	addSavings(cells, s.pricer)
-	threads, err := s.store.costThreads(ctx, f, topThreads)
-	if err != nil {
-		return CostReport{}, err
-	}
 	r := CostReport{
 		From: time.Unix(0, int64(f.FromNS)).UTC(), To: time.Unix(0, int64(f.ToNS)).UTC(),
 		Project: f.Project, Threads: threads,
