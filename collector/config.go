@@ -22,6 +22,7 @@ type config struct {
 	joinWindow    time.Duration
 	maxHeld       int
 	observeInsert func(time.Duration)
+	prices        Prices
 }
 
 type optionFunc func(*config)
@@ -39,6 +40,7 @@ func newConfig(opts []Option) (config, error) {
 		pendingAfter:  time.Second,
 		joinWindow:    30 * time.Second,
 		maxHeld:       100_000,
+		prices:        DefaultPrices(),
 	}
 	for _, o := range opts {
 		o.apply(&c)
@@ -115,3 +117,8 @@ func WithJoinCapacity(n int) Option { return optionFunc(func(c *config) { c.maxH
 func WithInsertObserver(f func(time.Duration)) Option {
 	return optionFunc(func(c *config) { c.observeInsert = f })
 }
+
+// WithPrices prices turns that report tokens but no cost with p instead of
+// the built-in table (DefaultPrices). Use LoadPrices to put a user's file
+// over the built-in table.
+func WithPrices(p Prices) Option { return optionFunc(func(c *config) { c.prices = p }) }

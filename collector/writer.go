@@ -110,7 +110,13 @@ func newWriter(d dialer, cfg config) *writer {
 
 // write hands rows to the writer without waiting. It returns false, and
 // counts the rows dropped, when the queue is full or the writer stopped.
+//
+// Turns are priced here, on the caller's goroutine, so that every path to
+// storage (exporter, ingester, pending prompts) stores a cost source.
 func (w *writer) write(it item) bool {
+	for i := range it.turns {
+		w.cfg.prices.price(&it.turns[i])
+	}
 	n := int64(len(it.turns) + len(it.spans))
 	w.mu.RLock()
 	defer w.mu.RUnlock()

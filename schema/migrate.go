@@ -90,6 +90,14 @@ func (m Migration) Statements(caps Capabilities, opts ...Option) ([]string, erro
 			}
 			return ""
 		},
+		// ALTER ... ADD COLUMN IF NOT EXISTS is not parsed by 18.x; there
+		// schema_migrations alone keeps a migration from running twice.
+		"ifNotExists": func() string {
+			if caps.SkipIndexes {
+				return "IF NOT EXISTS "
+			}
+			return ""
+		},
 		"ttl": func(column string) string {
 			if caps.TTL && cfg.retentionDays > 0 {
 				return fmt.Sprintf("TTL %s + INTERVAL %d DAY", column, cfg.retentionDays)

@@ -20,6 +20,14 @@ const (
 	StatusError = "error"
 )
 
+// Sources of a turn's cost_usd. A turn that carries no usage (a prompt, a
+// tool turn) has the empty source.
+const (
+	CostProvided = "provided" // given by the caller or the provider
+	CostPriced   = "priced"   // computed at ingest from the tokens and the price table
+	CostUnknown  = "unknown"  // tokens known, model not in the price table: cost NULL
+)
+
 // Attr is one key/value pair of a row's Nested attributes column.
 type Attr struct {
 	Key, Value string
@@ -57,6 +65,7 @@ type Turn struct {
 	TokensCacheWrite *uint32
 	TokensReasoning  *uint32
 	CostUSD          *float64
+	CostSource       string // CostProvided, CostPriced, CostUnknown or ""
 
 	Status     string
 	Error      string
@@ -73,7 +82,7 @@ var TurnColumns = []string{
 	"role", "seq", "operation", "provider", "model", "tool_name", "tool_call_id",
 	"content", "content_bytes", "truncated",
 	"tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
-	"cost_usd", "status", "error", "start_ns", "duration_ns",
+	"cost_usd", "cost_source", "status", "error", "start_ns", "duration_ns",
 	"attributes.key", "attributes.value",
 }
 
@@ -86,7 +95,7 @@ func (t *Turn) Values() []any {
 		t.Role, t.Seq, t.Operation, t.Provider, t.Model, t.ToolName, t.ToolCallID,
 		t.Content, t.ContentBytes, boolByte(t.Truncated),
 		t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning,
-		t.CostUSD, t.Status, t.Error, t.StartNS, t.DurationNS,
+		t.CostUSD, t.costSource(), t.Status, t.Error, t.StartNS, t.DurationNS,
 		keys, values,
 	}
 }
@@ -147,6 +156,22 @@ func (s *Span) Values() []any {
 		keys, values, rkeys, rvalues,
 		names, times,
 	}
+}
+
+// costSource is the turn's CostSource, or, when a writer left it blank,
+// what the column's DEFAULT (0005_cost_source.sql) would store: a cost is
+// provided, tokens without a cost are unknown. So a turn written through
+// Values never carries usage without a source, whoever wrote it.
+func (t *Turn) costSource() string {
+	switch {
+	case t.CostSource != "":
+		return t.CostSource
+	case t.CostUSD != nil:
+		return CostProvided
+	case t.TokensIn != nil || t.TokensOut != nil:
+		return CostUnknown
+	}
+	return ""
 }
 
 func splitAttrs(attrs []Attr) (keys, values []string) {

@@ -13,6 +13,7 @@ type config struct {
 	logger      *slog.Logger
 	threadLimit int
 	token       string
+	pricer      CachePricer
 }
 
 type optionFunc func(*config)

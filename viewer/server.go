@@ -31,6 +31,7 @@ type Server struct {
 	log    *slog.Logger
 	pages  *pages
 	token  string
+	pricer CachePricer
 	engine *gin.Engine
 }
 
@@ -43,6 +44,7 @@ func New(db DB, opts ...Option) *Server {
 		pages: parsePages(),
 		token: cfg.token,
 	}
+	s.pricer = cfg.pricer
 	s.engine = s.router()
 	return s
 }
@@ -86,6 +88,7 @@ func (s *Server) router() *gin.Engine {
 	s.threadRoutes(app, api)
 	s.traceRoutes(app, api)
 	s.searchRoutes(app, api)
+	s.costRoutes(app, api)
 	s.contextRoutes(api)
 	r.NoRoute(requireToken(s.token), s.notFound)
 	return r

@@ -38,6 +38,8 @@ var commands = []command{
 	{"run", "run a CLI agent (Claude Code, Codex, any command) and record what it says", true, runAgentCmd},
 	{"demo", "record one demo pipeline run through the in-process exporter", false, demoCmd},
 	{"migrate", "apply pending schema migrations and print the schema version", false, migrateCmd},
+	{"cost", "print token usage and cost grouped by day, model, provider, phase, speaker or agent", false, costCmd},
+	{"reprice", "recompute the priced costs of a time range after a price change", false, repriceCmd},
 }
 
 func main() {

@@ -27,9 +27,14 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	maxBody := fs.Int("otlp-max-body", 16<<20, "largest OTLP request accepted, in bytes after decompression")
 	joinWindow := fs.Duration("join-window", 30*time.Second, "how long a span waits for log records carrying its content, and log records for their span")
 	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
+	prices := fs.String("prices", "", "price file (YAML or JSON) whose entries add to and override the built-in price table")
 	token := fs.String("token", os.Getenv("CONVTRACE_TOKEN"), "token every viewer page and API request must carry (env CONVTRACE_TOKEN); without one the viewer listens on loopback only")
 	return func(ctx context.Context, out streams, _ []string) error {
 		if err := checkListen(*listen, *token); err != nil {
+			return err
+		}
+		p, err := loadPrices(*prices)
+		if err != nil {
 			return err
 		}
 		st, err := sf.open(ctx, out.stderr)
@@ -49,6 +54,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		insertSeconds := newInsertHistogram(reg)
 		ing, err := collector.NewIngester(st.dsn,
 			collector.WithJoinWindow(*joinWindow),
+			collector.WithPrices(p),
 			collector.WithFlushInterval(time.Second),
 			collector.WithBatchSize(50_000),
 			collector.WithInsertObserver(func(d time.Duration) { insertSeconds.Observe(d.Seconds()) }),
@@ -78,7 +84,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			fmt.Fprintf(out.stdout, "%s on http://%s\n", what, ln.Addr())
 			return nil
 		}
-		if err := serveHTTP(*listen, viewer.New(st.conn, viewer.WithToken(*token)).Handler(), "convtrace viewer"); err != nil {
+		if err := serveHTTP(*listen, viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p)).Handler(), "convtrace viewer"); err != nil {
 			return err
 		}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody))}

@@ -29,6 +29,7 @@ type row struct {
 	tokensIn, tokensOut                   *uint32
 	tokensCacheRead, tokensReasoning      *uint32
 	cost                                  *float64
+	costSource                            string
 }
 
 func (r row) String() string {
@@ -60,7 +61,7 @@ func runDemo(t *testing.T) (demo.Result, []row) {
 
 	rows, err := conn.Query(ctx, `SELECT turn_id, span_id, parent_turn_id, phase, speaker, role, operation,
 		provider, model, tool_name, tool_call_id, content, status, error, project, round,
-		tokens_in, tokens_out, tokens_cache_read, tokens_reasoning, cost_usd
+		tokens_in, tokens_out, tokens_cache_read, tokens_reasoning, cost_usd, cost_source
 		FROM conversations FINAL WHERE thread_id = ? ORDER BY start_ns, seq`, res.ThreadID)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func runDemo(t *testing.T) (demo.Result, []row) {
 		var r row
 		if err := rows.Scan(&r.turnID, &r.spanID, &r.parentTurnID, &r.phase, &r.speaker, &r.role, &r.operation,
 			&r.provider, &r.model, &r.toolName, &r.toolCallID, &r.content, &r.status, &r.errMsg, &r.project, &r.round,
-			&r.tokensIn, &r.tokensOut, &r.tokensCacheRead, &r.tokensReasoning, &r.cost); err != nil {
+			&r.tokensIn, &r.tokensOut, &r.tokensCacheRead, &r.tokensReasoning, &r.cost, &r.costSource); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, r)
@@ -321,11 +322,16 @@ func TestRunStoresConversation(t *testing.T) {
 			if got, want := fmtU(r.tokensReasoning), fmtUsage(c.Usage, func(u *instrument.Usage) int { return u.ReasoningTokens }); got != want {
 				t.Errorf("%v: tokens_reasoning %s, want %s", r, got, want)
 			}
-			if (r.cost == nil) != (c.CostUSD == nil) || r.cost != nil && *r.cost != *c.CostUSD {
-				t.Errorf("%v: cost %v, the provider reported %v", r, deref(r.cost), deref(c.CostUSD))
+			// A reported cost is kept; tokens without one are priced at
+			// ingest (the demo's first-party models are in the price table).
+			switch {
+			case c.CostUSD != nil && (r.cost == nil || *r.cost != *c.CostUSD || r.costSource != "provided"):
+				t.Errorf("%v: cost %v (%s), the provider reported %v", r, deref(r.cost), r.costSource, deref(c.CostUSD))
+			case c.CostUSD == nil && r.tokensIn != nil && (r.cost == nil || r.costSource != "priced"):
+				t.Errorf("%v: cost %v (%s), want a priced cost for tokens without one", r, deref(r.cost), r.costSource)
 			}
 			switch {
-			case r.cost != nil && r.tokensIn != nil:
+			case c.CostUSD != nil && r.tokensIn != nil:
 				withCost++
 			case r.tokensIn != nil:
 				tokensOnly++

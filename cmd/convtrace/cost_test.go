@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/schema"
+)
+
+func TestCostCommandErrors(t *testing.T) {
+	tests := []struct {
+		args     []string
+		inStderr string
+	}{
+		{[]string{"cost", "--format", "xml"}, `--format: "xml" is not table, csv or json`},
+		{[]string{"cost", "--by", "phase,colour"}, `--by: "colour" is not one of day, model`},
+		{[]string{"cost", "--since", "last week"}, `--since: "last week" is not a time`},
+		{[]string{"reprice", "--until", "soon"}, `--until: "soon" is not a time`},
+		{[]string{"reprice", "--prices", "/nonexistent/prices.yaml"}, "read prices"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runCapture(t, tt.args...)
+		if code != 1 || !strings.Contains(stderr, tt.inStderr) {
+			t.Errorf("convtrace %q: exit %d, stderr %q; want exit 1 and %q", tt.args, code, stderr, tt.inStderr)
+		}
+	}
+}
+
+// readmeCostQueries returns the SQL of the README's Cost section, on the
+// test's database.
+func readmeCostQueries(t *testing.T) []string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := regexp.MustCompile("(?s)\n## Cost\n.*?\n## ").FindString(string(readme))
+	block := regexp.MustCompile("(?s)```sql\n(.*?)```").FindStringSubmatch(section)
+	if block == nil {
+		t.Fatal("README has no SQL block in its Cost section")
+	}
+	var queries []string
+	for _, q := range strings.Split(block[1], ";") {
+		if q = strings.TrimSpace(q); q != "" {
+			queries = append(queries, strings.ReplaceAll(q, "convtrace.conversations", "conversations"))
+		}
+	}
+	return queries
+}
+
+// queryText runs query and returns its rows as text.
+func queryText(t *testing.T, conn driver.Conn, query string) []string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), query)
+	if err != nil {
+		t.Fatalf("%s\n: %v", query, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(rows.ColumnTypes()))
+		for i, ct := range rows.ColumnTypes() {
+			vals[i] = newScanTarget(ct.ScanType())
+		}
+		if err := rows.Scan(vals...); err != nil {
+			t.Fatalf("scan %s: %v", query, err)
+		}
+		var line []string
+		for _, v := range vals {
+			line = append(line, fmt.Sprint(deref(v)))
+		}
+		out = append(out, strings.Join(line, " "))
+	}
+	return out
+}
+
+// The cost command, the README's cost queries and both of their totals are
+// unchanged when the same batch is delivered twice.
+func TestCostCommandAndReadmeQueries(t *testing.T) {
+	dsn := chtest.DSN(t)
+	if code, out, stderr := runCapture(t, "demo", "--clickhouse", dsn); code != 0 {
+		t.Fatalf("demo: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	conn, err := schema.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	queries := readmeCostQueries(t)
+	if len(queries) != 5 {
+		t.Fatalf("README Cost section has %d queries, want 5", len(queries))
+	}
+
+	snapshot := func() string {
+		var b strings.Builder
+		for _, format := range []string{"table", "csv", "json"} {
+			code, out, stderr := runCapture(t, "cost", "--clickhouse", dsn, "--by", "phase,model", "--format", format)
+			if code != 0 {
+				t.Fatalf("cost --format %s: exit %d, stderr %q", format, code, stderr)
+			}
+			b.WriteString(out)
+		}
+		for _, q := range queries {
+			rows := queryText(t, conn, q)
+			if len(rows) == 0 {
+				t.Errorf("README query returns no rows on the demo data:\n%s", q)
+			}
+			b.WriteString(strings.Join(rows, "\n") + "\n")
+		}
+		return b.String()
+	}
+	before := snapshot()
+
+	code, table, _ := runCapture(t, "cost", "--clickhouse", dsn, "--by", "phase,model")
+	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
+	if code != 0 || !regexp.MustCompile(`^\s*PHASE\s+MODEL\s+CALLS\s+TOKENS IN`).MatchString(lines[0]) ||
+		!regexp.MustCompile(`^\s*TOTAL\s+10\s+`).MatchString(lines[len(lines)-1]) {
+		t.Errorf("cost table: exit %d, want a PHASE MODEL … header and a TOTAL of the demo's 10 calls:\n%s", code, table)
+	}
+	for _, l := range lines[1:] {
+		if len(l) != len(lines[0]) && !strings.Contains(l, "—") {
+			t.Errorf("cost table line %q is not aligned with the header %q", l, lines[0])
+		}
+	}
+	_, csvOut, _ := runCapture(t, "cost", "--clickhouse", dsn, "--by", "day", "--format", "csv")
+	records, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
+	if err != nil || len(records) != 2 || records[0][0] != "day" || records[1][1] != "10" {
+		t.Errorf("cost --format csv = %q (%v), want a header and one day of 10 calls", records, err)
+	}
+	_, jsonOut, _ := runCapture(t, "cost", "--clickhouse", dsn, "--by", "model", "--format", "json")
+	var report struct {
+		By     []string `json:"by"`
+		Totals struct {
+			Calls   uint64   `json:"calls"`
+			CostUSD *float64 `json:"cost_usd"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal([]byte(jsonOut), &report); err != nil || report.Totals.Calls != 10 || report.Totals.CostUSD == nil {
+		t.Errorf("cost --format json = %s (%v), want 10 calls with a cost", jsonOut, err)
+	}
+
+	// Deliver every turn again: a second copy of each row in a new part.
+	turns := queryText(t, conn, "SELECT count() FROM conversations")
+	cols := strings.Join(schema.TurnColumns, ", ")
+	if err := conn.Exec(context.Background(), "INSERT INTO conversations ("+cols+") SELECT "+cols+" FROM conversations"); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryText(t, conn, "SELECT count() / 2 FROM conversations"); fmt.Sprint(got) != fmt.Sprint(turns) {
+		t.Fatalf("rows after the second delivery: twice %v, want twice %v", got, turns)
+	}
+	if after := snapshot(); after != before {
+		t.Errorf("a second delivery changed the totals:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// newScanTarget returns a pointer to a new value of a column's scan type.
+func newScanTarget(typ reflect.Type) any { return reflect.New(typ).Interface() }
+
+// deref returns what a scan target holds: nil for a NULL.
+func deref(p any) any {
+	v := reflect.ValueOf(p).Elem()
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	return v.Interface()
+}

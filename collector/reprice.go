@@ -1,0 +1,182 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// RepriceDB is what Reprice needs of a connection to the convtrace
+// database.
+type RepriceDB interface {
+	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
+	Exec(ctx context.Context, query string, args ...any) error
+}
+
+// RepriceRange selects the turns Reprice recomputes: those that started in
+// [FromNS, ToNS) of Project ("" = every project).
+type RepriceRange struct {
+	FromNS, ToNS uint64
+	Project      string
+}
+
+// RepriceResult reports what Reprice changed.
+type RepriceResult struct {
+	Priced   uint64 // turns given a priced cost
+	Unpriced uint64 // turns whose model no longer has a price: cost NULL, source unknown
+}
+
+// repriceScope selects the turns whose cost convtrace computed or could
+// not compute; a provided cost is never touched.
+const repriceScope = `
+WHERE ts >= toDateTime(?) AND ts <= toDateTime(?)
+  AND start_ns >= ? AND start_ns < ?
+  AND (? = '' OR project = ?)
+  AND cost_source IN ('priced', 'unknown')`
+
+const selectRepriceModels = `
+SELECT model, count() AS turns
+FROM conversations FINAL` + repriceScope + `
+GROUP BY model
+ORDER BY model`
+
+// repriceCost is Price.Cost in SQL, so that the server recomputes costs in
+// place: the same rules for cache tokens inside or outside the input and
+// reasoning tokens inside or beyond the output. A test holds the two equal.
+const repriceCost = `(
+      if(ifNull(tokens_in, 0) >= ifNull(tokens_cache_read, 0) + ifNull(tokens_cache_write, 0),
+         toFloat64(ifNull(tokens_in, 0)) - ifNull(tokens_cache_read, 0) - ifNull(tokens_cache_write, 0),
+         toFloat64(ifNull(tokens_in, 0))) * ?
+    + toFloat64(ifNull(tokens_cache_read, 0)) * ?
+    + toFloat64(ifNull(tokens_cache_write, 0)) * ?
+    + if(ifNull(tokens_reasoning, 0) <= ifNull(tokens_out, 0),
+         toFloat64(ifNull(tokens_out, 0)) - ifNull(tokens_reasoning, 0),
+         toFloat64(ifNull(tokens_out, 0))) * ?
+    + toFloat64(ifNull(tokens_reasoning, 0)) * ?
+  ) / 1000000`
+
+const (
+	updatePriced = `ALTER TABLE conversations UPDATE cost_usd = toNullable(` + repriceCost + `), cost_source = 'priced'` +
+		repriceScope + ` AND has(?, model)`
+	updateUnpriced = `ALTER TABLE conversations UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'` +
+		repriceScope + ` AND has(?, model)`
+	selectMutations = `
+SELECT count() AS pending, toUInt64(sum(parts_to_do)) AS parts
+FROM system.mutations
+WHERE database = currentDatabase() AND table = 'conversations' AND is_done = 0`
+)
+
+// Reprice recomputes with p the cost of the turns in r that convtrace
+// priced, or could not price, at ingest: after a price change, or once an
+// unknown model has a price. Provided costs are kept.
+//
+// It updates the rows in place with ALTER TABLE … UPDATE mutations, one per
+// price: the server rewrites only the cost columns of the parts concerned,
+// with no content crossing the network, and copies of a turn delivered
+// twice stay identical. Mutations run in the background; Reprice waits for
+// them, calling progress with the mutations and parts still to do.
+func Reprice(ctx context.Context, db RepriceDB, p Prices, r RepriceRange, progress func(mutations, parts uint64)) (RepriceResult, error) {
+	scope := r.args()
+	rows, err := db.Query(ctx, selectRepriceModels, scope...)
+	if err != nil {
+		return RepriceResult{}, fmt.Errorf("query models to reprice: %w", err)
+	}
+	byPrice := map[int][]string{}
+	var unpriced []string
+	var res RepriceResult
+	for rows.Next() {
+		var (
+			model string
+			n     uint64
+		)
+		if err := rows.Scan(&model, &n); err != nil {
+			rows.Close()
+			return RepriceResult{}, fmt.Errorf("scan models to reprice: %w", err)
+		}
+		if i, ok := p.index(model); ok {
+			byPrice[i] = append(byPrice[i], model)
+			res.Priced += n
+		} else {
+			unpriced = append(unpriced, model)
+			res.Unpriced += n
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return RepriceResult{}, fmt.Errorf("read models to reprice: %w", err)
+	}
+	indexes := make([]int, 0, len(byPrice))
+	for i := range byPrice {
+		indexes = append(indexes, i)
+	}
+	sort.Ints(indexes)
+	for _, i := range indexes {
+		e := p.entries[i]
+		args := append([]any{e.Input, e.CacheRead, e.CacheWrite, e.Output, e.Reasoning}, scope...)
+		if err := db.Exec(ctx, updatePriced, append(args, byPrice[i])...); err != nil {
+			return RepriceResult{}, fmt.Errorf("reprice %s: %w", e.Pattern, err)
+		}
+	}
+	if len(unpriced) > 0 {
+		if err := db.Exec(ctx, updateUnpriced, append(scope, unpriced)...); err != nil {
+			return RepriceResult{}, fmt.Errorf("unprice models without a price: %w", err)
+		}
+	}
+	return res, waitMutations(ctx, db, progress)
+}
+
+// waitMutations polls system.mutations until the table has none left to
+// do.
+func waitMutations(ctx context.Context, db RepriceDB, progress func(mutations, parts uint64)) error {
+	for {
+		var pending, parts uint64
+		rows, err := db.Query(ctx, selectMutations)
+		if err != nil {
+			return fmt.Errorf("query mutations: %w", err)
+		}
+		for rows.Next() {
+			if err := rows.Scan(&pending, &parts); err != nil {
+				rows.Close()
+				return fmt.Errorf("scan mutations: %w", err)
+			}
+		}
+		rows.Close()
+		if progress != nil {
+			progress(pending, parts)
+		}
+		if pending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for mutations: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (r RepriceRange) args() []any {
+	to := r.ToNS
+	if to == 0 {
+		to = ^uint64(0)
+	}
+	toSec := min(to/uint64(time.Second)+1, 1<<32-1) // DateTime ends in 2106
+	return []any{r.FromNS / uint64(time.Second), toSec, r.FromNS, to, r.Project, r.Project}
+}
+
+// index returns the position of the entry Lookup finds for model.
+func (p Prices) index(model string) (int, bool) {
+	e, ok := p.Lookup(model)
+	if !ok {
+		return 0, false
+	}
+	for i := range p.entries {
+		if p.entries[i].re == e.re {
+			return i, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,76 @@
+package viewer_test
+
+import (
+	"encoding/csv"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/convtrace/convtrace/internal/browsertest"
+)
+
+// The cost page of the demo data renders its charts and tables in a real
+// browser, and every CSV link of the page downloads CSV that parses.
+func TestCostPageInBrowser(t *testing.T) {
+	h, _, _ := demoServer(t)
+	ctx, base := browse(t, h)
+	// The demo ran moments ago: the default range (30 days) holds it.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/cost"), chromedp.WaitVisible(chromedp.CSS("svg.chart rect.bar"))); err != nil {
+		t.Fatal(err)
+	}
+	bars, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("svg.chart rect.bar").length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bars == 0 {
+		t.Error("the charts have no bars")
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]int](
+		`Object.fromEntries([...document.querySelectorAll("table.cost")].map(t => [t.id, t.tBodies[0].rows.length]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"cost-threads", "cost-model", "cost-provider", "cost-phase", "cost-speaker", "cost-agent", "cost-day"} {
+		if rows[id] == 0 {
+			t.Errorf("table #%s has no rows (tables: %v)", id, rows)
+		}
+	}
+	total, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#cost-total")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(total, "$") {
+		t.Errorf("total cost %q, want dollars: the demo's calls are priced or provided", total)
+	}
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("p.csv a")].map(a => a.getAttribute("href"))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links) != 8 {
+		t.Errorf("%d CSV links, want 8 (day and model, threads, six tables): %q", len(links), links)
+	}
+	for _, link := range links {
+		res := get(t, h, link)
+		records, err := csv.NewReader(strings.NewReader(res.body)).ReadAll()
+		if res.status != http.StatusOK || err != nil || len(records) < 2 {
+			u, _ := url.Parse(link)
+			t.Errorf("CSV %s: status %d, %d records, parse error %v:\n%s", u.Query().Get("table"), res.status, len(records), err, res.body)
+		}
+	}
+	// Picking a model in the legend fades the other models' bars.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".cost-chart .legend-item"))); err != nil {
+		t.Fatal(err)
+	}
+	faded, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](
+		`[document.querySelectorAll("rect.bar.faded").length, document.querySelectorAll("rect.bar:not(.faded)").length]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(faded) != 2 || faded[0] == 0 || faded[1] == 0 {
+		t.Errorf("after picking a model: %v faded and unfaded bars, want some of each", faded)
+	}
+	browsertest.Screenshot(ctx, t, "cost")
+}

@@ -1,0 +1,67 @@
+package viewer
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/chdbcheck"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// The cost queries run on a modern server (chDB 26.x) too, return the
+// types the Go side scans and count a turn delivered twice once.
+func TestCostQueriesOnModernClickHouse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	caps := chdbcheck.Capabilities(ctx, t)
+	var stmts []string
+	for _, m := range schema.Migrations() {
+		ss, err := m.Statements(caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts = append(stmts, ss...)
+	}
+	const cols = "INSERT INTO conversations (turn_id, span_id, project, thread_id, phase, role, seq, model, tokens_in, tokens_out, tokens_cache_read, cost_usd, cost_source, start_ns) VALUES "
+	const day = 86400_000_000_000
+	rows := fmt.Sprintf(`('a:prompt:0', 'a', 'p', 'th1', 'plan', 'prompt', 0, 'gpt-5', NULL, NULL, NULL, NULL, '', %d),
+	      ('a:response:1', 'a', 'p', 'th1', 'plan', 'response', 1, 'gpt-5', 1000, 100, 800, 0.5, 'priced', %d),
+	      ('b:response:1', 'b', 'p', 'th1', 'review', 'response', 1, 'qwen', 10, 10, NULL, NULL, 'unknown', %d)`, day+1, day+2, 2*day)
+	stmts = append(stmts, cols+rows, cols+rows) // the same batch delivered twice
+	f := CostFilter{FromNS: day, ToNS: 3 * day, Project: "p"}
+	queries := []string{
+		inline(t, selectCostCells, f.costArgs()...),
+		inline(t, selectCostThreads, append(f.costArgs(), uint64(10))...),
+		inline(t, selectPhaseTotals, "th1"),
+	}
+	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
+	if err != nil {
+		t.Fatalf("cost SQL on ClickHouse %s: %v", caps.Version, err)
+	}
+	wantTypes := map[string]string{
+		"day_number": "UInt64", "calls": "UInt64", "sum_in": "Nullable(UInt64)", "sum_cache_read": "Nullable(UInt64)",
+		"sum_cost": "Nullable(Float64)", "unpriced": "UInt64", "first_ns": "UInt64",
+	}
+	for i, res := range out.Results {
+		for _, c := range res.Columns {
+			if want, ok := wantTypes[c.Name]; ok && c.Type != want {
+				t.Errorf("query %d column %s is %s, want %s", i, c.Name, c.Type, want)
+			}
+		}
+	}
+	var cells []string
+	for _, r := range out.Results[0].Rows {
+		cells = append(cells, fmt.Sprintf("%v %v calls=%v in=%v cost=%v unpriced=%v", r["day_number"], r["model"], r["calls"], r["sum_in"], r["sum_cost"], r["unpriced"]))
+	}
+	if got, want := fmt.Sprint(cells), "[1 gpt-5 calls=1 in=1000 cost=0.5 unpriced=0 2 qwen calls=1 in=10 cost=<nil> unpriced=1]"; got != want {
+		t.Errorf("cost cells:\n got %s\nwant %s", got, want)
+	}
+	if th := out.Results[1].Rows; len(th) != 1 || fmt.Sprint(th[0]["calls"]) != "2" || fmt.Sprint(th[0]["sum_cost"]) != "0.5" {
+		t.Errorf("cost threads = %v, want th1 with 2 calls costing 0.5", th)
+	}
+	if ph := out.Results[2].Rows; len(ph) != 2 || ph[0]["phase"] != "plan" || fmt.Sprint(ph[1]["unpriced"]) != "1" {
+		t.Errorf("phase totals = %v, want plan, then review with one unpriced call", ph)
+	}
+}
