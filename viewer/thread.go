@@ -176,6 +176,10 @@ func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
 	if v.Facets, err = s.store.facets(ctx, v.Thread.ID); err != nil {
 		return err
 	}
+	if v.Costs, err = s.store.phaseTotals(ctx, v.Thread.ID); err != nil {
+		return err
+	}
+	v.Costs = inPhaseOrder(v.Costs)
 	ids, err := s.store.traces(ctx, v.Thread.ID)
 	for _, id := range ids {
 		v.Traces = append(v.Traces, traceLink{ID: id, URL: traceURL(id)})
@@ -255,4 +259,21 @@ func (s *Server) turnContent(c *gin.Context) {
 		TurnID  string `json:"turn_id"`
 		Content string `json:"content"`
 	}{turnID, content})
+}
+
+// inPhaseOrder sorts a thread's phase totals as the page orders its phase
+// groups.
+func inPhaseOrder(totals []PhaseTotal) []PhaseTotal {
+	byKey := make(map[string]PhaseTotal, len(totals))
+	keys := make([]string, 0, len(totals))
+	for _, pt := range totals {
+		key := strings.ToLower(strings.TrimSpace(pt.Phase))
+		byKey[key] = pt
+		keys = append(keys, key)
+	}
+	sorted := make([]PhaseTotal, 0, len(totals))
+	for _, key := range phaseOrder(keys) {
+		sorted = append(sorted, byKey[key])
+	}
+	return sorted
 }

@@ -40,9 +40,10 @@ type threadView struct {
 	Chips   []phaseChip
 	Facets  Facets
 	Traces  []traceLink
-	Shown   int // turns on the page
-	Total   int // turns that pass the filters
-	Earlier int // of the hidden turns, how many the "earlier" link adds
+	Costs   []PhaseTotal // usage and cost of the whole thread by phase
+	Shown   int          // turns on the page
+	Total   int          // turns that pass the filters
+	Earlier int          // of the hidden turns, how many the "earlier" link adds
 	// EarlierURL reloads the page with a window that holds Earlier more
 	// turns; MarkdownURL is the filtered thread as markdown.
 	EarlierURL, MarkdownURL string
