@@ -2,54 +2,28 @@ package viewer_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/browsertest"
-	"github.com/convtrace/convtrace/internal/chtest"
-	"github.com/convtrace/convtrace/internal/demo"
-	"github.com/convtrace/convtrace/viewer"
 )
-
-// tracedDemoServer is demoServer with the demo run inside one root span, as
-// a pipeline that traces its runs records it: the demo itself starts a new
-// trace for every call, each one span deep. It returns the viewer, the demo
-// thread's id and the run's trace id.
-func tracedDemoServer(t *testing.T) (http.Handler, string, string) {
-	t.Helper()
-	conn, dsn := chtest.Open(t)
-	provider, err := demo.StartProvider()
-	if err != nil {
-		t.Fatalf("start demo provider: %v", err)
-	}
-	defer provider.Shutdown(context.Background())
-	tp, err := collector.NewTracerProvider(dsn, collector.WithProject("demo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, root := tp.Tracer("convtrace/viewer_test").Start(context.Background(), "demo pipeline")
-	res, runErr := demo.Run(ctx, instrument.NewRecorder(instrument.WithTracerProvider(tp)), provider.URL)
-	root.End()
-	if err := tp.Shutdown(context.Background()); err != nil {
-		t.Fatalf("flush demo rows: %v", err)
-	}
-	if runErr != nil {
-		t.Fatalf("demo pipeline: %v", runErr)
-	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	return viewer.New(conn, viewer.WithLogger(log)).Handler(), res.ThreadID, root.SpanContext().TraceID().String()
-}
 
 // The demo's trace draws as a waterfall in a real browser, and clicking a
 // provider call shows its turns without leaving the page.
 func TestDemoTraceInBrowser(t *testing.T) {
-	h, thread, traceID := tracedDemoServer(t)
+	h, conn, thread := demoServer(t)
+	// The demo runs under one root span: its calls share one trace.
+	var traces uint64
+	var traceID string
+	if err := conn.QueryRow(context.Background(), "SELECT uniqExact(trace_id), any(trace_id) FROM conversations WHERE thread_id = ?", thread).Scan(&traces, &traceID); err != nil {
+		t.Fatal(err)
+	}
+	if traces != 1 {
+		t.Fatalf("demo thread spans %d traces, want 1", traces)
+	}
 	if res := get(t, h, "/traces/"+traceID); res.status != http.StatusOK {
 		t.Fatalf("GET demo trace: status %d", res.status)
 	}

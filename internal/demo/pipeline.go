@@ -177,7 +177,9 @@ func Run(ctx context.Context, rec *instrument.Recorder, baseURL string, opts ...
 		thread: thread,
 		res:    Result{ThreadID: thread},
 	}
-	err = r.pipeline(instrument.WithThread(ctx, thread))
+	// One root span per run, so the trace waterfall shows the pipeline's
+	// calls side by side and the executor's tool loop nested under it.
+	err = rec.Step(instrument.WithThread(ctx, thread), "demo pipeline", r.pipeline)
 	return r.res, err
 }
 
@@ -295,7 +297,13 @@ func (r *run) pipeline(ctx context.Context) error {
 		}
 	}
 
-	report, tests, err := r.execute(ctx, plan)
+	var report outcome
+	var tests string
+	err := r.rec.Step(instrument.WithPhase(ctx, PhaseExecute), "execute plan", func(ctx context.Context) error {
+		var err error
+		report, tests, err = r.execute(ctx, plan)
+		return err
+	})
 	if err != nil {
 		return err
 	}
