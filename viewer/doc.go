@@ -1,28 +1,39 @@
 // Package viewer is convtrace's web viewer: a gin server that renders the
-// threads recorded in ClickHouse as HTML pages, one per thread grouped by
-// phase and round, and serves the same data as JSON.
+// conversations recorded in ClickHouse as HTML pages and serves the same
+// data as JSON, every page with a twin under /api/.
 //
-// Routes:
+// Pages and their JSON:
 //
-//	GET /                           threads, newest first (archived ones hidden)
-//	GET /threads/:id                one thread, grouped by phase, then round
-//	GET /api/threads                the threads of / as JSON
-//	GET /api/threads/:id/turns      a thread's turns as JSON, by start time;
-//	                                ?phase= and ?role= filter them
-//	GET /static/*                   the embedded stylesheet and script
+//	GET /                        threads, newest first: filters project, provider, q (title),
+//	GET /api/threads             archived=1; keyset pages; rename and archive below
+//	GET /threads/:id             one thread by phase, then round: filters phase (repeatable),
+//	GET /api/threads/:id/turns   role, speaker, session, agent, tool, from, to, starred, q; limit
+//	GET /traces/:trace_id        a trace as a waterfall; ?span= opens a span's turns
+//	GET /api/traces/:trace_id
+//	GET /search                  search across threads: q, project, role, from, to; 100 a page
+//	GET /api/search
+//	GET /cost                    cost and tokens by day, model, provider, phase, speaker, agent,
+//	GET /api/cost                thread; cache savings; /api/cost/csv?table= for each table
 //
-// All SQL lives in the store files (store_threads.go, store_turns.go) and
-// takes bound parameters. It runs on every supported server, ClickHouse
-// 18.16 through 26.x, so it uses neither window functions nor JSON
-// functions. A turn delivered twice is read once: the threads list reads
-// conversations FINAL, a thread's turns are deduplicated with LIMIT 1 BY
-// turn_id.
+// More JSON:
 //
-// A turn whose content is chat messages JSON (OpenAI's or OpenTelemetry
-// GenAI's shape) shows as its messages, each under its role; the JSON API
-// returns content as stored.
+//	PATCH /api/threads/:id                              {"title", "archived"}
+//	PUT   /api/threads/:id/turns/:turn_id/note          {"starred", "memo"}
+//	GET   /api/threads/:id/turns/:turn_id/content       a turn's whole content
+//	GET   /api/threads/:id/markdown                     the (filtered) thread as markdown
+//	GET   /api/threads/:id/turns/:turn_id/markdown      one turn as markdown
+//	GET   /api/threads/:id/context?limit=10             the last messages in chat format
+//	GET   /api/threads/:id/cost                         the thread's usage by phase
+//	GET   /api/traces/:trace_id/spans/:span_id/turns    a span's turns
+//
+// All SQL lives in the store_*.go files, one per concern, and takes bound
+// parameters. It runs on every supported server, ClickHouse 18.16 through
+// 26.x, so it uses neither window functions nor JSON functions. A turn
+// delivered twice is read once (FINAL, or LIMIT 1 BY turn_id).
 //
 // Every string that came from a model is escaped by html/template; pages
-// carry a Content-Security-Policy that allows only the viewer's own script
-// and stylesheet.
+// carry a Content-Security-Policy that allows only the viewer's own scripts
+// and stylesheets. WithToken requires a token of every request; requests
+// that change something must come from the viewer's own pages
+// (same-origin, JSON bodies).
 package viewer
