@@ -147,7 +147,7 @@ func TestThreadsPage(t *testing.T) {
 		t.Fatalf("GET /: status %d:\n%s", res.status, res.body)
 	}
 	page := res.body
-	rows := regexp.MustCompile(`(?s)<tr>\s*<td class="title">.*?</tr>`).FindAllString(page, -1)
+	rows := regexp.MustCompile(`(?s)<tr class="thread-row".*?</tr>`).FindAllString(page, -1)
 	if len(rows) != 6 {
 		t.Fatalf("threads table has %d rows, want 6:\n%s", len(rows), page)
 	}
