@@ -143,8 +143,10 @@ const (
 	// sumsOfTitle finds the threads whose title holds the query: the
 	// override when there is one, else the first prompt's first 2000 runes
 	// (as selectThreadTexts reads it; of messages JSON that includes the
-	// JSON around the user's message). It reads the content of first
-	// prompts only: the IN on (thread_id, start_ns) is resolved first.
+	// JSON around the user's message). Runs of white space and JSON's \n,
+	// \r and \t become one space, as in the title, which is on one line.
+	// It reads the content of first prompts only: the IN on (thread_id,
+	// start_ns) is resolved first.
 	sumsOfTitle = `thread_id IN
     (
         SELECT thread_id
@@ -167,7 +169,7 @@ const (
             FROM thread_meta
             GROUP BY thread_id
         ) AS t USING thread_id
-        WHERE positionCaseInsensitiveUTF8(if(meta_title != '', meta_title, first_prompt), ?) > 0
+        WHERE positionCaseInsensitiveUTF8(replaceRegexpAll(if(meta_title != '', meta_title, first_prompt), '(\\\\[nrt]|\\s)+', ' '), ?) > 0
     )`
 )
 
