@@ -207,8 +207,10 @@ const selectThreadChoices = `
 SELECT groupUniqArrayIf(project, project != '') AS projects, groupUniqArrayIf(provider, provider != '') AS all_providers
 FROM conversations`
 
-// threads returns the page of threads that f asks for.
-func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) {
+// threadsQuery is the query of the page of threads that f asks for, and
+// its arguments. It asks for one thread more than the page holds, which
+// tells whether there is a page beyond.
+func threadsQuery(f ThreadFilter) (string, []any) {
 	var where []string
 	var args []any
 	if f.Project != "" {
@@ -230,10 +232,18 @@ func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) 
 		having, order = append(having, threadsAfter), oldestFirst
 		args = append(args, f.After.LastNS, f.After.LastNS, f.After.ID)
 	}
-	// One more than the page tells whether there is a page beyond.
 	args = append(args, uint64(f.Limit+1))
-	query := fmt.Sprintf(selectThreadSums, conditions(where), conditions(having)) + order
+	return fmt.Sprintf(selectThreadSums, conditions(where), conditions(having)) + order, args
+}
 
+// threadQuery is the query of one thread, whose id is its argument.
+func threadQuery() string {
+	return fmt.Sprintf(selectThreadSums, conditions([]string{sumsOfThread}), "")
+}
+
+// threads returns the page of threads that f asks for.
+func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) {
+	query, args := threadsQuery(f)
 	threads, err := s.queryThreads(ctx, query, args...)
 	if err != nil {
 		return ThreadPage{}, err
@@ -272,8 +282,7 @@ func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) 
 // thread returns one thread, archived or not; errNotFound when it has no
 // turn.
 func (s store) thread(ctx context.Context, id string) (Thread, error) {
-	query := fmt.Sprintf(selectThreadSums, conditions([]string{sumsOfThread}), "")
-	ts, err := s.queryThreads(ctx, query, id)
+	ts, err := s.queryThreads(ctx, threadQuery(), id)
 	if err != nil {
 		return Thread{}, err
 	}
