@@ -70,8 +70,10 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		queries = append(queries, inline(t, q, args...))
 	}
 	queries = append(queries,
-		inline(t, threadQuery(), "th1"),
-		strings.Replace(selectThreadTexts, "?", "['th1', 'th2']", 1)+" ORDER BY thread_id",
+		inline(t, threadQuery(), "th1", "th1"),
+		// As clickhouse-go writes a []clickhouse.GroupSet.
+		strings.Replace(selectThreadTexts, "?", "('alpha', 'th1'), ('beta', 'th2')", 1)+" ORDER BY thread_id",
+		strings.Replace(selectThreadTexts, "?", "('beta', 'th2')", 1),
 		selectThreadChoices,
 		`SELECT thread_id, title, archived, starred, updated_ns FROM thread_meta FINAL ORDER BY thread_id`,
 	)
@@ -117,17 +119,20 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		texts[0]["last_turn"] != "second prompt" || texts[1]["last_response"] != "" {
 		t.Errorf("texts of th1, th2 = %v", texts)
 	}
-	choices := out.Results[n+2].Rows
+	if one := out.Results[n+2].Rows; len(one) != 1 || one[0]["thread_id"] != "th2" {
+		t.Errorf("texts of th2 alone = %v", one)
+	}
+	choices := out.Results[n+3].Rows
 	if len(choices) != 1 || fmt.Sprint(choices[0]["projects"]) == "[]" {
 		t.Errorf("choices = %v, want the projects and providers", choices)
 	}
-	for _, c := range out.Results[n+2].Columns {
+	for _, c := range out.Results[n+3].Columns {
 		if c.Type != "Array(String)" && c.Type != "Array(LowCardinality(String))" {
 			t.Errorf("choices column %s is %s, want an array of strings", c.Name, c.Type)
 		}
 	}
 	var metas []string
-	for _, r := range out.Results[n+3].Rows {
+	for _, r := range out.Results[n+4].Rows {
 		metas = append(metas, fmt.Sprintf("%v %q archived=%v starred=%v at %v", r["thread_id"], r["title"], r["archived"], r["starred"], r["updated_ns"]))
 	}
 	want := `th1 "" archived=0 starred=0 at 70,th2 "Émoji 🎉 title" archived=0 starred=1 at 2,th3 "" archived=1 starred=0 at 51`

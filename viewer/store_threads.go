@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
 // Thread is one thread of the threads list: what its turns add up to, and
@@ -31,6 +33,11 @@ type Thread struct {
 	// Preview is the text of the thread's last response (else of its last
 	// turn) on one line, cut to previewRunes.
 	Preview string `json:"preview"`
+
+	// projects are all the projects of the thread's turns (Project is one
+	// of them): the texts of a thread are looked up by (project, thread_id),
+	// the start of the sort key.
+	projects []string
 }
 
 // ThreadFilter narrows the threads list and picks its page; an empty field
@@ -105,13 +112,14 @@ const (
 // waiting for ReplacingMergeTree to merge. The %s are the fixed conditions
 // below, the only SQL added to it.
 const selectThreadSums = `
-SELECT thread_id, thread_project, providers, last_ns, turn_count, sum_in, sum_out, cost_total,
+SELECT thread_id, thread_project, thread_projects, providers, last_ns, turn_count, sum_in, sum_out, cost_total,
        meta_title, meta_archived
 FROM
 (
     SELECT
         thread_id,
         any(project) AS thread_project,
+        groupUniqArray(project) AS thread_projects,
         groupUniqArrayIf(provider, provider != '') AS providers,
         max(start_ns) AS last_ns,
         count() AS turn_count,
@@ -137,7 +145,9 @@ ANY LEFT JOIN
 // first column of the sort key, and the provider and title conditions
 // narrow the set of threads without dropping any turn of a thread kept.
 const (
-	sumsOfThread   = `thread_id = ?`
+	// sumsOfThread names the projects of the thread too, so that the
+	// primary key finds its rows.
+	sumsOfThread   = `project IN (SELECT project FROM conversations WHERE thread_id = ?) AND thread_id = ?`
 	sumsOfProject  = `project = ?`
 	sumsOfProvider = `thread_id IN (SELECT thread_id FROM conversations WHERE provider = ?)`
 	// sumsOfTitle finds the threads whose title holds the query: the
@@ -145,8 +155,10 @@ const (
 	// (as selectThreadTexts reads it; of messages JSON that includes the
 	// JSON around the user's message). Runs of white space and JSON's \n,
 	// \r and \t become one space, as in the title, which is on one line.
-	// It reads the content of first prompts only: the IN on (thread_id,
-	// start_ns) is resolved first.
+	// PREWHERE keeps ClickHouse from decompressing the content of rows that
+	// are not first prompts; it still reads the content of every granule
+	// holding one, which is most of them: this is the list's one query
+	// that reads content in proportion to the table.
 	sumsOfTitle = `thread_id IN
     (
         SELECT thread_id
@@ -154,7 +166,7 @@ const (
         (
             SELECT thread_id, argMin(substringUTF8(content, 1, 2000), (start_ns, seq)) AS first_prompt
             FROM conversations
-            WHERE role = 'prompt' AND (thread_id, start_ns) IN
+            PREWHERE role = 'prompt' AND (thread_id, start_ns) IN
             (
                 SELECT thread_id, min(start_ns)
                 FROM conversations
@@ -191,7 +203,9 @@ LIMIT ?`
 // messages JSON that opens with a system prompt, far less than a 5 MB
 // prompt), of the last response and of the last turn with content. No
 // FINAL: a copy of a turn has the same content, which argMin and argMax
-// do not count.
+// do not count. The argument is a list of (project, thread_id) tuples: the
+// start of the sort key, which the primary key resolves to a few granules
+// (thread_id alone makes ClickHouse 18.16 read the whole column).
 const selectThreadTexts = `
 SELECT
     thread_id,
@@ -199,7 +213,7 @@ SELECT
     argMaxIf(substringUTF8(content, 1, 2000), (start_ns, seq), role = 'response' AND content != '') AS last_response,
     argMaxIf(substringUTF8(content, 1, 2000), (start_ns, seq), content != '') AS last_turn
 FROM conversations
-WHERE thread_id IN (SELECT arrayJoin(?))
+WHERE (project, thread_id) IN (?)
 GROUP BY thread_id`
 
 // selectThreadChoices lists what the list's filters can choose from.
@@ -236,7 +250,7 @@ func threadsQuery(f ThreadFilter) (string, []any) {
 	return fmt.Sprintf(selectThreadSums, conditions(where), conditions(having)) + order, args
 }
 
-// threadQuery is the query of one thread, whose id is its argument.
+// threadQuery is the query of one thread, whose id is both its arguments.
 func threadQuery() string {
 	return fmt.Sprintf(selectThreadSums, conditions([]string{sumsOfThread}), "")
 }
@@ -282,7 +296,7 @@ func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) 
 // thread returns one thread, archived or not; errNotFound when it has no
 // turn.
 func (s store) thread(ctx context.Context, id string) (Thread, error) {
-	ts, err := s.queryThreads(ctx, threadQuery(), id)
+	ts, err := s.queryThreads(ctx, threadQuery(), id, id)
 	if err != nil {
 		return Thread{}, err
 	}
@@ -335,7 +349,7 @@ func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 			t        Thread
 			archived uint8
 		)
-		err := rows.Scan(&t.ID, &t.Project, &t.Providers, &t.LastNS, &t.Turns,
+		err := rows.Scan(&t.ID, &t.Project, &t.projects, &t.Providers, &t.LastNS, &t.Turns,
 			&t.TokensIn, &t.TokensOut, &t.CostUSD, &t.Title, &archived)
 		if err != nil {
 			return nil, fmt.Errorf("scan thread: %w", err)
@@ -359,17 +373,19 @@ func (s store) addTexts(ctx context.Context, threads []Thread) error {
 	if len(threads) == 0 {
 		return nil
 	}
-	ids := make([]string, len(threads))
-	for i, t := range threads {
-		ids[i] = t.ID
+	var keys []clickhouse.GroupSet
+	for _, t := range threads {
+		for _, p := range t.projects {
+			keys = append(keys, clickhouse.GroupSet{Value: []any{p, t.ID}})
+		}
 	}
-	rows, err := s.db.Query(ctx, selectThreadTexts, ids)
+	rows, err := s.db.Query(ctx, selectThreadTexts, keys)
 	if err != nil {
 		return fmt.Errorf("query thread texts: %w", err)
 	}
 	defer rows.Close()
 	type texts struct{ firstPrompt, lastResponse, lastTurn string }
-	byID := make(map[string]texts, len(ids))
+	byID := make(map[string]texts, len(threads))
 	for rows.Next() {
 		var id string
 		var tx texts
