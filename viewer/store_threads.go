@@ -142,31 +142,40 @@ ANY LEFT JOIN
 %s`
 
 // Conditions on the turns, applied before aggregating: project is the
-// first column of the sort key, and the provider and title conditions
-// narrow the set of threads without dropping any turn of a thread kept.
+// first column of the sort key, and the provider condition narrows the set
+// of threads without dropping any turn of a thread kept.
 const (
 	// sumsOfThread names the projects of the thread too, so that the
 	// primary key finds its rows.
 	sumsOfThread   = `project IN (SELECT project FROM conversations WHERE thread_id = ?) AND thread_id = ?`
 	sumsOfProject  = `project = ?`
 	sumsOfProvider = `thread_id IN (SELECT thread_id FROM conversations WHERE provider = ?)`
-	// sumsOfTitle finds the threads whose title holds the query: the
+)
+
+// Conditions and orders on the aggregated threads.
+const (
+	threadsArchived = `meta_archived = ?`
+	// threadsTitled keeps the threads whose title holds the query: the
 	// override when there is one, else the first prompt's first 2000 runes
 	// (as selectThreadTexts reads it; of messages JSON that includes the
 	// JSON around the user's message). Runs of white space and JSON's \n,
 	// \r and \t become one space, as in the title, which is on one line.
-	// PREWHERE keeps ClickHouse from decompressing the content of rows that
-	// are not first prompts; it still reads the content of every granule
-	// holding one, which is most of them: this is the list's one query
-	// that reads content in proportion to the table.
-	sumsOfTitle = `thread_id IN
+	//
+	// This is the list's one query that reads content in proportion to the
+	// table. PREWHERE keeps ClickHouse from decompressing the content of
+	// rows that are not first prompts, but it reads the content of every
+	// granule holding one, which is most of them; the %s narrows it to the
+	// project filtered on (titleInProject) when there is one. The
+	// condition applies after aggregating: inside the FINAL aggregate,
+	// ClickHouse 18.16 runs the subquery twice.
+	threadsTitled = `thread_id IN
     (
         SELECT thread_id
         FROM
         (
             SELECT thread_id, argMin(substringUTF8(content, 1, 2000), (start_ns, seq)) AS first_prompt
             FROM conversations
-            PREWHERE role = 'prompt' AND (thread_id, start_ns) IN
+            PREWHERE role = 'prompt'%s AND (thread_id, start_ns) IN
             (
                 SELECT thread_id, min(start_ns)
                 FROM conversations
@@ -183,14 +192,10 @@ const (
         ) AS t USING thread_id
         WHERE positionCaseInsensitiveUTF8(replaceRegexpAll(if(meta_title != '', meta_title, first_prompt), '(\\\\[nrt]|\\s)+', ' '), ?) > 0
     )`
-)
-
-// Conditions and orders on the aggregated threads.
-const (
-	threadsArchived = `meta_archived = ?`
-	threadsBefore   = `(last_ns < ? OR (last_ns = ? AND thread_id > ?))`
-	threadsAfter    = `(last_ns > ? OR (last_ns = ? AND thread_id < ?))`
-	newestFirst     = `
+	titleInProject = ` AND project = ?`
+	threadsBefore  = `(last_ns < ? OR (last_ns = ? AND thread_id > ?))`
+	threadsAfter   = `(last_ns > ? OR (last_ns = ? AND thread_id < ?))`
+	newestFirst    = `
 ORDER BY last_ns DESC, thread_id
 LIMIT ?`
 	oldestFirst = `
@@ -233,11 +238,15 @@ func threadsQuery(f ThreadFilter) (string, []any) {
 	if f.Provider != "" {
 		where, args = append(where, sumsOfProvider), append(args, f.Provider)
 	}
-	if f.Query != "" {
-		where, args = append(where, sumsOfTitle), append(args, f.Query)
-	}
 	having, order := []string{threadsArchived}, newestFirst
 	args = append(args, boolUInt8(f.Archived))
+	if f.Query != "" {
+		inProject := ""
+		if f.Project != "" {
+			inProject, args = titleInProject, append(args, f.Project)
+		}
+		having, args = append(having, fmt.Sprintf(threadsTitled, inProject)), append(args, f.Query)
+	}
 	switch {
 	case f.Before != nil:
 		having = append(having, threadsBefore)
