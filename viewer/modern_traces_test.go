@@ -51,8 +51,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 			q, uint64(aroundBytesBefore), window, q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
 		inline(t, selectSearch+searchNewer+searchOldestFirst, "PLANNER", uint64(aroundBytesBefore), window, "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
-		inline(t, selectThreadTitles, sqlTuple("('th1', 'th2')"), sqlTuple("('th1', 'th2')")),
-		inline(t, selectProjects),
+		inline(t, selectTitleOverrides, sqlTuple("('th1', 'th2')")),
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
@@ -118,30 +117,23 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		t.Errorf("search PLANNER by speaker, oldest first = %q, want a:prompt:0,a:response:1", ids)
 	}
 
-	titles := map[string]string{}
-	for _, r := range out.Results[5].Rows {
-		titles[fmt.Sprint(r["thread_id"])] = fmt.Sprint(r["meta_title"]) + "|" + fmt.Sprint(r["first_prompt"])
-	}
-	if titles["th1"] != "My thread|Hello 설정 파일 world" || titles["th2"] != "|still running 설정" {
-		t.Errorf("thread titles = %v", titles)
-	}
-	if got := rows(6); got != "map[project:p]\nmap[project:q]\n" {
-		t.Errorf("projects:\n%s", got)
+	if got := rows(5); got != "map[meta_title:My thread thread_id:th1]\n" {
+		t.Errorf("title overrides of th1, th2:\n%s\nwant th1's only", got)
 	}
 	ids = nil
-	for _, r := range out.Results[7].Rows {
+	for _, r := range out.Results[6].Rows {
 		ids = append(ids, fmt.Sprint(r["turn_id"]))
 	}
 	if strings.Join(ids, ",") != "a:response:1,a:prompt:0" {
 		t.Errorf("context turns of th1 = %q, want a:response:1,a:prompt:0", ids)
 	}
-	if ty := types(7); ty["seq"] != "UInt16" || ty["start_ns"] != "UInt64" {
+	if ty := types(6); ty["seq"] != "UInt16" || ty["start_ns"] != "UInt64" {
 		t.Errorf("context columns %v", ty)
 	}
-	if a, b := rows(8), rows(9); a != "map[found:1]\n" || b != "map[found:0]\n" {
+	if a, b := rows(7), rows(8); a != "map[found:1]\n" || b != "map[found:0]\n" {
 		t.Errorf("thread exists: th1 %q, nope %q; want found 1 and 0", a, b)
 	}
-	if ty := types(8); ty["found"] != "UInt64" {
+	if ty := types(7); ty["found"] != "UInt64" {
 		t.Errorf("thread exists column found is %s, want UInt64", ty["found"])
 	}
 }

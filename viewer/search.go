@@ -122,16 +122,16 @@ func (s *Server) search(c *gin.Context) (searchView, error) {
 	if f.FromNS, f.ToNS, err = timeRange(v.From, v.To, time.Now()); err != nil {
 		return v, err
 	}
-	if f.After, err = parseCursor("after", c.Query("after")); err != nil {
+	if f.After, err = parseSearchCursor("after", c.Query("after")); err != nil {
 		return v, err
 	}
-	if f.Before, err = parseCursor("before", c.Query("before")); err != nil {
+	if f.Before, err = parseSearchCursor("before", c.Query("before")); err != nil {
 		return v, err
 	}
 	if f.After != nil && f.Before != nil {
 		return v, badParam("before", "cannot be given with after")
 	}
-	if v.Projects, err = s.store.projects(ctx); err != nil {
+	if v.Projects, _, err = s.store.threadChoices(ctx); err != nil {
 		return v, err
 	}
 	// The dropdowns show a filter given by URL even when they do not list it.
@@ -177,15 +177,7 @@ func (s *Server) search(c *gin.Context) (searchView, error) {
 // searchResults adds their threads' titles and a highlighted snippet to
 // hits.
 func (s *Server) searchResults(ctx context.Context, hits []searchHit, q string) ([]SearchResult, error) {
-	var ids []string
-	seen := map[string]bool{}
-	for _, h := range hits {
-		if !seen[h.ThreadID] {
-			seen[h.ThreadID] = true
-			ids = append(ids, h.ThreadID)
-		}
-	}
-	titles, err := s.store.threadTitles(ctx, ids)
+	titles, err := s.store.threadTitles(ctx, hits)
 	if err != nil {
 		return nil, err
 	}
@@ -206,8 +198,8 @@ func formatCursor(h searchHit) string {
 	return strconv.FormatUint(h.StartNS, 10) + "." + h.TurnID
 }
 
-// parseCursor reads a cursor that formatCursor wrote; empty is none.
-func parseCursor(param, value string) (*searchCursor, error) {
+// parseSearchCursor reads a cursor that formatCursor wrote; empty is none.
+func parseSearchCursor(param, value string) (*searchCursor, error) {
 	if value == "" {
 		return nil, nil
 	}

@@ -3,6 +3,7 @@ package viewer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -82,33 +83,13 @@ const (
 	aroundBytesAfter  = 4 * snippetRunes
 )
 
-// selectThreadTitles reads what the titles of some threads are made of, as
-// selectThreads does: the first prompt's start and the newest title
-// override.
-const selectThreadTitles = `
-SELECT thread_id, first_prompt, meta_title
-FROM
-(
-    SELECT thread_id,
-           argMinIf(substringUTF8(content, 1, 2000), (start_ns, seq), role = 'prompt') AS first_prompt
-    FROM conversations
-    WHERE thread_id IN ?
-    GROUP BY thread_id
-) AS c
-ANY LEFT JOIN
-(
-    SELECT` + threadMetaColumns + `
-    FROM thread_meta
-    WHERE thread_id IN ?
-    GROUP BY thread_id
-) AS m USING thread_id`
-
-// selectProjects lists the projects that have turns, for the search form.
-const selectProjects = `
-SELECT DISTINCT project
-FROM conversations
-WHERE project != ''
-ORDER BY project`
+// selectTitleOverrides reads the newest title a user gave each of some
+// threads.
+const selectTitleOverrides = `
+SELECT thread_id, argMax(title, updated_ns) AS meta_title
+FROM thread_meta
+WHERE thread_id IN ?
+GROUP BY thread_id`
 
 // search returns at most limit turns that match f, newest first, whichever
 // way f pages.
@@ -181,54 +162,50 @@ func (s store) search(ctx context.Context, f searchFilter, limit int) ([]searchH
 	return hits, nil
 }
 
-// threadTitles returns the title of each thread, as the threads list shows
-// it.
-func (s store) threadTitles(ctx context.Context, ids []string) (map[string]string, error) {
-	titles := make(map[string]string, len(ids))
-	if len(ids) == 0 {
+// threadTitles returns the title of each hit's thread, as the threads
+// list shows it.
+func (s store) threadTitles(ctx context.Context, hits []searchHit) (map[string]string, error) {
+	titles := make(map[string]string)
+	if len(hits) == 0 {
 		return titles, nil
 	}
+	index := map[string]int{}
+	var threads []Thread
 	// A GroupSet binds as a tuple, ('a', 'b'); a slice would bind as an
 	// array, which IN does not take.
-	set := clickhouse.GroupSet{Value: make([]any, len(ids))}
-	for i, id := range ids {
-		set.Value[i] = id
+	var ids clickhouse.GroupSet
+	for _, h := range hits {
+		i, ok := index[h.ThreadID]
+		if !ok {
+			i = len(threads)
+			index[h.ThreadID] = i
+			threads = append(threads, Thread{ID: h.ThreadID})
+			ids.Value = append(ids.Value, h.ThreadID)
+		}
+		if !slices.Contains(threads[i].projects, h.Project) {
+			threads[i].projects = append(threads[i].projects, h.Project)
+		}
 	}
-	rows, err := s.db.Query(ctx, selectThreadTitles, set, set)
+	rows, err := s.db.Query(ctx, selectTitleOverrides, ids)
 	if err != nil {
-		return nil, fmt.Errorf("query thread titles: %w", err)
+		return nil, fmt.Errorf("query title overrides: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, firstPrompt, override string
-		if err := rows.Scan(&id, &firstPrompt, &override); err != nil {
-			return nil, fmt.Errorf("scan thread title: %w", err)
+		var id, override string
+		if err := rows.Scan(&id, &override); err != nil {
+			return nil, fmt.Errorf("scan title override: %w", err)
 		}
-		titles[id] = threadTitle(override, firstPrompt, id)
+		threads[index[id]].Title = override
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read thread titles: %w", err)
+		return nil, fmt.Errorf("read title overrides: %w", err)
+	}
+	if err := s.addTexts(ctx, threads); err != nil {
+		return nil, err
+	}
+	for _, t := range threads {
+		titles[t.ID] = t.Title
 	}
 	return titles, nil
-}
-
-// projects returns the projects that have turns, sorted.
-func (s store) projects(ctx context.Context) ([]string, error) {
-	rows, err := s.db.Query(ctx, selectProjects)
-	if err != nil {
-		return nil, fmt.Errorf("query projects: %w", err)
-	}
-	defer rows.Close()
-	projects := []string{}
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, fmt.Errorf("scan project: %w", err)
-		}
-		projects = append(projects, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read projects: %w", err)
-	}
-	return projects, nil
 }

@@ -147,7 +147,7 @@ func TestThreadsPage(t *testing.T) {
 		t.Fatalf("GET /: status %d:\n%s", res.status, res.body)
 	}
 	page := res.body
-	rows := regexp.MustCompile(`(?s)<tr>\s*<td class="title">.*?</tr>`).FindAllString(page, -1)
+	rows := regexp.MustCompile(`(?s)<tr class="thread-row".*?</tr>`).FindAllString(page, -1)
 	if len(rows) != 6 {
 		t.Fatalf("threads table has %d rows, want 6:\n%s", len(rows), page)
 	}
@@ -169,7 +169,10 @@ func TestThreadsPage(t *testing.T) {
 		{"turns", `<td class="num turns">4</td>`},
 		{"tokens", `<td class="num tokens">2,500</td>`},
 		{"cost", `<td class="num cost">$0.75</td>`},
-		{"last update", `2026-05-01 09:01:51 UTC`},
+		{"last update", `<time datetime="2026-05-01T09:01:51.000Z" title="2026-05-01 09:01:51 UTC">`},
+		{"relative last update", ` ago</time>`},
+		{"preview", `<div class="preview">ok</div>`},
+		{"archive button", `<button type="button" class="archive">Archive</button>`},
 	}
 	for _, c := range cells {
 		if !strings.Contains(long, c.want) {

@@ -1,2 +1,92 @@
-// convtrace viewer: script of the threads page; does nothing elsewhere.
+// convtrace viewer: script of the threads list and of the rename and
+// archive controls (the threadActions partial, also on a thread's page);
+// does nothing where their elements are absent.
 "use strict";
+(() => {
+  // The filter form works without script; with it, a choice applies at once.
+  const filters = document.querySelector("form.threads-filters");
+  if (filters) {
+    for (const sel of filters.querySelectorAll("select")) {
+      sel.addEventListener("change", () => filters.requestSubmit());
+    }
+  }
+
+  const patch = (id, body) => window.convtrace.send("PATCH", "/api/threads/" + encodeURIComponent(id), body);
+
+  for (const box of document.querySelectorAll(".thread-actions")) {
+    const id = box.dataset.thread;
+    const row = box.closest("tr.thread-row");
+    const renameBtn = box.querySelector("button.rename");
+    const form = box.querySelector("form.rename-form");
+    const input = form.querySelector("input[name=title]");
+    const archiveBtn = box.querySelector("button.archive");
+    const status = box.querySelector(".action-status");
+    const say = (msg, failed) => {
+      status.textContent = msg;
+      status.classList.toggle("failed", Boolean(failed));
+    };
+
+    // The title shown: the row's link in the list, the heading on the page.
+    const showTitle = (title) => {
+      if (row) {
+        row.querySelector("a.thread-title").textContent = title;
+        return;
+      }
+      const h1 = document.querySelector("h1");
+      if (h1) {
+        h1.textContent = title;
+      }
+      document.title = title + " · convtrace";
+    };
+
+    const closeForm = () => {
+      form.hidden = true;
+      renameBtn.hidden = false;
+    };
+    renameBtn.addEventListener("click", () => {
+      form.hidden = false;
+      renameBtn.hidden = true;
+      say("");
+      input.focus();
+      input.select();
+    });
+    form.querySelector("button.cancel").addEventListener("click", closeForm);
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        input.value = input.defaultValue;
+        closeForm();
+      }
+    });
+    // Enter in the input submits the form.
+    form.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      try {
+        const th = await patch(id, { title: input.value });
+        input.value = input.defaultValue = th.title;
+        showTitle(th.title);
+        closeForm();
+        say("Renamed.");
+      } catch (err) {
+        say(err.message, true);
+      }
+    });
+
+    archiveBtn.addEventListener("click", async () => {
+      const archive = box.dataset.archived !== "true";
+      try {
+        const th = await patch(id, { archived: archive });
+        box.dataset.archived = String(th.archived);
+        if (row) {
+          // The row no longer belongs to this list (active or archived).
+          row.remove();
+          return;
+        }
+        archiveBtn.textContent = th.archived ? "Restore" : "Archive";
+        say(th.archived ? "Archived: hidden from the threads list." : "Restored.");
+      } catch (err) {
+        say(err.message, true);
+      }
+    });
+  }
+})();

@@ -1,0 +1,142 @@
+package viewer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/chdbcheck"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// The threads list's SQL on a modern server (chDB 26.x): every filter,
+// both cursors, the texts of a page, the filter choices, and the
+// thread_meta write, which must carry starred over and pass the newest
+// updated_ns.
+func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	caps := chdbcheck.Capabilities(ctx, t)
+	var stmts []string
+	for _, m := range schema.Migrations() {
+		ss, err := m.Statements(caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts = append(stmts, ss...)
+	}
+	const cols = "INSERT INTO conversations (turn_id, span_id, project, thread_id, role, seq, provider, content, tokens_in, tokens_out, cost_usd, status, start_ns) VALUES "
+	stmts = append(stmts,
+		cols+`('a:prompt:0', 'a', 'alpha', 'th1', 'prompt', 0, 'openai', '데이터 파이프라인 🚀', NULL, NULL, NULL, 'ok', 1000),
+		      ('a:response:1', 'a', 'alpha', 'th1', 'response', 1, 'openai', 'answer\none', 10, 20, 0.5, 'ok', 2000),
+		      ('b:prompt:0', 'b', 'alpha', 'th1', 'prompt', 0, 'anthropic', 'second prompt', NULL, NULL, NULL, 'ok', 3000),
+		      ('c:prompt:0', 'c', 'beta', 'th2', 'prompt', 0, 'ollama', '[{"role":"user","content":"Fix the\\nLOGIN bug"}]', NULL, NULL, NULL, 'ok', 3000),
+		      ('d:prompt:0', 'd', 'beta', 'th3', 'prompt', 0, 'openai', 'archived one', NULL, NULL, NULL, 'ok', 400)`,
+		// The same response delivered again, in a part of its own.
+		cols+`('a:response:1', 'a', 'alpha', 'th1', 'response', 1, 'openai', 'answer\none', 10, 20, 0.5, 'ok', 2000)`,
+		`INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) VALUES ('th2', 'old', 0, 1, 1), ('th3', '', 1, 0, 1)`,
+		// th2: renamed at a clock behind its newest row; th3: restored then
+		// archived again; th1: archived, having no metadata yet.
+		inline(t, insertThreadMeta, "th2", uint8(1), "Émoji 🎉 title", uint8(0), uint8(0), uint64(0), "th2"),
+		inline(t, insertThreadMeta, "th3", uint8(0), "", uint8(1), uint8(0), uint64(50), "th3"),
+		inline(t, insertThreadMeta, "th3", uint8(0), "", uint8(1), uint8(1), uint64(50), "th3"),
+		inline(t, insertThreadMeta, "th1", uint8(0), "", uint8(1), uint8(1), uint64(60), "th1"),
+		inline(t, insertThreadMeta, "th1", uint8(0), "", uint8(1), uint8(0), uint64(70), "th1"),
+	)
+	type listCase struct {
+		f    ThreadFilter
+		want string
+	}
+	cases := []listCase{
+		{ThreadFilter{}, "th1,th2"}, // tied at 3000: by id
+		{ThreadFilter{Project: "alpha"}, "th1"},
+		{ThreadFilter{Provider: "anthropic"}, "th1"},
+		{ThreadFilter{Query: "파이프"}, "th1"},
+		{ThreadFilter{Query: "🎉"}, "th2"},
+		{ThreadFilter{Query: "émoji"}, "th2"},
+		{ThreadFilter{Query: "login"}, ""}, // the override replaced the prompt
+		{ThreadFilter{Archived: true}, "th3"},
+		{ThreadFilter{Archived: true, Project: "beta", Provider: "openai", Query: "ARCHIVED"}, "th3"},
+		{ThreadFilter{Before: &Cursor{LastNS: 3000, ID: "th1"}}, "th2"},
+		{ThreadFilter{Before: &Cursor{LastNS: 3000, ID: "th0"}}, "th1,th2"},
+		{ThreadFilter{After: &Cursor{LastNS: 3000, ID: "th2"}}, "th1"}, // oldest first
+	}
+	var queries []string
+	for _, c := range cases {
+		c.f.Limit = 10
+		q, args := threadsQuery(c.f)
+		queries = append(queries, inline(t, q, args...))
+	}
+	queries = append(queries,
+		inline(t, threadQuery(), "th1", "th1"),
+		// As clickhouse-go writes a []clickhouse.GroupSet.
+		strings.Replace(selectThreadTexts, "?", "('alpha', 'th1'), ('beta', 'th2')", 1)+" ORDER BY thread_id",
+		strings.Replace(selectThreadTexts, "?", "('beta', 'th2')", 1),
+		selectThreadChoices,
+		`SELECT thread_id, title, archived, starred, updated_ns FROM thread_meta FINAL ORDER BY thread_id`,
+	)
+	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
+	if err != nil {
+		t.Fatalf("threads SQL on ClickHouse %s: %v", caps.Version, err)
+	}
+
+	for i, c := range cases {
+		var ids []string
+		for _, r := range out.Results[i].Rows {
+			ids = append(ids, fmt.Sprint(r["thread_id"]))
+		}
+		if got := strings.Join(ids, ","); got != c.want {
+			t.Errorf("threads %+v = %q, want %q", c.f, got, c.want)
+		}
+	}
+	// Types the Go side scans into: *uint64, *float64, []string, uint8.
+	wantTypes := map[string]string{
+		"thread_id": "String", "thread_project": "String", "last_ns": "UInt64", "turn_count": "UInt64",
+		"sum_in": "Nullable(UInt64)", "sum_out": "Nullable(UInt64)", "cost_total": "Nullable(Float64)",
+		"meta_title": "String", "meta_archived": "UInt8",
+	}
+	for _, c := range out.Results[0].Columns {
+		if want, ok := wantTypes[c.Name]; ok && c.Type != want {
+			t.Errorf("threads column %s is %s, want %s", c.Name, c.Type, want)
+		}
+		if c.Name == "providers" && !strings.HasPrefix(c.Type, "Array(") {
+			t.Errorf("threads column providers is %s, want an array", c.Type)
+		}
+	}
+	if th2 := out.Results[0].Rows[1]; th2["sum_in"] != nil || th2["cost_total"] != nil || th2["meta_title"] != "Émoji 🎉 title" {
+		t.Errorf("th2 = %v, want NULL sums and the new title", th2)
+	}
+
+	n := len(cases)
+	if one := out.Results[n].Rows; len(one) != 1 || fmt.Sprint(one[0]["turn_count"]) != "3" ||
+		fmt.Sprint(one[0]["sum_in"]) != "10" || fmt.Sprint(one[0]["cost_total"]) != "0.5" {
+		t.Errorf("thread th1 = %v, want one row of 3 turns, 10 tokens in, cost 0.5 (the copy counted once)", one)
+	}
+	texts := out.Results[n+1].Rows
+	if len(texts) != 2 || texts[0]["first_prompt"] != "데이터 파이프라인 🚀" || texts[0]["last_response"] != "answer\none" ||
+		texts[0]["last_turn"] != "second prompt" || texts[1]["last_response"] != "" {
+		t.Errorf("texts of th1, th2 = %v", texts)
+	}
+	if one := out.Results[n+2].Rows; len(one) != 1 || one[0]["thread_id"] != "th2" {
+		t.Errorf("texts of th2 alone = %v", one)
+	}
+	choices := out.Results[n+3].Rows
+	if len(choices) != 1 || fmt.Sprint(choices[0]["projects"]) == "[]" {
+		t.Errorf("choices = %v, want the projects and providers", choices)
+	}
+	for _, c := range out.Results[n+3].Columns {
+		if c.Type != "Array(String)" && c.Type != "Array(LowCardinality(String))" {
+			t.Errorf("choices column %s is %s, want an array of strings", c.Name, c.Type)
+		}
+	}
+	var metas []string
+	for _, r := range out.Results[n+4].Rows {
+		metas = append(metas, fmt.Sprintf("%v %q archived=%v starred=%v at %v", r["thread_id"], r["title"], r["archived"], r["starred"], r["updated_ns"]))
+	}
+	want := `th1 "" archived=0 starred=0 at 70,th2 "Émoji 🎉 title" archived=0 starred=1 at 2,th3 "" archived=1 starred=0 at 51`
+	if got := strings.Join(metas, ","); got != want {
+		t.Errorf("thread_meta after the changes:\n%s\nwant\n%s", got, want)
+	}
+}
