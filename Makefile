@@ -35,7 +35,7 @@ bench: clickhouse
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench-viewer: clickhouse chromium
 	@mkdir -p test-output
-	CONVTRACE_BENCH=1 CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -run '^$$' -bench '^BenchmarkViewer' -benchtime 10x -count 5 -timeout 60m -v ./viewer 2>&1 | tee test-output/bench-viewer.txt
+	CONVTRACE_BENCH=1 CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -run '^$$' -bench '^BenchmarkViewer' -benchtime 3x -count 5 -timeout 60m -v ./viewer 2>&1 | tee test-output/bench-viewer.txt
 	@! grep -Eq '^(--- )?FAIL' test-output/bench-viewer.txt || { echo "bench-viewer: a benchmark failed, see test-output/bench-viewer.txt" >&2; exit 1; }
 	$(GO) run $(BENCHSTAT) test-output/bench-viewer.txt
 
