@@ -121,6 +121,10 @@ func BenchmarkViewer(b *testing.B) {
 		{"ThreadsPage", "/", false},
 		{"Thread200API", "/api/threads/" + synth.Thread200 + "/turns", false},
 		{"Thread200Page", "/threads/" + synth.Thread200, false},
+		// The pages BenchmarkViewerBrowser loads: the server's share of
+		// their load times.
+		{"Thread10Page", "/threads/" + synth.Thread10, false},
+		{"Thread1000Page", "/threads/" + synth.Thread1000, false},
 		{"SearchCommonAPI", "/api/search" + search(synth.CommonWord), true},
 		{"SearchCommonPage", "/search" + search(synth.CommonWord), true},
 		{"SearchRareAPI", "/api/search" + search(synth.RarePhrase), true},
