@@ -23,7 +23,7 @@ const (
 // a million.
 const RarePhrase = "보라색 코끼리"
 
-// CommonWord is in roughly a third of all turns' content: a search whose
+// CommonWord is in more than half of all turns' content: a search whose
 // matches never run out.
 const CommonWord = "function"
 

@@ -87,7 +87,7 @@ func TestGenerate(t *testing.T) {
 		{"Japanese found", "SELECT toUInt64((" + q("キャッシュ") + ") > 0)", 1},
 		{"emoji found", "SELECT toUInt64((" + q("🚀") + ") > 0)", 1},
 		{"common word, any case", q(strings.ToUpper(synth.CommonWord)), queryUint(t, conn, q(synth.CommonWord))},
-		{"common word in a fifth of turns or more", "SELECT toUInt64((" + q(synth.CommonWord) + ") * 5 >= 20001)", 1},
+		{"common word in a third of turns or more", "SELECT toUInt64((" + q(synth.CommonWord) + ") * 3 >= 20001)", 1},
 	}
 	for _, tt := range tests {
 		if got := queryUint(t, conn, tt.query); got != tt.want {
