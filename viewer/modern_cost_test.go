@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chdbcheck"
-	"github.com/convtrace/convtrace/schema"
 )
 
 // The cost queries run on a modern server (chDB 26.x) too, return the
@@ -15,15 +14,7 @@ import (
 func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	caps := chdbcheck.Capabilities(ctx, t)
-	var stmts []string
-	for _, m := range schema.Migrations() {
-		ss, err := m.Statements(caps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmts = append(stmts, ss...)
-	}
+	caps, stmts := chdbcheck.Schema(ctx, t)
 	const cols = "INSERT INTO conversations (turn_id, span_id, project, thread_id, phase, role, seq, model, tokens_in, tokens_out, tokens_cache_read, cost_usd, cost_source, start_ns) VALUES "
 	const day = 86400_000_000_000
 	rows := fmt.Sprintf(`('a:prompt:0', 'a', 'p', 'th1', 'plan', 'prompt', 0, 'gpt-5', NULL, NULL, NULL, NULL, '', %d),

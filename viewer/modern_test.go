@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chdbcheck"
-	"github.com/convtrace/convtrace/schema"
 )
 
 // inline replaces each ? of query with a literal of the matching argument,
@@ -40,15 +39,7 @@ func inline(t *testing.T, query string, args ...any) string {
 func TestQueriesOnModernClickHouse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	caps := chdbcheck.Capabilities(ctx, t)
-	var stmts []string
-	for _, m := range schema.Migrations() {
-		ss, err := m.Statements(caps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmts = append(stmts, ss...)
-	}
+	caps, stmts := chdbcheck.Schema(ctx, t)
 	const cols = "INSERT INTO conversations (turn_id, span_id, thread_id, phase, role, seq, provider, content, tokens_in, tokens_out, cost_usd, status, start_ns, duration_ns) VALUES "
 	stmts = append(stmts,
 		cols+`('a:prompt:0', 'a', 'th1', 'Plan', 'prompt', 0, 'openai', 'first prompt', NULL, NULL, NULL, 'ok', 1000, 0),
@@ -92,15 +83,7 @@ func TestQueriesOnModernClickHouse(t *testing.T) {
 func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	caps := chdbcheck.Capabilities(ctx, t)
-	var stmts []string
-	for _, m := range schema.Migrations() {
-		ss, err := m.Statements(caps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmts = append(stmts, ss...)
-	}
+	caps, stmts := chdbcheck.Schema(ctx, t)
 	const cols = "INSERT INTO conversations (turn_id, trace_id, span_id, thread_id, session_id, phase, speaker, agent, role, seq, tool_name, content, status, start_ns, duration_ns) VALUES "
 	stmts = append(stmts,
 		cols+`('a:prompt:0', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'prompt', 0, '', '안녕하세요 세계', 'ok', 1000, 0),

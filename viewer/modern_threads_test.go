@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chdbcheck"
-	"github.com/convtrace/convtrace/schema"
 )
 
 // The threads list's SQL on a modern server (chDB 26.x): every filter,
@@ -18,15 +17,7 @@ import (
 func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	caps := chdbcheck.Capabilities(ctx, t)
-	var stmts []string
-	for _, m := range schema.Migrations() {
-		ss, err := m.Statements(caps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmts = append(stmts, ss...)
-	}
+	caps, stmts := chdbcheck.Schema(ctx, t)
 	const cols = "INSERT INTO conversations (turn_id, span_id, project, thread_id, role, seq, provider, content, tokens_in, tokens_out, cost_usd, status, start_ns) VALUES "
 	stmts = append(stmts,
 		cols+`('a:prompt:0', 'a', 'alpha', 'th1', 'prompt', 0, 'openai', '데이터 파이프라인 🚀', NULL, NULL, NULL, 'ok', 1000),

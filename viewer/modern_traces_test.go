@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chdbcheck"
-	"github.com/convtrace/convtrace/schema"
 )
 
 // sqlTuple is SQL that inline writes as given: the tuple a GroupSet binds.
@@ -20,15 +19,7 @@ type sqlTuple string
 func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	caps := chdbcheck.Capabilities(ctx, t)
-	var stmts []string
-	for _, m := range schema.Migrations() {
-		ss, err := m.Statements(caps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmts = append(stmts, ss...)
-	}
+	caps, stmts := chdbcheck.Schema(ctx, t)
 	const turns = "INSERT INTO conversations (turn_id, trace_id, span_id, parent_span_id, project, thread_id, speaker, role, seq, model, content, tokens_in, tokens_out, cost_usd, status, start_ns, duration_ns) VALUES "
 	const spans = "INSERT INTO spans (trace_id, span_id, parent_span_id, project, thread_id, name, start_ns, duration_ns, status, status_message, model, tokens_in, tokens_out, cost_usd) VALUES "
 	stmts = append(stmts,

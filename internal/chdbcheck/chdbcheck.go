@@ -147,6 +147,23 @@ func Capabilities(ctx context.Context, t testing.TB) schema.Capabilities {
 	return caps
 }
 
+// Schema returns the modern server's capabilities and every migration's
+// statements rendered for them, in order: what a test runs first to get
+// the current schema on chDB.
+func Schema(ctx context.Context, t testing.TB) (schema.Capabilities, []string) {
+	t.Helper()
+	caps := Capabilities(ctx, t)
+	var stmts []string
+	for _, m := range schema.Migrations() {
+		ss, err := m.Statements(caps)
+		if err != nil {
+			t.Fatalf("render migration %d for ClickHouse %s: %v", m.Version, caps.Version, err)
+		}
+		stmts = append(stmts, ss...)
+	}
+	return caps, stmts
+}
+
 // moduleDir returns the directory holding run.mjs and node_modules/chdb:
 // DirEnv when set, else this source file's directory.
 func moduleDir() (string, error) {

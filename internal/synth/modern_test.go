@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chdbcheck"
-	"github.com/convtrace/convtrace/schema"
 )
 
 // The other tests generate on ClickHouse 18.16; this runs the same INSERT …
@@ -16,15 +15,7 @@ import (
 func TestGenerateOnModernClickHouse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	caps := chdbcheck.Capabilities(ctx, t)
-	var stmts []string
-	for _, m := range schema.Migrations() {
-		ss, err := m.Statements(caps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmts = append(stmts, ss...)
-	}
+	_, stmts := chdbcheck.Schema(ctx, t)
 	cfg := Config{Turns: 2001, Threads: 50, ChunkTurns: 1000}.withDefaults()
 	g := newGen(cfg)
 	for from := 0; from < cfg.Turns; from += cfg.ChunkTurns {
