@@ -3,7 +3,7 @@ GO   ?= go
 BIN  := bin/convtrace
 ROOT := $(shell id -u 2>/dev/null)
 
-.PHONY: run test build bench clickhouse chdb chromium lint
+.PHONY: run test build bench bench-viewer clickhouse chdb chromium lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/convtrace
@@ -27,6 +27,17 @@ lint:
 bench: clickhouse
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench Call -benchtime 2s -count 5 ./collector
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'IngestOTLPHTTP|InsertClickHouseOnly' -cpu 1 -benchtime 200x -count 3 ./collector
+
+## bench-viewer: the viewer over a million synthetic turns (BENCHMARKS.md,
+## issue 5): server time of each route beside its clickhouse-go baselines,
+## then page loads in Chromium; benchstat prints the medians. Set
+## CONVTRACE_BENCH_DSN to a database to keep the generated turns between runs.
+BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+bench-viewer: clickhouse chromium
+	@mkdir -p test-output
+	CONVTRACE_BENCH=1 CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -run '^$$' -bench '^BenchmarkViewer' -benchtime 3x -count 5 -timeout 60m -v ./viewer 2>&1 | tee test-output/bench-viewer.txt
+	@! grep -Eq '^(--- )?FAIL' test-output/bench-viewer.txt || { echo "bench-viewer: a benchmark failed, see test-output/bench-viewer.txt" >&2; exit 1; }
+	$(GO) run $(BENCHSTAT) test-output/bench-viewer.txt
 
 # A ClickHouse server binary: Debian's clickhouse-server, installed with
 # apt-get when missing and we are root; otherwise say the one command to run.

@@ -1,0 +1,99 @@
+package viewer_test
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/convtrace/convtrace/internal/browsertest"
+	"github.com/convtrace/convtrace/internal/synth"
+)
+
+// benchBrowserEnv turns the browser benchmark on: it needs the million
+// turns and a Chromium, which nothing run by make test should wait for.
+const benchBrowserEnv = "CONVTRACE_BENCH"
+
+// navigationTiming is what the browser's Navigation Timing entry says of a
+// page load, in milliseconds from navigation start.
+type navigationTiming struct {
+	Interactive float64 `json:"interactive"` // domInteractive: the HTML parsed
+	Ready       float64 `json:"ready"`       // domContentLoadedEventEnd: the deferred page scripts ran and set up
+	Load        float64 `json:"load"`        // loadEventEnd: stylesheets and everything else loaded
+}
+
+// navigationEntry waits for the load event to end, then answers the timing
+// of the current page's navigation.
+const navigationEntry = `(() => {
+	const n = performance.getEntriesByType("navigation")[0];
+	return n && n.loadEventEnd > 0 && {interactive: n.domInteractive, ready: n.domContentLoadedEventEnd, load: n.loadEventEnd};
+})()`
+
+// BenchmarkViewerBrowser loads a 1000-turn thread page in headless
+// Chromium once per op, and a 10-turn thread page as its baseline, over
+// the million synthetic turns. It reports the median of each Navigation
+// Timing mark over the ops; ns/op is the whole navigation as the test sees
+// it, DevTools round trips included. Set CONVTRACE_BENCH=1 to run it.
+func BenchmarkViewerBrowser(b *testing.B) {
+	if os.Getenv(benchBrowserEnv) != "1" {
+		b.Skipf("set %s=1 to time pages in Chromium over the synthetic million turns", benchBrowserEnv)
+	}
+	h, _ := benchServer(b)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, tt := range []struct{ name, thread string }{
+		{"Thread10Page", synth.Thread10},
+		{"Thread1000Page", synth.Thread1000},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			ctx := browsertest.New(b, 10*time.Minute)
+			page := srv.URL + "/threads/" + tt.thread
+			var timings []navigationTiming
+			for b.Loop() {
+				if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+					b.Fatalf("navigate to %s: %v", page, err)
+				}
+				nt, err := chromedp.Run(ctx, chromedp.Poll[navigationTiming](navigationEntry, chromedp.WithPollingTimeout(time.Minute)))
+				if err != nil {
+					b.Fatalf("navigation timing of %s: %v", page, err)
+				}
+				timings = append(timings, nt)
+			}
+			b.StopTimer()
+			status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`performance.getEntriesByType("navigation")[0].responseStatus`))
+			if err != nil || status != 200 {
+				b.Fatalf("%s: status %d (%v), want 200", page, status, err)
+			}
+			// The first screen only: a full-page screenshot of a thousand
+			// turns is taller than Chromium captures.
+			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				b.Fatalf("screenshot %s: %v", page, err)
+			}
+			shot := filepath.Join(browsertest.OutputDir(b), "bench-"+tt.name+".png")
+			if err := os.WriteFile(shot, png, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(medianOf(timings, func(t navigationTiming) float64 { return t.Interactive }), "interactive-ms")
+			b.ReportMetric(medianOf(timings, func(t navigationTiming) float64 { return t.Ready }), "ready-ms")
+			b.ReportMetric(medianOf(timings, func(t navigationTiming) float64 { return t.Load }), "load-ms")
+		})
+	}
+}
+
+// medianOf is the median of one field of ts.
+func medianOf(ts []navigationTiming, field func(navigationTiming) float64) float64 {
+	vs := make([]float64, len(ts))
+	for i, t := range ts {
+		vs[i] = field(t)
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+}
