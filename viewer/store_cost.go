@@ -230,7 +230,8 @@ FROM conversations
 WHERE ts >= toDateTime(?) AND ts < toDateTime(?)
   AND start_ns >= ? AND start_ns < ?
   AND (? = '' OR project = ?)
-GROUP BY fp_project, fp_day`
+GROUP BY fp_project, fp_day
+ORDER BY fp_project, fp_day`
 
 	// selectCostStates returns the current version of each summarized
 	// (project, day) and the fingerprint it was computed for.
