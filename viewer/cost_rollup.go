@@ -42,9 +42,9 @@ type costPlan struct {
 	versions       []string   // costVersion keys of the summarized days
 }
 
-// emptyRange is a live range that selects no turn (ToNS 0 would mean no
-// end).
-var emptyRange = CostFilter{FromNS: math.MaxUint64, ToNS: math.MaxUint64}
+// emptyRange is a live range that selects no turn, and that the ts bounds
+// of costArgs prune to no part (ToNS 0 would mean no end).
+var emptyRange = CostFilter{FromNS: 1, ToNS: 1}
 
 // planCost splits f into whole days before now's UTC day, read from the
 // summaries, and the live rest.

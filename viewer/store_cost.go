@@ -58,16 +58,6 @@ const costUsageColumns = `
         sum(cost_usd) AS sum_cost,
         countIf(cost_source = 'unknown') AS unpriced`
 
-// costWhere bounds the scan by the ts partition column first (whole
-// seconds, so the bounds widen by one) and then exactly by start_ns.
-// FINAL folds a turn delivered twice, so that no total counts it twice.
-const costWhere = `
-FROM conversations FINAL
-WHERE ts >= toDateTime(?) AND ts <= toDateTime(?)
-  AND start_ns >= ? AND start_ns < ?
-  AND (? = '' OR project = ?)
-  AND cost_source != ''`
-
 const (
 	// selectPhaseTotals is a thread's usage per phase, in the order the
 	// phases began.
@@ -79,7 +69,9 @@ GROUP BY phase
 ORDER BY first_ns, phase`
 )
 
-// costArgs are the bound arguments of costWhere.
+// costArgs are the bound arguments of costLiveRows: the ts partition
+// column first (whole seconds, so the bounds widen by one), then exactly
+// start_ns.
 func (f CostFilter) costArgs() []any {
 	to := f.ToNS
 	if to == 0 {
@@ -190,12 +182,32 @@ FROM
 GROUP BY day_number, cell_model, cell_provider, cell_phase, cell_speaker, cell_agent
 ORDER BY day_number, cell_model, cell_provider, cell_phase, cell_speaker, cell_agent`
 
+	// costLiveRows are the rows of one live range (head or tail of the
+	// report's range, possibly empty), each turn once. Not FINAL: the
+	// ts partition key only prunes whole months, and FINAL would merge
+	// a month of turns to read a day. PREWHERE reads the two narrow
+	// time columns of those months and the rest only where they match;
+	// LIMIT 1 BY the sort key folds a turn delivered twice as FINAL
+	// does.
+	costLiveRows = `
+    FROM
+    (
+        SELECT project, thread_id, turn_id, start_ns, model, provider, phase, speaker, agent, tokens_in, tokens_out,
+               tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source
+        FROM conversations
+        PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?)
+          AND start_ns >= ? AND start_ns < ?
+        WHERE (? = '' OR project = ?)
+          AND cost_source != ''
+        LIMIT 1 BY project, thread_id, start_ns, turn_id
+    )`
+
 	selectLiveCells = `
     SELECT intDiv(start_ns, 86400000000000) AS live_day, CAST(model AS String) AS live_model,
            CAST(provider AS String) AS live_provider, CAST(phase AS String) AS live_phase,
            CAST(speaker AS String) AS live_speaker, CAST(agent AS String) AS live_agent,` + costUsageColumns +
-		costWhere + `
-    GROUP BY live_day, live_model, live_provider, live_phase, live_speaker, live_agent`
+		costLiveRows + `
+    GROUP BY live_day, model, provider, phase, speaker, agent`
 
 	// selectCostThreads returns the most expensive threads of the range
 	// from the same three parts; a thread with no known cost sorts last.
@@ -214,12 +226,13 @@ LIMIT ?`
 
 	selectLiveThreads = `
     SELECT thread_id, CAST(any(project) AS String) AS live_project,` + costUsageColumns +
-		costWhere + `
+		costLiveRows + `
     GROUP BY thread_id`
 
 	// selectCostFingerprints is the cheap fingerprint of each (project,
 	// day) of the summarized days, read WITHOUT FINAL from two narrow
-	// columns: any insert (a new turn or a copy of one delivered again)
+	// columns (and project, grouped as it is stored and cast once per
+	// group): any insert (a new turn or a copy of one delivered again)
 	// and any merge that folds copies changes the count, and the sum of
 	// start_ns tells apart the rare insert and fold that cancel out.
 	// sum wraps around in UInt64 identically every time.
@@ -227,10 +240,10 @@ LIMIT ?`
 SELECT CAST(project AS String) AS fp_project, toUInt32(intDiv(start_ns, 86400000000000)) AS fp_day,
        count() AS turns, sum(start_ns) AS start_sum
 FROM conversations
-WHERE ts >= toDateTime(?) AND ts < toDateTime(?)
+PREWHERE ts >= toDateTime(?) AND ts < toDateTime(?)
   AND start_ns >= ? AND start_ns < ?
-  AND (? = '' OR project = ?)
-GROUP BY fp_project, fp_day
+WHERE ? = '' OR project = ?
+GROUP BY project, fp_day
 ORDER BY fp_project, fp_day`
 
 	// selectCostStates returns the current version of each summarized
