@@ -135,13 +135,14 @@ func Reprice(ctx context.Context, db RepriceDB, p Prices, r RepriceRange, progre
 // invalidateCostDays marks the viewer's cost summaries of the days of a
 // range stale (turns = 0 is no day's fingerprint), so that the next report
 // recomputes them: the new costs leave the fingerprint, the row count and
-// start times, unchanged.
+// start times, unchanged. A summary covers every project of its day, so a
+// reprice of one project invalidates the whole days.
 const invalidateCostDays = `
-INSERT INTO cost_days (project, day, turns, start_sum, computed_ns)
-SELECT project, day, toUInt64(0), toUInt64(0), toUInt64(?)
+INSERT INTO cost_days (day, turns, start_sum, computed_ns)
+SELECT day, toUInt64(0), toUInt64(0), toUInt64(?)
 FROM cost_days
-WHERE day >= ? AND day <= ? AND (? = '' OR project = ?)
-GROUP BY project, day`
+WHERE day >= ? AND day <= ?
+GROUP BY day`
 
 // invalidateCostSummaries runs invalidateCostDays over r once the
 // mutations are done. Its version, read from the clock now, is newer than
@@ -153,7 +154,7 @@ func invalidateCostSummaries(ctx context.Context, db RepriceDB, r RepriceRange) 
 		to = ^uint64(0)
 	}
 	lastDay := min((to-1)/dayNS, math.MaxUint32)
-	err := db.Exec(ctx, invalidateCostDays, uint64(time.Now().UnixNano()), uint32(r.FromNS/dayNS), uint32(lastDay), r.Project, r.Project)
+	err := db.Exec(ctx, invalidateCostDays, uint64(time.Now().UnixNano()), uint32(r.FromNS/dayNS), uint32(lastDay))
 	if err != nil {
 		return fmt.Errorf("invalidate cost summaries: %w", err)
 	}

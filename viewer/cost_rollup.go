@@ -1,7 +1,6 @@
 package viewer
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -13,10 +12,10 @@ import (
 
 // A cost report over millions of turns cannot fold conversations FINAL on
 // every request (seconds at 10M turns), so it reads whole UTC days from
-// summaries: per (project, day), the sums per model, provider, phase,
+// summaries: per day and project, the sums per model, provider, phase,
 // speaker and agent (cost_daily) and per thread (cost_thread_daily).
 //
-// Summaries stay exact without the writers' help. Each (project, day) has a
+// Summaries stay exact without the writers' help. Each day has a
 // cheap fingerprint read from conversations without FINAL (row count, sum
 // of start_ns); a summary is read only while the fingerprint it was
 // computed for (kept in cost_days) equals the current one. Otherwise the day
@@ -74,10 +73,8 @@ func planCost(f CostFilter, now time.Time) costPlan {
 }
 
 // costVersion is the key costVersionWhere matches a summary row against.
-// The two numbers after the last slashes make it unambiguous whatever the
-// project's name.
-func costVersion(d costDay, version uint64) string {
-	return fmt.Sprintf("%s/%d/%d", d.project, d.day, version)
+func costVersion(day uint32, version uint64) string {
+	return fmt.Sprintf("%d/%d", day, version)
 }
 
 // args are the bound arguments of selectCostCells and selectCostThreads
@@ -106,22 +103,22 @@ func (s store) refreshCost(ctx context.Context, p *costPlan) error {
 	version := nextUpdatedNS(0)
 	g, gctx := errgroup.WithContext(ctx)
 	var (
-		fps    map[costDay]costFingerprint
-		states map[costDay]costState
+		fps    map[uint32]costFingerprint
+		states map[uint32]costState
 	)
 	g.Go(func() (err error) {
-		fps, err = s.costFingerprints(gctx, p.project, p.fromDay, p.toDay)
+		fps, err = s.costFingerprints(gctx, p.fromDay, p.toDay)
 		return err
 	})
 	g.Go(func() (err error) {
-		states, err = s.costStates(gctx, p.project, p.fromDay, p.toDay)
+		states, err = s.costStates(gctx, p.fromDay, p.toDay)
 		return err
 	})
 	if err := g.Wait(); err != nil {
 		return err
 	}
 	p.versions = p.versions[:0]
-	var stale []costDay
+	var stale []uint32
 	for d, fp := range fps {
 		if st, ok := states[d]; ok && st.costFingerprint == fp {
 			p.versions = append(p.versions, costVersion(d, st.version))
@@ -132,17 +129,15 @@ func (s store) refreshCost(ctx context.Context, p *costPlan) error {
 	if len(stale) == 0 {
 		return nil
 	}
-	slices.SortFunc(stale, func(a, b costDay) int {
-		return cmp.Or(cmp.Compare(a.project, b.project), cmp.Compare(a.day, b.day))
-	})
-	// One recompute per run of consecutive stale days of a project: a
-	// cold range is two scans, not two per day.
+	slices.Sort(stale)
+	// One recompute per run of consecutive stale days: a cold range is
+	// two scans, not two per day.
 	for i := 0; i < len(stale); {
 		j := i + 1
-		for j < len(stale) && stale[j].project == stale[i].project && stale[j].day == stale[j-1].day+1 {
+		for j < len(stale) && stale[j] == stale[j-1]+1 {
 			j++
 		}
-		if err := s.recomputeCost(ctx, stale[i].project, stale[i].day, stale[j-1].day+1, version); err != nil {
+		if err := s.recomputeCost(ctx, stale[i], stale[j-1]+1, version); err != nil {
 			return err
 		}
 		i = j

@@ -141,10 +141,10 @@ GROUP BY thread_id ORDER BY c DESC, thread_id LIMIT 10`, func(a, _ string) strin
 	}
 }
 
-// costVersions returns the current summary version of each project/day.
+// costVersions returns the current summary version of each day.
 func costVersions(t *testing.T, conn driver.Conn) map[string]uint64 {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), `SELECT CAST(project AS String), day, max(computed_ns) FROM cost_days GROUP BY project, day`)
+	rows, err := conn.Query(context.Background(), `SELECT day, max(computed_ns) FROM cost_days GROUP BY day`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,14 +152,13 @@ func costVersions(t *testing.T, conn driver.Conn) map[string]uint64 {
 	versions := map[string]uint64{}
 	for rows.Next() {
 		var (
-			project string
-			day     uint32
-			v       uint64
+			day uint32
+			v   uint64
 		)
-		if err := rows.Scan(&project, &day, &v); err != nil {
+		if err := rows.Scan(&day, &v); err != nil {
 			t.Fatal(err)
 		}
-		versions[fmt.Sprintf("%s/%s", project, time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly))] = v
+		versions[time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly)] = v
 	}
 	return versions
 }
@@ -209,8 +208,8 @@ func TestCostRollupMatchesFinal(t *testing.T) {
 			t.Errorf("%s: no cells in the range: the case tests nothing", c.name)
 		}
 	}
-	if v := costVersions(t, conn); len(v) != 6+4 {
-		t.Errorf("summarized days %v: want the 6 days of alpha and the 4 days beta touches", v)
+	if v := costVersions(t, conn); len(v) != 6 {
+		t.Errorf("summarized days %v: want the 6 days of the turns", v)
 	}
 }
 
@@ -222,7 +221,7 @@ func TestCostRollupDoubleDeliveryAndMerge(t *testing.T) {
 	h, conn := costServer(t)
 	insertTurns(t, conn, costFixture()...)
 	from, to := time.Unix(0, int64(at(0))), time.Unix(0, int64(at(3*24*3600)))
-	const summarized = "proj/2026-05-02" // the fixture's second day; the first starts after midnight and is read live
+	const summarized = "2026-05-02" // the fixture's second day; the first starts after midnight and is read live
 
 	want := finalFacts(t, conn, from, to, "")
 	check := func(step string) map[string]uint64 {

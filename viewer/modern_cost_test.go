@@ -33,19 +33,19 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	stmts = append(stmts, cols+rows, cols+rows) // the same batch delivered twice
 	// Summarize day 1 (version 100) as refreshCost does; day 2 is read
 	// live, as the tail of the range.
-	recompute := []any{uint64(100), uint64(86400), uint64(2 * 86400), uint64(day), uint64(2 * day), "p"}
+	recompute := []any{uint64(100), uint64(86400), uint64(2 * 86400), uint64(day), uint64(2 * day)}
 	stmts = append(stmts,
 		inline(t, insertCostDaily, recompute...),
 		inline(t, insertCostThreadDaily, recompute...),
-		inline(t, insertCostStates, uint64(100), sqlArray([]string{"p"}), sqlArray([]uint32{1}), sqlArray([]uint64{3}), sqlArray([]uint64{3*day + 3})))
+		inline(t, insertCostStates, uint64(100), sqlArray([]uint32{1}), sqlArray([]uint64{3}), sqlArray([]uint64{3*day + 3})))
 	p := planCost(CostFilter{FromNS: day, ToNS: 2*day + 1, Project: "p"}, time.Unix(0, 5*day))
-	p.versions = []string{costVersion(costDay{"p", 1}, 100)}
+	p.versions = []string{costVersion(1, 100)}
 	queries := []string{
 		inline(t, selectCostCells, sqlArgs(p.args())...),
 		inline(t, selectCostThreads, sqlArgs(append(p.args(), uint64(10)))...),
 		inline(t, selectPhaseTotals, "th1"),
-		inline(t, selectCostFingerprints, uint64(86400), uint64(3*86400), uint64(day), uint64(3*day), "", ""),
-		inline(t, selectCostStates, uint32(0), uint32(3), "p", "p"),
+		inline(t, selectCostFingerprints, uint64(86400), uint64(3*86400)),
+		inline(t, selectCostStates, uint32(0), uint32(3)),
 	}
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
 	if err != nil {
@@ -74,10 +74,10 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	}
 	// The copy delivered twice counts in the fingerprint until merged;
 	// the state holds what insertCostStates wrote.
-	if got, want := fmt.Sprint(out.Results[3].Rows), fmt.Sprintf("[map[fp_day:1 fp_project:p start_sum:%d turns:4] map[fp_day:2 fp_project:p start_sum:%d turns:2]]", 2*(2*day+3), 4*day); got != want {
+	if got, want := fmt.Sprint(out.Results[3].Rows), fmt.Sprintf("[map[fp_day:1 start_sum:%d turns:4] map[fp_day:2 start_sum:%d turns:2]]", 2*(2*day+3), 4*day); got != want {
 		t.Errorf("cost fingerprints:\n got %s\nwant %s", got, want)
 	}
-	if got, want := fmt.Sprint(out.Results[4].Rows), fmt.Sprintf("[map[day:1 st_project:p st_start_sum:%d st_turns:3 version:100]]", 3*day+3); got != want {
+	if got, want := fmt.Sprint(out.Results[4].Rows), fmt.Sprintf("[map[day:1 st_start_sum:%d st_turns:3 version:100]]", 3*day+3); got != want {
 		t.Errorf("cost states:\n got %s\nwant %s", got, want)
 	}
 	if ph := out.Results[2].Rows; len(ph) != 2 || ph[0]["phase"] != "plan" || fmt.Sprint(ph[1]["unpriced"]) != "1" {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // CostUsage is what a group of calls used and cost. Sums are nil when no
@@ -144,12 +146,12 @@ const dayNS = 86400 * uint64(time.Second)
 // sources added up in SQL.
 const (
 	// costVersionWhere keeps the summary rows of the versions the request
-	// checked fresh: ? is an array of costVersion keys. A key names
-	// project, day and computed_ns, so a version inserted for other days
-	// is never read.
+	// checked fresh: ? is an array of costVersion keys. A key names day
+	// and computed_ns, so a version inserted for other days is never
+	// read.
 	costVersionWhere = `
 WHERE day >= ? AND day < ? AND (? = '' OR project = ?)
-  AND has(?, concat(project, '/', toString(day), '/', toString(computed_ns)))`
+  AND has(?, concat(toString(day), '/', toString(computed_ns)))`
 
 	// The parts' usage columns get names of their own: the outer sums
 	// take costUsageColumns' names, which must not alias themselves.
@@ -229,39 +231,35 @@ LIMIT ?`
 		costLiveRows + `
     GROUP BY thread_id`
 
-	// selectCostFingerprints is the cheap fingerprint of each (project,
-	// day) of the summarized days, read WITHOUT FINAL from two narrow
-	// columns (and project, grouped as it is stored and cast once per
-	// group): any insert (a new turn or a copy of one delivered again)
-	// and any merge that folds copies changes the count, and the sum of
-	// start_ns tells apart the rare insert and fold that cancel out.
-	// sum wraps around in UInt64 identically every time.
+	// selectCostFingerprints is the cheap fingerprint of each day of the
+	// summarized days, read WITHOUT FINAL from two narrow columns, over
+	// every project (grouping by project as well doubles its time): any
+	// insert (a new turn or a copy of one delivered again) and any merge
+	// that folds copies changes the count, and the sum of start_ns tells
+	// apart the rare insert and fold that cancel out. sum wraps around in
+	// UInt64 identically every time. The days are whole, so the ts bounds
+	// alone are exact: ts is start_ns in whole seconds.
 	selectCostFingerprints = `
-SELECT CAST(project AS String) AS fp_project, toUInt32(intDiv(start_ns, 86400000000000)) AS fp_day,
-       count() AS turns, sum(start_ns) AS start_sum
+SELECT toUInt32(intDiv(start_ns, 86400000000000)) AS fp_day, count() AS turns, sum(start_ns) AS start_sum
 FROM conversations
 PREWHERE ts >= toDateTime(?) AND ts < toDateTime(?)
-  AND start_ns >= ? AND start_ns < ?
-WHERE ? = '' OR project = ?
-GROUP BY project, fp_day
-ORDER BY fp_project, fp_day`
+GROUP BY fp_day
+ORDER BY fp_day`
 
-	// selectCostStates returns the current version of each summarized
-	// (project, day) and the fingerprint it was computed for.
+	// selectCostStates returns the current version of each summarized day
+	// and the fingerprint it was computed for.
 	selectCostStates = `
-SELECT CAST(project AS String) AS st_project, day, argMax(turns, computed_ns) AS st_turns,
-       argMax(start_sum, computed_ns) AS st_start_sum, max(computed_ns) AS version
+SELECT day, argMax(turns, computed_ns) AS st_turns, argMax(start_sum, computed_ns) AS st_start_sum,
+       max(computed_ns) AS version
 FROM cost_days
-WHERE day >= ? AND day < ? AND (? = '' OR project = ?)
-GROUP BY project, day`
+WHERE day >= ? AND day < ?
+GROUP BY day`
 
-	// costRecomputeWhere is one project's whole days [?, ?), exactly that
-	// project: the empty project is a project like any other here.
+	// costRecomputeWhere is the whole days [?, ?) of every project.
 	costRecomputeWhere = `
 FROM conversations FINAL
 WHERE ts >= toDateTime(?) AND ts < toDateTime(?)
   AND start_ns >= ? AND start_ns < ?
-  AND project = ?
   AND cost_source != ''`
 
 	// insertCostDaily recomputes the summaries of days server-side: no
@@ -285,10 +283,10 @@ GROUP BY project, cell_day, thread_id`
 	// before they were computed, passed as parallel arrays: INSERT …
 	// VALUES with bound arguments hangs over the native protocol.
 	insertCostStates = `
-INSERT INTO cost_days (project, day, turns, start_sum, computed_ns)
-SELECT projects[i], days[i], turns[i], sums[i], toUInt64(?)
-FROM (SELECT ? AS projects, ? AS days, ? AS turns, ? AS sums)
-ARRAY JOIN arrayEnumerate(projects) AS i`
+INSERT INTO cost_days (day, turns, start_sum, computed_ns)
+SELECT days[i], turns[i], sums[i], toUInt64(?)
+FROM (SELECT ? AS days, ? AS turns, ? AS sums)
+ARRAY JOIN arrayEnumerate(days) AS i`
 )
 
 // costCells returns the usage of the plan's range per day, model,
@@ -349,42 +347,34 @@ func (s store) costThreads(ctx context.Context, p costPlan, limit int) ([]CostTh
 	return threads, nil
 }
 
-// costDay is one (project, UTC day) of the summaries.
-type costDay struct {
-	project string
-	day     uint32
-}
-
-// costFingerprint is what selectCostFingerprints reads of one costDay.
+// costFingerprint is what selectCostFingerprints reads of one day.
 type costFingerprint struct{ turns, startSum uint64 }
 
-// costState is a costDay's current version and the fingerprint it was
+// costState is a day's current version and the fingerprint it was
 // computed for.
 type costState struct {
 	costFingerprint
 	version uint64
 }
 
-// costFingerprints returns the fingerprint of every (project, day) of
-// [fromDay, toDay) that has turns.
-func (s store) costFingerprints(ctx context.Context, project string, fromDay, toDay uint32) (map[costDay]costFingerprint, error) {
-	from, to := uint64(fromDay)*dayNS, uint64(toDay)*dayNS
-	rows, err := s.db.Query(ctx, selectCostFingerprints,
-		from/uint64(time.Second), to/uint64(time.Second), from, to, project, project)
+// costFingerprints returns the fingerprint of every day of [fromDay,
+// toDay) that has turns.
+func (s store) costFingerprints(ctx context.Context, fromDay, toDay uint32) (map[uint32]costFingerprint, error) {
+	rows, err := s.db.Query(ctx, selectCostFingerprints, uint64(fromDay)*86400, uint64(toDay)*86400)
 	if err != nil {
 		return nil, fmt.Errorf("query cost fingerprints: %w", err)
 	}
 	defer rows.Close()
-	fps := map[costDay]costFingerprint{}
+	fps := map[uint32]costFingerprint{}
 	for rows.Next() {
 		var (
-			d  costDay
-			fp costFingerprint
+			day uint32
+			fp  costFingerprint
 		)
-		if err := rows.Scan(&d.project, &d.day, &fp.turns, &fp.startSum); err != nil {
+		if err := rows.Scan(&day, &fp.turns, &fp.startSum); err != nil {
 			return nil, fmt.Errorf("scan cost fingerprint: %w", err)
 		}
-		fps[d] = fp
+		fps[day] = fp
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read cost fingerprints: %w", err)
@@ -392,24 +382,24 @@ func (s store) costFingerprints(ctx context.Context, project string, fromDay, to
 	return fps, nil
 }
 
-// costStates returns the current version of every summarized (project,
-// day) of [fromDay, toDay).
-func (s store) costStates(ctx context.Context, project string, fromDay, toDay uint32) (map[costDay]costState, error) {
-	rows, err := s.db.Query(ctx, selectCostStates, fromDay, toDay, project, project)
+// costStates returns the current version of every summarized day of
+// [fromDay, toDay).
+func (s store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint32]costState, error) {
+	rows, err := s.db.Query(ctx, selectCostStates, fromDay, toDay)
 	if err != nil {
 		return nil, fmt.Errorf("query cost summary states: %w", err)
 	}
 	defer rows.Close()
-	states := map[costDay]costState{}
+	states := map[uint32]costState{}
 	for rows.Next() {
 		var (
-			d  costDay
-			st costState
+			day uint32
+			st  costState
 		)
-		if err := rows.Scan(&d.project, &d.day, &st.turns, &st.startSum, &st.version); err != nil {
+		if err := rows.Scan(&day, &st.turns, &st.startSum, &st.version); err != nil {
 			return nil, fmt.Errorf("scan cost summary state: %w", err)
 		}
-		states[d] = st
+		states[day] = st
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read cost summary states: %w", err)
@@ -417,31 +407,37 @@ func (s store) costStates(ctx context.Context, project string, fromDay, toDay ui
 	return states, nil
 }
 
-// recomputeCost writes version of the summaries of one project's days
-// [fromDay, toDay) from conversations FINAL.
-func (s store) recomputeCost(ctx context.Context, project string, fromDay, toDay uint32, version uint64) error {
+// recomputeCost writes version of the summaries of days [fromDay, toDay)
+// from conversations FINAL. Its two scans run side by side, on the
+// server's cores.
+func (s store) recomputeCost(ctx context.Context, fromDay, toDay uint32, version uint64) error {
 	from, to := uint64(fromDay)*dayNS, uint64(toDay)*dayNS
-	args := []any{version, from / uint64(time.Second), to / uint64(time.Second), from, to, project}
-	if err := s.db.Exec(ctx, insertCostDaily, args...); err != nil {
-		return fmt.Errorf("summarize cost of %q days %d..%d: %w", project, fromDay, toDay, err)
-	}
-	if err := s.db.Exec(ctx, insertCostThreadDaily, args...); err != nil {
-		return fmt.Errorf("summarize thread cost of %q days %d..%d: %w", project, fromDay, toDay, err)
-	}
-	return nil
+	args := []any{version, from / uint64(time.Second), to / uint64(time.Second), from, to}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := s.db.Exec(gctx, insertCostDaily, args...); err != nil {
+			return fmt.Errorf("summarize cost of days %d..%d: %w", fromDay, toDay, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := s.db.Exec(gctx, insertCostThreadDaily, args...); err != nil {
+			return fmt.Errorf("summarize thread cost of days %d..%d: %w", fromDay, toDay, err)
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // insertCostStates makes version current for days, with the fingerprints
 // read before it was computed.
-func (s store) insertCostStates(ctx context.Context, days []costDay, fps map[costDay]costFingerprint, version uint64) error {
-	projects := make([]string, len(days))
-	nums := make([]uint32, len(days))
+func (s store) insertCostStates(ctx context.Context, days []uint32, fps map[uint32]costFingerprint, version uint64) error {
 	turns := make([]uint64, len(days))
 	sums := make([]uint64, len(days))
 	for i, d := range days {
-		projects[i], nums[i], turns[i], sums[i] = d.project, d.day, fps[d].turns, fps[d].startSum
+		turns[i], sums[i] = fps[d].turns, fps[d].startSum
 	}
-	if err := s.db.Exec(ctx, insertCostStates, version, projects, nums, turns, sums); err != nil {
+	if err := s.db.Exec(ctx, insertCostStates, version, days, turns, sums); err != nil {
 		return fmt.Errorf("record cost summary versions: %w", err)
 	}
 	return nil

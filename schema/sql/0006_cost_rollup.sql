@@ -1,4 +1,4 @@
--- Summaries of the cost report, one version per (project, UTC day), so that
+-- Summaries of the cost report, one version per UTC day, so that
 -- /api/cost reads thousands of rows instead of every turn of the range. The
 -- viewer writes them (viewer/cost_rollup.go); they are a cache of
 -- conversations FINAL and may be dropped at any time.
@@ -53,19 +53,20 @@ ENGINE = ReplacingMergeTree(computed_ns)
 PARTITION BY intDiv(day, 32)
 ORDER BY (project, day, computed_ns, thread_id);
 
--- Which version of a (project, day) is current, and the fingerprint of
--- conversations it summarizes: the row count and the sum of start_ns of the
--- day's rows, read without FINAL before the recompute. The row with the
+-- Which version of a UTC day is current, and the fingerprint of
+-- conversations it summarizes: the day's row count and sum of start_ns, over
+-- every project, read without FINAL before the recompute. A day's version
+-- covers all its projects: the fingerprint is read per day because grouping
+-- ten million turns by project as well costs twice as much. The row with the
 -- highest computed_ns wins. A reader uses a version only while the day's
 -- fingerprint is still the same; turns = 0 marks a day invalidated by
 -- convtrace reprice (a day with rows never counts 0).
 CREATE TABLE IF NOT EXISTS cost_days
 (
-    project     {{lc "String"}},
     day         UInt32,
     turns       UInt64,
     start_sum   UInt64,
     computed_ns UInt64
 )
 ENGINE = ReplacingMergeTree(computed_ns)
-ORDER BY (project, day)
+ORDER BY day
