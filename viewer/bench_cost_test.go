@@ -29,9 +29,9 @@ const costBenchTurns = 10_000_000
 // the mean. Warm: the summaries are current, as on every request after the
 // first. Cold: the summaries are dropped before each op, so the request
 // recomputes every day. Baselines in the same run: the fingerprint query
-// alone (the floor of a warm request), a plain count, and the report's one
-// aggregation straight from conversations FINAL (the report before the
-// summaries).
+// alone (selectCostFingerprints, the floor of a warm request), a plain
+// count, and the report's one aggregation straight from conversations
+// FINAL (the report before the summaries).
 //
 // It generates the turns on first use (minutes) unless CONVTRACE_BENCH_DSN
 // names a database that already holds them; see benchConn.
@@ -74,10 +74,11 @@ func BenchmarkCostAPI10M(b *testing.B) {
 	b.Run("BaselineFingerprint", func(b *testing.B) {
 		timeOps(b, nil, func() {
 			benchRows(b, conn, `
-SELECT project, intDiv(start_ns, 86400000000000) AS d, count(), sum(start_ns)
+SELECT toUInt32(intDiv(start_ns, 86400000000000)) AS d, count(), sum(start_ns)
 FROM conversations
-WHERE ts >= toDateTime(?) AND ts < toDateTime(?) AND start_ns >= ? AND start_ns < ?
-GROUP BY project, d`, window...)
+PREWHERE ts >= toDateTime(?) AND ts < toDateTime(?)
+GROUP BY d
+ORDER BY d`, window[:2]...)
 		})
 	})
 	b.Run("BaselineCount", func(b *testing.B) {
