@@ -78,7 +78,8 @@ WHERE database = currentDatabase() AND table = 'conversations' AND is_done = 0`
 // price: the server rewrites only the cost columns of the parts concerned,
 // with no content crossing the network, and copies of a turn delivered
 // twice stay identical. Mutations run in the background; Reprice waits for
-// them, calling progress with the mutations and parts still to do.
+// them, calling progress with the mutations and parts still to do, then
+// marks the viewer's cost summaries of the range's days stale.
 func Reprice(ctx context.Context, db RepriceDB, p Prices, r RepriceRange, progress func(mutations, parts uint64)) (RepriceResult, error) {
 	scope := r.args()
 	rows, err := db.Query(ctx, selectRepriceModels, scope...)
