@@ -3,7 +3,7 @@ GO   ?= go
 BIN  := bin/convtrace
 ROOT := $(shell id -u 2>/dev/null)
 
-.PHONY: run test build bench bench-viewer clickhouse chdb chromium lint
+.PHONY: run test build bench bench-viewer bench-cost clickhouse chdb chromium lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/convtrace
@@ -38,6 +38,15 @@ bench-viewer: clickhouse chromium
 	CONVTRACE_BENCH=1 CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -run '^$$' -bench '^BenchmarkViewer' -benchtime 3x -count 5 -timeout 60m -v ./viewer 2>&1 | tee test-output/bench-viewer.txt
 	@! grep -Eq '^(--- )?FAIL' test-output/bench-viewer.txt || { echo "bench-viewer: a benchmark failed, see test-output/bench-viewer.txt" >&2; exit 1; }
 	$(GO) run $(BENCHSTAT) test-output/bench-viewer.txt
+
+## bench-cost: GET /api/cost over ten million synthetic turns (BENCHMARKS.md,
+## issue 6): warm and cold requests, 10 ops each (median-ms is their median),
+## beside the fingerprint, count and FINAL baselines. Generating the turns
+## takes minutes: set CONVTRACE_BENCH_DSN to a database to keep them.
+bench-cost: clickhouse
+	@mkdir -p test-output
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench '^BenchmarkCostAPI10M' -benchtime 10x -count 1 -timeout 60m ./viewer 2>&1 | tee test-output/bench-cost.txt
+	@! grep -Eq '^(--- )?FAIL' test-output/bench-cost.txt || { echo "bench-cost: a benchmark failed, see test-output/bench-cost.txt" >&2; exit 1; }
 
 # A ClickHouse server binary: Debian's clickhouse-server, installed with
 # apt-get when missing and we are root; otherwise say the one command to run.

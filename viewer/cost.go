@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"golang.org/x/sync/errgroup"
 )
 
 // CachePricer prices what prompt caching saved: what cacheRead tokens of a
@@ -240,29 +239,15 @@ func ParseCostRange(from, to string, now time.Time) (CostFilter, error) {
 	return CostFilter{FromNS: fromNS, ToNS: toNS}, nil
 }
 
-// costReport runs the report's two queries and folds the cells into every
-// table.
+// costReport reads the report's cells and top threads and folds the cells
+// into every table.
 func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 	f, err := costFilter(c, time.Now())
 	if err != nil {
 		return CostReport{}, err
 	}
-	// The two scans are independent: run them side by side, so that the
-	// page waits for the longer, not for both.
-	g, ctx := errgroup.WithContext(c.Request.Context())
-	var (
-		cells   []CostCell
-		threads []CostThread
-	)
-	g.Go(func() (err error) {
-		cells, err = s.store.costCells(ctx, f)
-		return err
-	})
-	g.Go(func() (err error) {
-		threads, err = s.store.costThreads(ctx, f, topThreads)
-		return err
-	})
-	if err := g.Wait(); err != nil {
+	cells, threads, err := s.store.costData(c.Request.Context(), f, topThreads, time.Now())
+	if err != nil {
 		return CostReport{}, err
 	}
 	addSavings(cells, s.pricer)

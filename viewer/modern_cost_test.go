@@ -3,6 +3,7 @@ package viewer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,18 +22,28 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	      ('a:response:1', 'a', 'p', 'th1', 'plan', 'response', 1, 'gpt-5', 1000, 100, 800, 0.5, 'priced', %d),
 	      ('b:response:1', 'b', 'p', 'th1', 'review', 'response', 1, 'qwen', 10, 10, NULL, NULL, 'unknown', %d)`, day+1, day+2, 2*day)
 	stmts = append(stmts, cols+rows, cols+rows) // the same batch delivered twice
-	f := CostFilter{FromNS: day, ToNS: 3 * day, Project: "p"}
+	// Summarize day 1 (version 100) as refreshCost does; day 2 is read
+	// live, as the tail of the range.
+	recompute := []any{uint64(100), uint64(86400), uint64(2 * 86400), uint64(day), uint64(2 * day)}
+	stmts = append(stmts,
+		inline(t, insertCostDaily, recompute...),
+		inline(t, insertCostThreadDaily, recompute...),
+		inline(t, insertCostStates, uint64(100), sqlArray([]uint32{1}), sqlArray([]uint64{3}), sqlArray([]uint64{3*day + 3})))
+	p := planCost(CostFilter{FromNS: day, ToNS: 2*day + 1, Project: "p"}, time.Unix(0, 5*day))
+	p.versions = []string{costVersion(1, 100)}
 	queries := []string{
-		inline(t, selectCostCells, f.costArgs()...),
-		inline(t, selectCostThreads, append(f.costArgs(), uint64(10))...),
+		inline(t, selectCostCells, sqlArgs(p.args())...),
+		inline(t, selectCostThreads, sqlArgs(append(p.args(), uint64(10)))...),
 		inline(t, selectPhaseTotals, "th1"),
+		inline(t, selectCostFingerprints, uint64(86400), uint64(3*86400)),
+		inline(t, selectCostStates, uint32(0), uint32(3)),
 	}
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
 	if err != nil {
 		t.Fatalf("cost SQL on ClickHouse %s: %v", caps.Version, err)
 	}
 	wantTypes := map[string]string{
-		"day_number": "UInt64", "calls": "UInt64", "sum_in": "Nullable(UInt64)", "sum_cache_read": "Nullable(UInt64)",
+		"day_number": "UInt64", "fp_day": "UInt32", "turns": "UInt64", "start_sum": "UInt64", "st_turns": "UInt64", "version": "UInt64", "calls": "UInt64", "sum_in": "Nullable(UInt64)", "sum_cache_read": "Nullable(UInt64)",
 		"sum_cost": "Nullable(Float64)", "unpriced": "UInt64", "first_ns": "UInt64",
 	}
 	for i, res := range out.Results {
@@ -52,7 +63,46 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	if th := out.Results[1].Rows; len(th) != 1 || fmt.Sprint(th[0]["calls"]) != "2" || fmt.Sprint(th[0]["sum_cost"]) != "0.5" {
 		t.Errorf("cost threads = %v, want th1 with 2 calls costing 0.5", th)
 	}
+	// The copy delivered twice counts in the fingerprint until merged;
+	// the state holds what insertCostStates wrote.
+	if got, want := fmt.Sprint(out.Results[3].Rows), fmt.Sprintf("[map[fp_day:1 start_sum:%d turns:4] map[fp_day:2 start_sum:%d turns:2]]", 2*(2*day+3), 4*day); got != want {
+		t.Errorf("cost fingerprints:\n got %s\nwant %s", got, want)
+	}
+	if got, want := fmt.Sprint(out.Results[4].Rows), fmt.Sprintf("[map[day:1 st_start_sum:%d st_turns:3 version:100]]", 3*day+3); got != want {
+		t.Errorf("cost states:\n got %s\nwant %s", got, want)
+	}
 	if ph := out.Results[2].Rows; len(ph) != 2 || ph[0]["phase"] != "plan" || fmt.Sprint(ph[1]["unpriced"]) != "1" {
 		t.Errorf("phase totals = %v, want plan, then review with one unpriced call", ph)
 	}
+}
+
+// sqlLiteral is SQL that inline writes as is.
+type sqlLiteral string
+
+func (l sqlLiteral) String() string { return string(l) }
+
+// sqlArray renders a bound array argument as clickhouse-go does.
+func sqlArray[T string | uint32 | uint64](xs []T) sqlLiteral {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		if s, ok := any(x).(string); ok {
+			parts[i] = "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+		} else {
+			parts[i] = fmt.Sprint(x)
+		}
+	}
+	return sqlLiteral("[" + strings.Join(parts, ", ") + "]")
+}
+
+// sqlArgs renders the array arguments of args for inline.
+func sqlArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if ss, ok := a.([]string); ok {
+			out[i] = sqlArray(ss)
+		} else {
+			out[i] = a
+		}
+	}
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // CostUsage is what a group of calls used and cost. Sums are nil when no
@@ -58,35 +60,7 @@ const costUsageColumns = `
         sum(cost_usd) AS sum_cost,
         countIf(cost_source = 'unknown') AS unpriced`
 
-// costWhere bounds the scan by the ts partition column first (whole
-// seconds, so the bounds widen by one) and then exactly by start_ns.
-// FINAL folds a turn delivered twice, so that no total counts it twice.
-const costWhere = `
-FROM conversations FINAL
-WHERE ts >= toDateTime(?) AND ts <= toDateTime(?)
-  AND start_ns >= ? AND start_ns < ?
-  AND (? = '' OR project = ?)
-  AND cost_source != ''`
-
 const (
-	// selectCostCells is the one aggregation of the range a report needs
-	// besides its top threads: a few thousand cells at most (days × models
-	// × phases × speakers × agents), folded in Go into every table.
-	selectCostCells = `
-SELECT intDiv(start_ns, 86400000000000) AS day_number, model, provider, phase, speaker, agent,` + costUsageColumns +
-		costWhere + `
-GROUP BY day_number, model, provider, phase, speaker, agent
-ORDER BY day_number, model, provider, phase, speaker, agent`
-
-	// selectCostThreads returns the most expensive threads; a thread with
-	// no known cost sorts last.
-	selectCostThreads = `
-SELECT thread_id, any(project) AS thread_project,` + costUsageColumns +
-		costWhere + `
-GROUP BY thread_id
-ORDER BY sum_cost DESC, thread_id
-LIMIT ?`
-
 	// selectPhaseTotals is a thread's usage per phase, in the order the
 	// phases began.
 	selectPhaseTotals = `
@@ -97,7 +71,9 @@ GROUP BY phase
 ORDER BY first_ns, phase`
 )
 
-// costArgs are the bound arguments of costWhere.
+// costArgs are the bound arguments of costLiveRows: the ts partition
+// column first (whole seconds, so the bounds widen by one), then exactly
+// start_ns.
 func (f CostFilter) costArgs() []any {
 	to := f.ToNS
 	if to == 0 {
@@ -108,64 +84,6 @@ func (f CostFilter) costArgs() []any {
 		toSec = 1<<32 - 1 // DateTime ends in 2106
 	}
 	return []any{f.FromNS / uint64(time.Second), toSec, f.FromNS, to, f.Project, f.Project}
-}
-
-// costCells returns the usage of the range per day, model, provider, phase,
-// speaker and agent.
-func (s store) costCells(ctx context.Context, f CostFilter) ([]CostCell, error) {
-	rows, err := s.db.Query(ctx, selectCostCells, f.costArgs()...)
-	if err != nil {
-		return nil, fmt.Errorf("query cost: %w", err)
-	}
-	defer rows.Close()
-	cells := []CostCell{}
-	for rows.Next() {
-		var (
-			c   CostCell
-			day uint64
-		)
-		dest := append([]any{&day, &c.Model, &c.Provider, &c.Phase, &c.Speaker, &c.Agent}, c.CostUsage.dest()...)
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("scan cost: %w", err)
-		}
-		c.Day = time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly)
-		cells = append(cells, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cost: %w", err)
-	}
-	return cells, nil
-}
-
-// CostThread is one thread's usage in a cost report. Its cache savings
-// stay unknown: they are priced per model, and a report reads threads
-// without their models.
-type CostThread struct {
-	ThreadID string `json:"thread_id"`
-	Project  string `json:"project"`
-	CostUsage
-}
-
-// costThreads returns at most limit threads of the range, most expensive
-// first.
-func (s store) costThreads(ctx context.Context, f CostFilter, limit int) ([]CostThread, error) {
-	rows, err := s.db.Query(ctx, selectCostThreads, append(f.costArgs(), uint64(limit))...)
-	if err != nil {
-		return nil, fmt.Errorf("query cost threads: %w", err)
-	}
-	defer rows.Close()
-	threads := []CostThread{}
-	for rows.Next() {
-		var t CostThread
-		if err := rows.Scan(append([]any{&t.ThreadID, &t.Project}, t.CostUsage.dest()...)...); err != nil {
-			return nil, fmt.Errorf("scan cost thread: %w", err)
-		}
-		threads = append(threads, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cost threads: %w", err)
-	}
-	return threads, nil
 }
 
 // PhaseTotal is a thread's usage in one phase.
@@ -206,12 +124,321 @@ func (u *CostUsage) dest() []any {
 
 // QueryCost returns the usage of the calls f selects per day, model,
 // provider, phase, speaker and agent, with cache savings priced by p (nil:
-// unknown), for the convtrace cost command. Fold it with GroupCost.
+// unknown), for the convtrace cost command. Fold it with GroupCost. Like
+// the cost page it reads and refreshes the summaries, so db must also
+// insert into them.
 func QueryCost(ctx context.Context, db DB, f CostFilter, p CachePricer) ([]CostCell, error) {
-	cells, err := store{db: db}.costCells(ctx, f)
+	cells, _, err := store{db: db}.costData(ctx, f, 0, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	addSavings(cells, p)
 	return cells, nil
+}
+
+// dayNS is one UTC day in nanoseconds: the unit of the cost summaries.
+const dayNS = 86400 * uint64(time.Second)
+
+// The cost report reads whole days from the summaries (cost_daily,
+// cost_thread_daily; see schema/sql/0006_cost_rollup.sql and
+// cost_rollup.go) and the rest of its range, at most a day or so at each
+// end, live from conversations FINAL: one query per report table, the two
+// sources added up in SQL.
+const (
+	// costVersionWhere keeps the summary rows of the versions the request
+	// checked fresh: ? is an array of costVersion keys. A key names day
+	// and computed_ns, so a version inserted for other days is never
+	// read.
+	costVersionWhere = `
+WHERE day >= ? AND day < ? AND (? = '' OR project = ?)
+  AND has(?, concat(toString(day), '/', toString(computed_ns)))`
+
+	// The parts' usage columns get names of their own: the outer sums
+	// take costUsageColumns' names, which must not alias themselves.
+	costPartColumns = `
+        calls AS c_calls, tokens_in AS c_in, tokens_out AS c_out, tokens_cache_read AS c_cache_read,
+        tokens_cache_write AS c_cache_write, tokens_reasoning AS c_reasoning, cost_usd AS c_cost, unpriced AS c_unpriced`
+	costSumColumns = `
+        sum(c_calls) AS calls, sum(c_in) AS sum_in, sum(c_out) AS sum_out, sum(c_cache_read) AS sum_cache_read,
+        sum(c_cache_write) AS sum_cache_write, sum(c_reasoning) AS sum_reasoning, sum(c_cost) AS sum_cost,
+        sum(c_unpriced) AS unpriced`
+
+	// selectCostCells is the one aggregation of the range a report needs
+	// besides its top threads: a few thousand cells at most (days × models
+	// × phases × speakers × agents), folded in Go into every table. Its
+	// three parts cover disjoint days: the summaries, the live head and the
+	// live tail. Dimensions are cast to String so that the parts' types
+	// agree on every server.
+	selectCostCells = `
+SELECT day_number, cell_model AS model, cell_provider AS provider, cell_phase AS phase,
+       cell_speaker AS speaker, cell_agent AS agent,` + costSumColumns + `
+FROM
+(
+    SELECT toUInt64(day) AS day_number, CAST(model AS String) AS cell_model, CAST(provider AS String) AS cell_provider,
+           CAST(phase AS String) AS cell_phase, CAST(speaker AS String) AS cell_speaker, CAST(agent AS String) AS cell_agent,` +
+		costPartColumns + `
+    FROM cost_daily` + costVersionWhere + `
+    UNION ALL` + selectLiveCells + `
+    UNION ALL` + selectLiveCells + `
+)
+GROUP BY day_number, cell_model, cell_provider, cell_phase, cell_speaker, cell_agent
+ORDER BY day_number, cell_model, cell_provider, cell_phase, cell_speaker, cell_agent`
+
+	// costLiveRows are the rows of one live range (head or tail of the
+	// report's range, possibly empty), each turn once. Not FINAL: the
+	// ts partition key only prunes whole months, and FINAL would merge
+	// a month of turns to read a day. PREWHERE reads the two narrow
+	// time columns of those months and the rest only where they match;
+	// LIMIT 1 BY the sort key folds a turn delivered twice as FINAL
+	// does.
+	costLiveRows = `
+    FROM
+    (
+        SELECT project, thread_id, turn_id, start_ns, model, provider, phase, speaker, agent, tokens_in, tokens_out,
+               tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source
+        FROM conversations
+        PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?)
+          AND start_ns >= ? AND start_ns < ?
+        WHERE (? = '' OR project = ?)
+          AND cost_source != ''
+        LIMIT 1 BY project, thread_id, start_ns, turn_id
+    )`
+
+	selectLiveCells = `
+    SELECT intDiv(start_ns, 86400000000000) AS live_day, CAST(model AS String) AS live_model,
+           CAST(provider AS String) AS live_provider, CAST(phase AS String) AS live_phase,
+           CAST(speaker AS String) AS live_speaker, CAST(agent AS String) AS live_agent,` + costUsageColumns +
+		costLiveRows + `
+    GROUP BY live_day, model, provider, phase, speaker, agent`
+
+	// selectCostThreads returns the most expensive threads of the range
+	// from the same three parts; a thread with no known cost sorts last.
+	selectCostThreads = `
+SELECT thread_id, any(part_project) AS thread_project,` + costSumColumns + `
+FROM
+(
+    SELECT thread_id, CAST(project AS String) AS part_project,` + costPartColumns + `
+    FROM cost_thread_daily` + costVersionWhere + `
+    UNION ALL` + selectLiveThreads + `
+    UNION ALL` + selectLiveThreads + `
+)
+GROUP BY thread_id
+ORDER BY sum_cost DESC, thread_id
+LIMIT ?`
+
+	selectLiveThreads = `
+    SELECT thread_id, CAST(any(project) AS String) AS live_project,` + costUsageColumns +
+		costLiveRows + `
+    GROUP BY thread_id`
+
+	// selectCostFingerprints is the cheap fingerprint of each day of the
+	// summarized days, read WITHOUT FINAL from two narrow columns, over
+	// every project (grouping by project as well doubles its time): any
+	// insert (a new turn or a copy of one delivered again) and any merge
+	// that folds copies changes the count, and the sum of start_ns tells
+	// apart the rare insert and fold that cancel out. sum wraps around in
+	// UInt64 identically every time. The days are whole, so the ts bounds
+	// alone are exact: ts is start_ns in whole seconds.
+	selectCostFingerprints = `
+SELECT toUInt32(intDiv(start_ns, 86400000000000)) AS fp_day, count() AS turns, sum(start_ns) AS start_sum
+FROM conversations
+PREWHERE ts >= toDateTime(?) AND ts < toDateTime(?)
+GROUP BY fp_day
+ORDER BY fp_day`
+
+	// selectCostStates returns the current version of each summarized day
+	// and the fingerprint it was computed for.
+	selectCostStates = `
+SELECT day, argMax(turns, computed_ns) AS st_turns, argMax(start_sum, computed_ns) AS st_start_sum,
+       max(computed_ns) AS version
+FROM cost_days
+WHERE day >= ? AND day < ?
+GROUP BY day`
+
+	// costRecomputeWhere is the whole days [?, ?) of every project.
+	costRecomputeWhere = `
+FROM conversations FINAL
+WHERE ts >= toDateTime(?) AND ts < toDateTime(?)
+  AND start_ns >= ? AND start_ns < ?
+  AND cost_source != ''`
+
+	// insertCostDaily recomputes the summaries of days server-side: no
+	// row crosses the network.
+	insertCostDaily = `
+INSERT INTO cost_daily (project, day, computed_ns, model, provider, phase, speaker, agent,
+    calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced)
+SELECT project, toUInt32(intDiv(start_ns, 86400000000000)) AS cell_day, toUInt64(?) AS version,
+       model, provider, phase, speaker, agent,` + costUsageColumns +
+		costRecomputeWhere + `
+GROUP BY project, cell_day, model, provider, phase, speaker, agent`
+
+	insertCostThreadDaily = `
+INSERT INTO cost_thread_daily (project, day, computed_ns, thread_id,
+    calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced)
+SELECT project, toUInt32(intDiv(start_ns, 86400000000000)) AS cell_day, toUInt64(?) AS version, thread_id,` +
+		costUsageColumns + costRecomputeWhere + `
+GROUP BY project, cell_day, thread_id`
+
+	// insertCostStates records new versions with the fingerprints read
+	// before they were computed, passed as parallel arrays: INSERT …
+	// VALUES with bound arguments hangs over the native protocol.
+	insertCostStates = `
+INSERT INTO cost_days (day, turns, start_sum, computed_ns)
+SELECT days[i], turns[i], sums[i], toUInt64(?)
+FROM (SELECT ? AS days, ? AS turns, ? AS sums)
+ARRAY JOIN arrayEnumerate(days) AS i`
+)
+
+// costCells returns the usage of the plan's range per day, model,
+// provider, phase, speaker and agent.
+func (s store) costCells(ctx context.Context, p costPlan) ([]CostCell, error) {
+	rows, err := s.db.Query(ctx, selectCostCells, p.args()...)
+	if err != nil {
+		return nil, fmt.Errorf("query cost: %w", err)
+	}
+	defer rows.Close()
+	cells := []CostCell{}
+	for rows.Next() {
+		var (
+			c   CostCell
+			day uint64
+		)
+		dest := append([]any{&day, &c.Model, &c.Provider, &c.Phase, &c.Speaker, &c.Agent}, c.CostUsage.dest()...)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("scan cost: %w", err)
+		}
+		c.Day = time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly)
+		cells = append(cells, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cost: %w", err)
+	}
+	return cells, nil
+}
+
+// CostThread is one thread's usage in a cost report. Its cache savings
+// stay unknown: they are priced per model, and a report reads threads
+// without their models.
+type CostThread struct {
+	ThreadID string `json:"thread_id"`
+	Project  string `json:"project"`
+	CostUsage
+}
+
+// costThreads returns at most limit threads of the plan's range, most
+// expensive first.
+func (s store) costThreads(ctx context.Context, p costPlan, limit int) ([]CostThread, error) {
+	rows, err := s.db.Query(ctx, selectCostThreads, append(p.args(), uint64(limit))...)
+	if err != nil {
+		return nil, fmt.Errorf("query cost threads: %w", err)
+	}
+	defer rows.Close()
+	threads := []CostThread{}
+	for rows.Next() {
+		var t CostThread
+		if err := rows.Scan(append([]any{&t.ThreadID, &t.Project}, t.CostUsage.dest()...)...); err != nil {
+			return nil, fmt.Errorf("scan cost thread: %w", err)
+		}
+		threads = append(threads, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cost threads: %w", err)
+	}
+	return threads, nil
+}
+
+// costFingerprint is what selectCostFingerprints reads of one day.
+type costFingerprint struct{ turns, startSum uint64 }
+
+// costState is a day's current version and the fingerprint it was
+// computed for.
+type costState struct {
+	costFingerprint
+	version uint64
+}
+
+// costFingerprints returns the fingerprint of every day of [fromDay,
+// toDay) that has turns.
+func (s store) costFingerprints(ctx context.Context, fromDay, toDay uint32) (map[uint32]costFingerprint, error) {
+	rows, err := s.db.Query(ctx, selectCostFingerprints, uint64(fromDay)*86400, uint64(toDay)*86400)
+	if err != nil {
+		return nil, fmt.Errorf("query cost fingerprints: %w", err)
+	}
+	defer rows.Close()
+	fps := map[uint32]costFingerprint{}
+	for rows.Next() {
+		var (
+			day uint32
+			fp  costFingerprint
+		)
+		if err := rows.Scan(&day, &fp.turns, &fp.startSum); err != nil {
+			return nil, fmt.Errorf("scan cost fingerprint: %w", err)
+		}
+		fps[day] = fp
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cost fingerprints: %w", err)
+	}
+	return fps, nil
+}
+
+// costStates returns the current version of every summarized day of
+// [fromDay, toDay).
+func (s store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint32]costState, error) {
+	rows, err := s.db.Query(ctx, selectCostStates, fromDay, toDay)
+	if err != nil {
+		return nil, fmt.Errorf("query cost summary states: %w", err)
+	}
+	defer rows.Close()
+	states := map[uint32]costState{}
+	for rows.Next() {
+		var (
+			day uint32
+			st  costState
+		)
+		if err := rows.Scan(&day, &st.turns, &st.startSum, &st.version); err != nil {
+			return nil, fmt.Errorf("scan cost summary state: %w", err)
+		}
+		states[day] = st
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cost summary states: %w", err)
+	}
+	return states, nil
+}
+
+// recomputeCost writes version of the summaries of days [fromDay, toDay)
+// from conversations FINAL. Its two scans run side by side, on the
+// server's cores.
+func (s store) recomputeCost(ctx context.Context, fromDay, toDay uint32, version uint64) error {
+	from, to := uint64(fromDay)*dayNS, uint64(toDay)*dayNS
+	args := []any{version, from / uint64(time.Second), to / uint64(time.Second), from, to}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := s.db.Exec(gctx, insertCostDaily, args...); err != nil {
+			return fmt.Errorf("summarize cost of days %d..%d: %w", fromDay, toDay, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := s.db.Exec(gctx, insertCostThreadDaily, args...); err != nil {
+			return fmt.Errorf("summarize thread cost of days %d..%d: %w", fromDay, toDay, err)
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// insertCostStates makes version current for days, with the fingerprints
+// read before it was computed.
+func (s store) insertCostStates(ctx context.Context, days []uint32, fps map[uint32]costFingerprint, version uint64) error {
+	turns := make([]uint64, len(days))
+	sums := make([]uint64, len(days))
+	for i, d := range days {
+		turns[i], sums[i] = fps[d].turns, fps[d].startSum
+	}
+	if err := s.db.Exec(ctx, insertCostStates, version, days, turns, sums); err != nil {
+		return fmt.Errorf("record cost summary versions: %w", err)
+	}
+	return nil
 }

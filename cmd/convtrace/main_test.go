@@ -46,10 +46,10 @@ func TestUsageAndErrors(t *testing.T) {
 func TestMigrateAndDemo(t *testing.T) {
 	dsn := chtest.DSN(t)
 	code, out, stderr := runCapture(t, "migrate", "--clickhouse", dsn)
-	if code != 0 || !strings.HasPrefix(out, "schema version 5 (ClickHouse ") {
+	if code != 0 || !strings.HasPrefix(out, "schema version 6 (ClickHouse ") {
 		t.Fatalf("migrate: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
-	if code, out, _ = runCapture(t, "migrate", "--clickhouse", dsn); code != 0 || !strings.HasPrefix(out, "schema version 5") {
+	if code, out, _ = runCapture(t, "migrate", "--clickhouse", dsn); code != 0 || !strings.HasPrefix(out, "schema version 6") {
 		t.Errorf("second migrate: exit %d, stdout %q", code, out)
 	}
 

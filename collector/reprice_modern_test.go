@@ -1,0 +1,44 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/chdbcheck"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// The statement that invalidates the viewer's cost summaries runs on a
+// modern server (chDB 26.x) too: the days of the range get a newer state
+// with no fingerprint, the days outside keep theirs.
+func TestInvalidateCostDaysOnModernClickHouse(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	caps := chdbcheck.Capabilities(ctx, t)
+	var stmts []string
+	for _, m := range schema.Migrations() {
+		ss, err := m.Statements(caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts = append(stmts, ss...)
+	}
+	stmts = append(stmts,
+		"INSERT INTO cost_days (day, turns, start_sum, computed_ns) VALUES (10, 5, 50, 100), (11, 6, 60, 100), (12, 7, 70, 100)")
+	invalidate := invalidateCostDays
+	for _, arg := range []uint64{200, 11, 12} {
+		invalidate = strings.Replace(invalidate, "?", fmt.Sprint(arg), 1)
+	}
+	stmts = append(stmts, invalidate)
+	out, err := chdbcheck.Run(ctx, chdbcheck.Input{
+		Statements: stmts,
+		Queries:    []string{"SELECT day, argMax(turns, computed_ns) AS turns FROM cost_days GROUP BY day ORDER BY day"},
+	})
+	chdbcheck.SkipOrFail(t, err)
+	if got, want := fmt.Sprint(out.Results[0].Rows), "[map[day:10 turns:5] map[day:11 turns:0] map[day:12 turns:0]]"; got != want {
+		t.Errorf("cost_days after invalidating days 11..12 on chDB %s:\n got %s\nwant %s", out.Version, got, want)
+	}
+}

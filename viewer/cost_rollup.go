@@ -1,0 +1,184 @@
+package viewer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// A cost report over millions of turns cannot fold conversations FINAL on
+// every request (seconds at 10M turns), so it reads whole UTC days from
+// summaries: per day and project, the sums per model, provider, phase,
+// speaker and agent (cost_daily) and per thread (cost_thread_daily).
+//
+// Summaries stay exact without the writers' help. Each day has a
+// cheap fingerprint read from conversations without FINAL (row count, sum
+// of start_ns); a summary is read only while the fingerprint it was
+// computed for (kept in cost_days) equals the current one. Otherwise the day
+// is recomputed from conversations FINAL under a new version, recorded with
+// the fingerprint read BEFORE the recompute: rows that land meanwhile make
+// it stale again at the next request, never wrongly fresh. A batch
+// delivered twice raises the count until merged, a merge folding the copies
+// lowers it: both recompute, and FINAL gives the same totals. convtrace
+// reprice changes costs but not the fingerprint: it invalidates the days
+// it repriced (collector.Reprice).
+//
+// Today is always read live: it changes all the time, and recomputing it
+// on every request would pile up versions. So are the partial days at the
+// ends of a range that does not start or end at midnight UTC, so the
+// report's range stays exact to the nanosecond.
+
+// costPlan is how one report reads its range: summarized days, live head
+// and tail.
+type costPlan struct {
+	project        string
+	fromDay, toDay uint32     // days [fromDay, toDay) read from the summaries; none when equal
+	head, tail     CostFilter // read live; empty ranges read nothing
+	versions       []string   // costVersion keys of the summarized days
+}
+
+// emptyRange is a live range that selects no turn, and that the ts bounds
+// of costArgs prune to no part (ToNS 0 would mean no end).
+var emptyRange = CostFilter{FromNS: 1, ToNS: 1}
+
+// planCost splits f into whole days before now's UTC day, read from the
+// summaries, and the live rest.
+func planCost(f CostFilter, now time.Time) costPlan {
+	to := f.ToNS
+	if to == 0 {
+		to = math.MaxUint64
+	}
+	first := (f.FromNS + dayNS - 1) / dayNS
+	last := min(to/dayNS, uint64(now.UnixNano())/dayNS)
+	head, tail := emptyRange, emptyRange
+	head.Project, tail.Project = f.Project, f.Project
+	p := costPlan{project: f.Project}
+	if first >= last {
+		head.FromNS, head.ToNS = f.FromNS, to
+	} else {
+		p.fromDay, p.toDay = uint32(first), uint32(last)
+		if f.FromNS < first*dayNS {
+			head.FromNS, head.ToNS = f.FromNS, first*dayNS
+		}
+		if last*dayNS < to {
+			tail.FromNS, tail.ToNS = last*dayNS, to
+		}
+	}
+	p.head, p.tail = head, tail
+	return p
+}
+
+// costVersion is the key costVersionWhere matches a summary row against.
+func costVersion(day uint32, version uint64) string {
+	return fmt.Sprintf("%d/%d", day, version)
+}
+
+// args are the bound arguments of selectCostCells and selectCostThreads
+// (before the latter's limit).
+func (p costPlan) args() []any {
+	versions := p.versions
+	if len(versions) == 0 {
+		// An empty array literal has no element type on 18.16; "" is no
+		// key.
+		versions = []string{""}
+	}
+	args := []any{p.fromDay, p.toDay, p.project, p.project, versions}
+	args = append(args, p.head.costArgs()...)
+	return append(args, p.tail.costArgs()...)
+}
+
+// refreshCost makes the summaries of p's days current, recomputing the
+// stale ones, and sets p.versions to the versions to read.
+func (s store) refreshCost(ctx context.Context, p *costPlan) error {
+	if p.fromDay >= p.toDay {
+		return nil
+	}
+	// Taken before the fingerprints are read: a reprice that invalidates
+	// these days after its mutations finished has a later version and
+	// wins over this recompute of old costs.
+	version := nextUpdatedNS(0)
+	g, gctx := errgroup.WithContext(ctx)
+	var (
+		fps    map[uint32]costFingerprint
+		states map[uint32]costState
+	)
+	g.Go(func() (err error) {
+		fps, err = s.costFingerprints(gctx, p.fromDay, p.toDay)
+		return err
+	})
+	g.Go(func() (err error) {
+		states, err = s.costStates(gctx, p.fromDay, p.toDay)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	p.versions = p.versions[:0]
+	var stale []uint32
+	for d, fp := range fps {
+		if st, ok := states[d]; ok && st.costFingerprint == fp {
+			p.versions = append(p.versions, costVersion(d, st.version))
+		} else {
+			stale = append(stale, d)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	slices.Sort(stale)
+	// One recompute per run of consecutive stale days: a cold range is
+	// two scans, not two per day.
+	for i := 0; i < len(stale); {
+		j := i + 1
+		for j < len(stale) && stale[j] == stale[j-1]+1 {
+			j++
+		}
+		if err := s.recomputeCost(ctx, stale[i], stale[j-1]+1, version); err != nil {
+			return err
+		}
+		i = j
+	}
+	// The states go last: a reader that finds a version finds all its
+	// rows.
+	if err := s.insertCostStates(ctx, stale, fps, version); err != nil {
+		return err
+	}
+	for _, d := range stale {
+		p.versions = append(p.versions, costVersion(d, version))
+	}
+	return nil
+}
+
+// costData returns the cells and the most expensive threads of f's range,
+// refreshing the summaries it reads.
+func (s store) costData(ctx context.Context, f CostFilter, threadLimit int, now time.Time) ([]CostCell, []CostThread, error) {
+	p := planCost(f, now)
+	if err := s.refreshCost(ctx, &p); err != nil {
+		return nil, nil, err
+	}
+	// The two reads are independent: run them side by side, so that the
+	// report waits for the longer, not for both.
+	g, gctx := errgroup.WithContext(ctx)
+	var (
+		cells   []CostCell
+		threads []CostThread
+	)
+	g.Go(func() (err error) {
+		cells, err = s.costCells(gctx, p)
+		return err
+	})
+	if threadLimit > 0 {
+		g.Go(func() (err error) {
+			threads, err = s.costThreads(gctx, p, threadLimit)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return cells, threads, nil
+}
