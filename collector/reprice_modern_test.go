@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chdbcheck"
-	"github.com/convtrace/convtrace/schema"
 )
 
 // The statement that invalidates the viewer's cost summaries runs on a
@@ -17,15 +16,7 @@ import (
 func TestInvalidateCostDaysOnModernClickHouse(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	caps := chdbcheck.Capabilities(ctx, t)
-	var stmts []string
-	for _, m := range schema.Migrations() {
-		ss, err := m.Statements(caps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmts = append(stmts, ss...)
-	}
+	_, stmts := chdbcheck.Schema(ctx, t)
 	stmts = append(stmts,
 		"INSERT INTO cost_days (day, turns, start_sum, computed_ns) VALUES (10, 5, 50, 100), (11, 6, 60, 100), (12, 7, 70, 100)")
 	invalidate := invalidateCostDays

@@ -15,8 +15,9 @@ import (
 // DB is what the viewer needs of a ClickHouse connection whose database is
 // the convtrace database: a clickhouse-go driver.Conn satisfies it. Query
 // and Exec are called concurrently, one call per request, with the
-// request's context. Exec only inserts rows of the mutable tables
-// (thread_meta, turn_notes).
+// request's context. Exec only inserts rows: of the tables a user changes
+// (thread_meta, turn_notes) and of the summaries the viewer keeps
+// (cost_daily, cost_thread_daily, cost_days).
 type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error
