@@ -187,15 +187,25 @@ func TestThreadSummaryRedelivery(t *testing.T) {
 		t.Fatalf("th-a first listed as %v, want 2 turns, 100 tokens in, cost 0.5", a)
 	}
 
+	exec := func(sql string) {
+		t.Helper()
+		if err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
 	steps := []struct {
 		name   string
 		change func()
 	}{
-		{"the batch delivered again", func() { insertTurns(t, conn, p1, r1) }},
+		// Merges stopped, so that no background merge folds the copy
+		// before the list reads it.
+		{"the batch delivered again", func() {
+			exec("SYSTEM STOP MERGES conversations")
+			insertTurns(t, conn, p1, r1)
+		}},
 		{"OPTIMIZE TABLE conversations FINAL", func() {
-			if err := conn.Exec(ctx, "OPTIMIZE TABLE conversations FINAL"); err != nil {
-				t.Fatal(err)
-			}
+			exec("SYSTEM START MERGES conversations")
+			exec("OPTIMIZE TABLE conversations FINAL")
 		}},
 	}
 	for _, s := range steps {
@@ -224,9 +234,7 @@ func TestThreadSummaryRedelivery(t *testing.T) {
 			a, a.Preview, r4.StartNS, "newest answer")
 	}
 
-	if err := conn.Exec(ctx, "ALTER TABLE conversations DROP PARTITION 202603"); err != nil {
-		t.Fatal(err)
-	}
+	exec("ALTER TABLE conversations DROP PARTITION 202603")
 	got := listThreads(t, h, "")
 	if _, ok := got["th-old"]; ok || len(got) != 2 {
 		t.Errorf("after dropping th-old's partition the list holds %v, want th-a and th-b", got)
