@@ -30,7 +30,7 @@ func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 	for {
 		// Only on a page fully loaded: a condition met while a page is
 		// still parsing leaves its nodes to be read before it is laid out.
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.readyState === "complete" && (` + expr + `)`))
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.readyState === "complete" && (`+expr+`)`))
 		if err == nil {
 			return
 		}
