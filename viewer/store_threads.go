@@ -521,9 +521,12 @@ func addKnown(a, b *uint64) *uint64 {
 //     taken as fresh when it is not.
 //
 // A fingerprint that matches means the rows, as a multiset of (turn_id,
-// start_ns), are those the fingerprint was read from, and the rows FINAL
-// reads (one per distinct key) can only have grown since, so they are
-// those the summary was computed from.
+// start_ns), are those the fingerprint was read from; the distinct keys
+// that summarizeThreads reads (one row each, as FINAL would; copies of a
+// turn are alike) can only have grown between that read and the
+// summary's, and have not since, so they are those the summary was
+// computed from. Rows dropped by TTL leave no fingerprint: their summary
+// is marked gone.
 const (
 	selectFingerprints = `
 SELECT project, thread_id, count() AS n, sum(cityHash64(turn_id, start_ns)) AS h
