@@ -33,7 +33,8 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		      ('a:response:1', 'a', 'alpha', 'th1', 'response', 1, 'openai', 'answer\none', 10, 20, 0.5, 'ok', 2000),
 		      ('b:prompt:0', 'b', 'alpha', 'th1', 'prompt', 0, 'anthropic', 'second prompt', NULL, NULL, NULL, 'ok', 3000),
 		      ('c:prompt:0', 'c', 'beta', 'th2', 'prompt', 0, 'ollama', '[{"role":"user","content":"Fix the\\nLOGIN bug"}]', NULL, NULL, NULL, 'ok', 3000),
-		      ('d:prompt:0', 'd', 'beta', 'th3', 'prompt', 0, 'openai', 'archived one', NULL, NULL, NULL, 'ok', 400)`,
+		      ('d:prompt:0', 'd', 'beta', 'th3', 'prompt', 0, 'openai', 'archived one', NULL, NULL, NULL, 'ok', 400),
+		      ('e:prompt:0', 'e', 'gamma', 'th4', 'prompt', 0, 'openai', 'marked gone', NULL, NULL, NULL, 'ok', 100)`,
 		// The same response delivered again, in a part of its own.
 		cols+`('a:response:1', 'a', 'alpha', 'th1', 'response', 1, 'openai', 'answer\none', 10, 20, 0.5, 'ok', 2000)`,
 		`INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) VALUES ('th2', 'old', 0, 1, 1), ('th3', '', 1, 0, 1)`,
@@ -50,6 +51,10 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		inlineSummaries(t, "beta", []string{"th2", "th3"}, []uint64{1, 1}, []uint64{8, 9}),
 		inline(t, insertGone, uint64(0), "beta", sqlLiteral("('th3')")),
 		inlineSummaries(t, "beta", []string{"th3"}, []uint64{1}, []uint64{9}),
+		// th4 marked gone last: its older row must not come back, even
+		// if a condition on turns were applied before taking the newest.
+		inlineSummaries(t, "gamma", []string{"th4"}, []uint64{1}, []uint64{5}),
+		inline(t, insertGone, uint64(0), "gamma", sqlLiteral("('th4')")),
 	)
 	type listCase struct {
 		f    ThreadFilter
@@ -151,14 +156,14 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	for _, r := range out.Results[n+5].Rows {
 		fps = append(fps, fmt.Sprintf("%v/%v n=%v", r["project"], r["thread_id"], r["n"]))
 	}
-	if got, want := strings.Join(fps, ","), "alpha/th1 n=4,beta/th2 n=1,beta/th3 n=1"; got != want {
+	if got, want := strings.Join(fps, ","), "alpha/th1 n=4,beta/th2 n=1,beta/th3 n=1,gamma/th4 n=1"; got != want {
 		t.Errorf("fingerprints = %s, want %s (the copy not folded)", got, want)
 	}
 	var stored []string
 	for _, r := range out.Results[n+6].Rows {
 		stored = append(stored, fmt.Sprintf("%v/%v n=%v h=%v turns=%v", r["project"], r["thread_id"], r["rows_seen"], r["rows_hash"], r["turns"]))
 	}
-	if got, want := strings.Join(stored, ","), "alpha/th1 n=4 h=7 turns=3,beta/th2 n=1 h=8 turns=1,beta/th3 n=1 h=9 turns=1"; got != want {
+	if got, want := strings.Join(stored, ","), "alpha/th1 n=4 h=7 turns=3,beta/th2 n=1 h=8 turns=1,beta/th3 n=1 h=9 turns=1,gamma/th4 n=0 h=0 turns=0"; got != want {
 		t.Errorf("stored fingerprints = %s, want %s", got, want)
 	}
 }
