@@ -24,7 +24,8 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		      ('a:response:1', 'a', 'alpha', 'th1', 'response', 1, 'openai', 'answer\none', 10, 20, 0.5, 'ok', 2000),
 		      ('b:prompt:0', 'b', 'alpha', 'th1', 'prompt', 0, 'anthropic', 'second prompt', NULL, NULL, NULL, 'ok', 3000),
 		      ('c:prompt:0', 'c', 'beta', 'th2', 'prompt', 0, 'ollama', '[{"role":"user","content":"Fix the\\nLOGIN bug"}]', NULL, NULL, NULL, 'ok', 3000),
-		      ('d:prompt:0', 'd', 'beta', 'th3', 'prompt', 0, 'openai', 'archived one', NULL, NULL, NULL, 'ok', 400)`,
+		      ('d:prompt:0', 'd', 'beta', 'th3', 'prompt', 0, 'openai', 'archived one', NULL, NULL, NULL, 'ok', 400),
+		      ('e:prompt:0', 'e', 'gamma', 'th4', 'prompt', 0, 'openai', 'marked gone', NULL, NULL, NULL, 'ok', 100)`,
 		// The same response delivered again, in a part of its own.
 		cols+`('a:response:1', 'a', 'alpha', 'th1', 'response', 1, 'openai', 'answer\none', 10, 20, 0.5, 'ok', 2000)`,
 		`INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) VALUES ('th2', 'old', 0, 1, 1), ('th3', '', 1, 0, 1)`,
@@ -35,6 +36,16 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, insertThreadMeta, "th3", uint8(0), "", uint8(1), uint8(1), uint64(50), "th3"),
 		inline(t, insertThreadMeta, "th1", uint8(0), "", uint8(1), uint8(1), uint64(60), "th1"),
 		inline(t, insertThreadMeta, "th1", uint8(0), "", uint8(1), uint8(0), uint64(70), "th1"),
+		// The summaries the list reads; th3 marked gone, then recomputed:
+		// the newest row wins.
+		inlineSummaries(t, "alpha", []string{"th1"}, []uint64{4}, []uint64{7}),
+		inlineSummaries(t, "beta", []string{"th2", "th3"}, []uint64{1, 1}, []uint64{8, 9}),
+		inline(t, insertGone, uint64(0), "beta", sqlLiteral("('th3')")),
+		inlineSummaries(t, "beta", []string{"th3"}, []uint64{1}, []uint64{9}),
+		// th4 marked gone last: its older row must not come back, even
+		// if a condition on turns were applied before taking the newest.
+		inlineSummaries(t, "gamma", []string{"th4"}, []uint64{1}, []uint64{5}),
+		inline(t, insertGone, uint64(0), "gamma", sqlLiteral("('th4')")),
 	)
 	type listCase struct {
 		f    ThreadFilter
@@ -67,6 +78,8 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		strings.Replace(selectThreadTexts, "?", "('beta', 'th2')", 1),
 		selectThreadChoices,
 		`SELECT thread_id, title, archived, starred, updated_ns FROM thread_meta FINAL ORDER BY thread_id`,
+		selectFingerprints+" ORDER BY project, thread_id",
+		selectSummaryFingerprints+" ORDER BY project, thread_id",
 	)
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
 	if err != nil {
@@ -84,7 +97,7 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	}
 	// Types the Go side scans into: *uint64, *float64, []string, uint8.
 	wantTypes := map[string]string{
-		"thread_id": "String", "thread_project": "String", "last_ns": "UInt64", "turn_count": "UInt64",
+		"thread_id": "String", "thread_project": "String", "thread_last_ns": "UInt64", "turn_count": "UInt64",
 		"sum_in": "Nullable(UInt64)", "sum_out": "Nullable(UInt64)", "cost_total": "Nullable(Float64)",
 		"meta_title": "String", "meta_archived": "UInt8",
 	}
@@ -92,8 +105,8 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		if want, ok := wantTypes[c.Name]; ok && c.Type != want {
 			t.Errorf("threads column %s is %s, want %s", c.Name, c.Type, want)
 		}
-		if c.Name == "providers" && !strings.HasPrefix(c.Type, "Array(") {
-			t.Errorf("threads column providers is %s, want an array", c.Type)
+		if c.Name == "thread_providers" && !strings.HasPrefix(c.Type, "Array(") {
+			t.Errorf("threads column thread_providers is %s, want an array", c.Type)
 		}
 	}
 	if th2 := out.Results[0].Rows[1]; th2["sum_in"] != nil || th2["cost_total"] != nil || th2["meta_title"] != "Émoji 🎉 title" {
@@ -130,4 +143,37 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	if got := strings.Join(metas, ","); got != want {
 		t.Errorf("thread_meta after the changes:\n%s\nwant\n%s", got, want)
 	}
+	var fps []string
+	for _, r := range out.Results[n+5].Rows {
+		fps = append(fps, fmt.Sprintf("%v/%v n=%v", r["project"], r["thread_id"], r["n"]))
+	}
+	if got, want := strings.Join(fps, ","), "alpha/th1 n=4,beta/th2 n=1,beta/th3 n=1,gamma/th4 n=1"; got != want {
+		t.Errorf("fingerprints = %s, want %s (the copy not folded)", got, want)
+	}
+	var stored []string
+	for _, r := range out.Results[n+6].Rows {
+		stored = append(stored, fmt.Sprintf("%v/%v n=%v h=%v turns=%v", r["project"], r["thread_id"], r["rows_seen"], r["rows_hash"], r["turns"]))
+	}
+	if got, want := strings.Join(stored, ","), "alpha/th1 n=4 h=7 turns=3,beta/th2 n=1 h=8 turns=1,beta/th3 n=1 h=9 turns=1,gamma/th4 n=0 h=0 turns=0"; got != want {
+		t.Errorf("stored fingerprints = %s, want %s", got, want)
+	}
+}
+
+// sqlLiteral is SQL that inline writes as it is.
+type sqlLiteral string
+
+// inlineSummaries is insertSummaries of the threads ids of project, with
+// the fingerprints given, its arguments inlined as clickhouse-go binds
+// them.
+func inlineSummaries(t *testing.T, project string, ids []string, counts, hashes []uint64) string {
+	t.Helper()
+	list := func(vs []string) string { return strings.Join(vs, ", ") }
+	var quoted, cs, hs []string
+	for i, id := range ids {
+		quoted = append(quoted, "'"+id+"'")
+		cs, hs = append(cs, fmt.Sprint(counts[i])), append(hs, fmt.Sprint(hashes[i]))
+	}
+	query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads))
+	return inline(t, query, uint64(0), sqlLiteral("["+list(cs)+"]"), sqlLiteral("["+list(quoted)+"]"),
+		sqlLiteral("["+list(hs)+"]"), sqlLiteral("["+list(quoted)+"]"), project, sqlLiteral("("+list(quoted)+")"))
 }

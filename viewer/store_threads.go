@@ -94,39 +94,106 @@ const (
 	previewRunes = 120
 )
 
-// Reading a thread happens in two steps, so that the list never reads the
-// content of every turn: selectThreadSums aggregates the turns without
-// their content, then selectThreadTexts reads the first prompt and the
-// last answer of the few threads shown.
+// The list reads thread_summary, which holds per (project, thread) what
+// the list shows and filters on, computed so that a turn delivered twice
+// counts once. Aggregating FINAL over the whole table on every request is
+// what made the list slow; the summary is recomputed only for the threads
+// whose raw rows changed (see refreshSummaries). summarizeThreads is that
+// computation, also run directly for the one thread of a thread page.
 //
-// conversations is read FINAL so that a turn delivered twice counts once:
-// copies share turn_id and so the whole sort key. The aliases differ from
-// the column names: ClickHouse substitutes aliases into expressions, and
-// sum(tokens_in) AS tokens_in reads as a cycle on some versions. sum over a
-// Nullable column is Nullable and NULL when every value is NULL, on 18.16
-// as on 26.x: that is what keeps "unknown" apart from zero.
+// It reads the rows FINAL would: one per sort key (project, thread_id,
+// start_ns, turn_id), which LIMIT 1 BY keeps (copies of a turn are alike,
+// and share a partition since ts derives from start_ns). On ClickHouse
+// 18.16, FINAL over a set of threads costs seconds whatever their number;
+// LIMIT 1 BY over the same rows costs a tenth of that.
 //
-// Both sides of the join are named: 26.x requires it of joined subqueries.
-// The join keeps threads without metadata (an empty title and archived 0,
-// the column defaults); argMax reads the newest thread_meta row without
-// waiting for ReplacingMergeTree to merge. The %s are the fixed conditions
-// below, the only SQL added to it.
+// The aliases differ from the column names: ClickHouse substitutes aliases
+// into expressions, and sum(tokens_in) AS tokens_in reads as a cycle on
+// some versions. sum over a Nullable column is Nullable and NULL when
+// every value is NULL, on 18.16 as on 26.x: that is what keeps "unknown"
+// apart from zero. The texts are 2000 runes of the first prompt (enough to
+// find the user's message in messages JSON that opens with a system
+// prompt, far less than a 5 MB prompt), of the last response and of the
+// last turn with content, each with its position (start_ns, seq) and a
+// count saying whether there is one, so that the texts of a thread in two
+// projects combine (selectThreadSums). The %s is the condition on the
+// turns, the only SQL added to it.
+const summarizeThreads = `
+SELECT
+    project,
+    thread_id,
+    groupUniqArrayIf(provider, provider != '') AS providers,
+    max(start_ns) AS last_ns,
+    count() AS turns,
+    sum(tokens_in) AS tokens_in_sum,
+    sum(tokens_out) AS tokens_out_sum,
+    sum(cost_usd) AS cost_sum,
+    countIf(role = 'prompt') AS prompts,
+    argMinIf(start_ns, (start_ns, seq), role = 'prompt') AS first_prompt_ns,
+    argMinIf(seq, (start_ns, seq), role = 'prompt') AS first_prompt_seq,
+    argMinIf(substringUTF8(content, 1, 2000), (start_ns, seq), role = 'prompt') AS first_prompt,
+    countIf(role = 'response' AND content != '') AS responses,
+    argMaxIf(start_ns, (start_ns, seq), role = 'response' AND content != '') AS last_response_ns,
+    argMaxIf(seq, (start_ns, seq), role = 'response' AND content != '') AS last_response_seq,
+    argMaxIf(substringUTF8(content, 1, 2000), (start_ns, seq), role = 'response' AND content != '') AS last_response,
+    countIf(content != '') AS contents,
+    argMaxIf(start_ns, (start_ns, seq), content != '') AS last_turn_ns,
+    argMaxIf(seq, (start_ns, seq), content != '') AS last_turn_seq,
+    argMaxIf(substringUTF8(content, 1, 2000), (start_ns, seq), content != '') AS last_turn
+FROM
+(
+    SELECT project, thread_id, turn_id, provider, start_ns, tokens_in, tokens_out, cost_usd, role, seq, content
+    FROM conversations
+    WHERE %s
+    LIMIT 1 BY project, thread_id, start_ns, turn_id
+) AS t
+GROUP BY project, thread_id`
+
+// summaryColumns are thread_summary's columns that summarizeThreads
+// computes, in its order.
+const summaryColumns = `project, thread_id, providers, last_ns, turns, tokens_in_sum, tokens_out_sum, cost_sum,
+    prompts, first_prompt_ns, first_prompt_seq, first_prompt, responses, last_response_ns, last_response_seq, last_response,
+    contents, last_turn_ns, last_turn_seq, last_turn`
+
+// latestSummaries is the newest row of every (project, thread) in
+// thread_summary: the one with the highest computed_ns, one row even on a
+// tie. Not FINAL with a WHERE: ClickHouse 18.16 may move the condition to
+// PREWHERE, before FINAL folds the rows, and bring back an older row.
+const latestSummaries = `(
+    SELECT *
+    FROM thread_summary
+    ORDER BY computed_ns DESC
+    LIMIT 1 BY project, thread_id
+)`
+
+// selectThreadSums combines the summaries of each thread's projects into
+// one thread (a sum of one value is that value: a thread in one project
+// keeps its exact sums) and joins its metadata. Both sides of the join are
+// named: 26.x requires it of joined subqueries. The join keeps threads
+// without metadata (an empty title and archived 0, the column defaults);
+// argMax reads the newest thread_meta row without waiting for
+// ReplacingMergeTree to merge. The first %s is the summaries (a
+// subquery), the second their condition, the third the condition on the
+// combined threads.
 const selectThreadSums = `
-SELECT thread_id, thread_project, thread_projects, providers, last_ns, turn_count, sum_in, sum_out, cost_total,
-       meta_title, meta_archived
+SELECT thread_id, thread_project, thread_projects, thread_providers, thread_last_ns, turn_count, sum_in, sum_out, cost_total,
+       meta_title, meta_archived, thread_first_prompt, thread_last_response, thread_last_turn
 FROM
 (
     SELECT
         thread_id,
         any(project) AS thread_project,
         groupUniqArray(project) AS thread_projects,
-        groupUniqArrayIf(provider, provider != '') AS providers,
-        max(start_ns) AS last_ns,
-        count() AS turn_count,
-        sum(tokens_in) AS sum_in,
-        sum(tokens_out) AS sum_out,
-        sum(cost_usd) AS cost_total
-    FROM conversations FINAL
+        groupUniqArrayArray(providers) AS thread_providers,
+        max(last_ns) AS thread_last_ns,
+        sum(turns) AS turn_count,
+        sum(tokens_in_sum) AS sum_in,
+        sum(tokens_out_sum) AS sum_out,
+        sum(cost_sum) AS cost_total,
+        argMinIf(first_prompt, (first_prompt_ns, first_prompt_seq), prompts > 0) AS thread_first_prompt,
+        argMaxIf(last_response, (last_response_ns, last_response_seq), responses > 0) AS thread_last_response,
+        argMaxIf(last_turn, (last_turn_ns, last_turn_seq), contents > 0) AS thread_last_turn
+    FROM %s AS s
     %s
     GROUP BY thread_id
 ) AS c
@@ -141,70 +208,40 @@ ANY LEFT JOIN
 ) AS m USING thread_id
 %s`
 
-// Conditions on the turns, applied before aggregating: project is the
-// first column of the sort key, and the provider condition narrows the set
-// of threads without dropping any turn of a thread kept.
+// Conditions on the summaries, applied before combining: the provider
+// condition narrows the set of threads without dropping any project of a
+// thread kept. turns = 0 marks a thread whose rows are gone.
 const (
+	summariesKept       = `turns > 0`
+	summariesOfProject  = `project = ?`
+	summariesOfProvider = `thread_id IN (SELECT thread_id FROM ` + latestSummaries + ` AS p WHERE turns > 0 AND has(providers, ?))`
 	// sumsOfThread names the projects of the thread too, so that the
 	// primary key finds its rows.
-	sumsOfThread   = `project IN (SELECT project FROM conversations WHERE thread_id = ?) AND thread_id = ?`
-	sumsOfProject  = `project = ?`
-	sumsOfProvider = `thread_id IN (SELECT thread_id FROM conversations WHERE provider = ?)`
+	sumsOfThread = `project IN (SELECT project FROM conversations WHERE thread_id = ?) AND thread_id = ?`
 )
 
-// Conditions and orders on the aggregated threads.
+// Conditions and orders on the combined threads.
 const (
 	threadsArchived = `meta_archived = ?`
 	// threadsTitled keeps the threads whose title holds the query: the
 	// override when there is one, else the first prompt's first 2000 runes
-	// (as selectThreadTexts reads it; of messages JSON that includes the
-	// JSON around the user's message). Runs of white space and JSON's \n,
-	// \r and \t become one space, as in the title, which is on one line.
-	//
-	// This is the list's one query that reads content in proportion to the
-	// table. PREWHERE keeps ClickHouse from decompressing the content of
-	// rows that are not first prompts, but it reads the content of every
-	// granule holding one, which is most of them; the %s narrows it to the
-	// project filtered on (titleInProject) when there is one. The
-	// condition applies after aggregating: inside the FINAL aggregate,
-	// ClickHouse 18.16 runs the subquery twice.
-	threadsTitled = `thread_id IN
-    (
-        SELECT thread_id
-        FROM
-        (
-            SELECT thread_id, argMin(substringUTF8(content, 1, 2000), (start_ns, seq)) AS first_prompt
-            FROM conversations
-            PREWHERE role = 'prompt'%s AND (thread_id, start_ns) IN
-            (
-                SELECT thread_id, min(start_ns)
-                FROM conversations
-                WHERE role = 'prompt'
-                GROUP BY thread_id
-            )
-            GROUP BY thread_id
-        ) AS p
-        ANY LEFT JOIN
-        (
-            SELECT thread_id, argMax(title, updated_ns) AS meta_title
-            FROM thread_meta
-            GROUP BY thread_id
-        ) AS t USING thread_id
-        WHERE positionCaseInsensitiveUTF8(replaceRegexpAll(if(meta_title != '', meta_title, first_prompt), '(\\\\[nrt]|\\s)+', ' '), ?) > 0
-    )`
-	titleInProject = ` AND project = ?`
-	threadsBefore  = `(last_ns < ? OR (last_ns = ? AND thread_id > ?))`
-	threadsAfter   = `(last_ns > ? OR (last_ns = ? AND thread_id < ?))`
-	newestFirst    = `
-ORDER BY last_ns DESC, thread_id
+	// as the summary holds it (of messages JSON that includes the JSON
+	// around the user's message). Runs of white space and JSON's \n, \r
+	// and \t become one space, as in the title, which is on one line.
+	threadsTitled = `positionCaseInsensitiveUTF8(replaceRegexpAll(if(meta_title != '', meta_title, thread_first_prompt), '(\\\\[nrt]|\\s)+', ' '), ?) > 0`
+	threadsBefore = `(thread_last_ns < ? OR (thread_last_ns = ? AND thread_id > ?))`
+	threadsAfter  = `(thread_last_ns > ? OR (thread_last_ns = ? AND thread_id < ?))`
+	newestFirst   = `
+ORDER BY thread_last_ns DESC, thread_id
 LIMIT ?`
 	oldestFirst = `
-ORDER BY last_ns, thread_id DESC
+ORDER BY thread_last_ns, thread_id DESC
 LIMIT ?`
 )
 
-// selectThreadTexts reads what the list shows of a few threads' content:
-// 2000 runes of the first prompt (enough to find the user's message in
+// selectThreadTexts reads, for the search page's threads, what
+// summarizeThreads reads of a few threads' content without aggregating
+// their turns: 2000 runes of the first prompt (enough to find the user's message in
 // messages JSON that opens with a system prompt, far less than a 5 MB
 // prompt), of the last response and of the last turn with content. No
 // FINAL: a copy of a turn has the same content, which argMin and argMax
@@ -227,25 +264,21 @@ SELECT groupUniqArrayIf(project, project != '') AS projects, groupUniqArrayIf(pr
 FROM conversations`
 
 // threadsQuery is the query of the page of threads that f asks for, and
-// its arguments. It asks for one thread more than the page holds, which
-// tells whether there is a page beyond.
+// its arguments, over the summaries. It asks for one thread more than the
+// page holds, which tells whether there is a page beyond.
 func threadsQuery(f ThreadFilter) (string, []any) {
-	var where []string
+	where := []string{summariesKept}
 	var args []any
 	if f.Project != "" {
-		where, args = append(where, sumsOfProject), append(args, f.Project)
+		where, args = append(where, summariesOfProject), append(args, f.Project)
 	}
 	if f.Provider != "" {
-		where, args = append(where, sumsOfProvider), append(args, f.Provider)
+		where, args = append(where, summariesOfProvider), append(args, f.Provider)
 	}
 	having, order := []string{threadsArchived}, newestFirst
 	args = append(args, boolUInt8(f.Archived))
 	if f.Query != "" {
-		inProject := ""
-		if f.Project != "" {
-			inProject, args = titleInProject, append(args, f.Project)
-		}
-		having, args = append(having, fmt.Sprintf(threadsTitled, inProject)), append(args, f.Query)
+		having, args = append(having, threadsTitled), append(args, f.Query)
 	}
 	switch {
 	case f.Before != nil:
@@ -256,16 +289,22 @@ func threadsQuery(f ThreadFilter) (string, []any) {
 		args = append(args, f.After.LastNS, f.After.LastNS, f.After.ID)
 	}
 	args = append(args, uint64(f.Limit+1))
-	return fmt.Sprintf(selectThreadSums, conditions(where), conditions(having)) + order, args
+	return fmt.Sprintf(selectThreadSums, latestSummaries, conditions(where), conditions(having)) + order, args
 }
 
-// threadQuery is the query of one thread, whose id is both its arguments.
+// threadQuery is the query of one thread, whose id is both its
+// arguments: its summaries computed directly, which the primary key keeps
+// to the thread's few granules.
 func threadQuery() string {
-	return fmt.Sprintf(selectThreadSums, conditions([]string{sumsOfThread}), "")
+	return fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfThread)+")", "", "")
 }
 
-// threads returns the page of threads that f asks for.
+// threads returns the page of threads that f asks for, from summaries
+// brought up to date first.
 func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) {
+	if err := s.refreshSummaries(ctx); err != nil {
+		return ThreadPage{}, err
+	}
 	query, args := threadsQuery(f)
 	threads, err := s.queryThreads(ctx, query, args...)
 	if err != nil {
@@ -295,9 +334,6 @@ func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) 
 	case more:
 		page.Older = last
 	}
-	if err := s.addTexts(ctx, threads); err != nil {
-		return ThreadPage{}, err
-	}
 	page.Threads = threads
 	return page, nil
 }
@@ -311,9 +347,6 @@ func (s store) thread(ctx context.Context, id string) (Thread, error) {
 	}
 	if len(ts) == 0 {
 		return Thread{}, errNotFound
-	}
-	if err := s.addTexts(ctx, ts); err != nil {
-		return Thread{}, err
 	}
 	return ts[0], nil
 }
@@ -346,6 +379,8 @@ func conditions(cs []string) string {
 	return "WHERE " + strings.Join(cs, "\n  AND ")
 }
 
+// queryThreads runs a query of selectThreadSums; the title and the
+// preview come from the texts it reads.
 func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]Thread, error) {
 	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
@@ -355,11 +390,12 @@ func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 	threads := []Thread{}
 	for rows.Next() {
 		var (
-			t        Thread
-			archived uint8
+			t                                         Thread
+			archived                                  uint8
+			override, firstPrompt, lastResp, lastTurn string
 		)
 		err := rows.Scan(&t.ID, &t.Project, &t.projects, &t.Providers, &t.LastNS, &t.Turns,
-			&t.TokensIn, &t.TokensOut, &t.CostUSD, &t.Title, &archived)
+			&t.TokensIn, &t.TokensOut, &t.CostUSD, &override, &archived, &firstPrompt, &lastResp, &lastTurn)
 		if err != nil {
 			return nil, fmt.Errorf("scan thread: %w", err)
 		}
@@ -368,6 +404,8 @@ func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 		t.LastUpdate = time.Unix(0, int64(t.LastNS)).UTC()
 		t.Tokens = addKnown(t.TokensIn, t.TokensOut)
 		t.Archived = archived != 0
+		t.Title = threadTitle(override, firstPrompt, t.ID)
+		t.Preview = oneLine(promptText(cmp.Or(lastResp, lastTurn)), previewRunes)
 		threads = append(threads, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -377,7 +415,7 @@ func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 }
 
 // addTexts sets the title and preview of threads, whose Title holds the
-// title override ("" for none).
+// title override ("" for none), as the threads list shows them.
 func (s store) addTexts(ctx context.Context, threads []Thread) error {
 	if len(threads) == 0 {
 		return nil
@@ -466,4 +504,206 @@ func addKnown(a, b *uint64) *uint64 {
 		}
 	}
 	return &sum
+}
+
+// Keeping thread_summary exact. Each (project, thread) has a fingerprint
+// of its raw rows, read without FINAL (cheap: no content, no merging):
+// how many rows, and the sum of a hash of each row's (turn_id, start_ns),
+// the part of the sort key that FINAL folds copies on within a thread. A
+// summary stores the fingerprint read BEFORE it was computed, so:
+//   - a turn or a copy arriving after the fingerprint was read (even
+//     while the summary is computed) changes the count: the next request
+//     recomputes, never trusting a summary that may have missed it;
+//   - a merge folding copies lowers the count: recomputed, same totals;
+//   - a new turn arriving while a merge folds a copy keeps the count but
+//     changes the hash sum, unless hash(new turn) = hash(folded copy)
+//     modulo 2^64: a 64-bit hash collision, the only way a summary is
+//     taken as fresh when it is not.
+//
+// A fingerprint that matches means the rows, as a multiset of (turn_id,
+// start_ns), are those the fingerprint was read from; the distinct keys
+// that summarizeThreads reads (one row each, as FINAL would; copies of a
+// turn are alike) can only have grown between that read and the
+// summary's, and have not since, so they are those the summary was
+// computed from. Rows dropped by TTL leave no fingerprint: their summary
+// is marked gone.
+const (
+	selectFingerprints = `
+SELECT project, thread_id, count() AS n, sum(cityHash64(turn_id, start_ns)) AS h
+FROM conversations
+GROUP BY project, thread_id`
+
+	selectSummaryFingerprints = `
+SELECT project, thread_id, rows_seen, rows_hash, turns
+FROM ` + latestSummaries + ` AS s`
+
+	// insertSummaries recomputes the summaries of some threads of one
+	// project. Its arguments: the computed_ns wished for, the
+	// fingerprints' counts, the thread ids, their hash sums, the thread
+	// ids again, the project, and the ids as a tuple for IN. computed_ns
+	// passes every stored one, so that a recomputed row wins even when the
+	// clock is behind. Exec with INSERT ... VALUES (?) hangs over the
+	// native protocol on 18.16; INSERT ... SELECT does not.
+	insertSummaries = `
+INSERT INTO thread_summary (computed_ns, rows_seen, rows_hash, ` + summaryColumns + `)
+SELECT
+    greatest(?, (SELECT max(computed_ns) + 1 FROM thread_summary)),
+    toUInt64(arrayElement(?, indexOf(?, thread_id))),
+    toUInt64(arrayElement(?, indexOf(?, thread_id))),
+    ` + summaryColumns + `
+FROM (%s)`
+
+	// insertGone marks as gone the threads of one project whose rows are
+	// all gone (TTL): a row with turns = 0, which the list skips.
+	// Arguments: the computed_ns wished for, the project, the thread ids as
+	// a tuple.
+	insertGone = `
+INSERT INTO thread_summary (project, thread_id, computed_ns)
+SELECT project, thread_id, greatest(?, (SELECT max(computed_ns) + 1 FROM thread_summary))
+FROM thread_summary
+WHERE project = ? AND thread_id IN ?
+GROUP BY project, thread_id`
+
+	// summariesOfThreads is the condition of insertSummaries on the turns.
+	summariesOfThreads = `project = ? AND thread_id IN ?`
+)
+
+// Limits of one insertSummaries: at most summaryChunk threads, and at
+// most summaryChunkBytes of their ids, which it lists three times, so that
+// the statement stays well below ClickHouse's max_query_size (256 KiB).
+// Chunks keep the first request on a big table, which computes every
+// summary, from holding one huge aggregate in memory; what each chunk
+// stored stays, should the request be cancelled.
+const (
+	summaryChunk      = 1000
+	summaryChunkBytes = 40 << 10
+)
+
+// chunkIDs splits ids into chunks within the limits of one insertSummaries.
+func chunkIDs(ids []string) [][]string {
+	var chunks [][]string
+	start, size := 0, 0
+	for i, id := range ids {
+		if i > start && (i-start == summaryChunk || size+len(id) > summaryChunkBytes) {
+			chunks, start, size = append(chunks, ids[start:i]), i, 0
+		}
+		size += len(id)
+	}
+	if start < len(ids) {
+		chunks = append(chunks, ids[start:])
+	}
+	return chunks
+}
+
+// threadKey names the rows of a thread in one project.
+type threadKey struct{ project, thread string }
+
+// fingerprint is what a summary was computed from: the count and the hash
+// sum of its thread's raw rows.
+type fingerprint struct{ rows, hash uint64 }
+
+// refreshSummaries recomputes the summaries whose thread's rows changed
+// since they were computed, and marks as gone those whose rows are gone.
+func (s store) refreshSummaries(ctx context.Context) error {
+	now, err := s.readFingerprints(ctx)
+	if err != nil {
+		return err
+	}
+	stored, live, err := s.readSummaryFingerprints(ctx)
+	if err != nil {
+		return err
+	}
+	stale, gone := map[string][]string{}, map[string][]string{}
+	for k, fp := range now {
+		if old, ok := stored[k]; !ok || old != fp {
+			stale[k.project] = append(stale[k.project], k.thread)
+		}
+	}
+	for k := range live {
+		if _, ok := now[k]; !ok {
+			gone[k.project] = append(gone[k.project], k.thread)
+		}
+	}
+	computed := uint64(time.Now().UnixNano())
+	for project, ids := range stale {
+		for _, chunk := range chunkIDs(ids) {
+			counts, hashes := make([]uint64, len(chunk)), make([]uint64, len(chunk))
+			for i, id := range chunk {
+				fp := now[threadKey{project, id}]
+				counts[i], hashes[i] = fp.rows, fp.hash
+			}
+			query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads))
+			err := s.db.Exec(ctx, query, computed, counts, chunk, hashes, chunk, project, idTuple(chunk))
+			if err != nil {
+				return fmt.Errorf("insert thread summaries: %w", err)
+			}
+		}
+	}
+	for project, ids := range gone {
+		for _, chunk := range chunkIDs(ids) {
+			if err := s.db.Exec(ctx, insertGone, computed, project, idTuple(chunk)); err != nil {
+				return fmt.Errorf("insert gone thread summaries: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// readFingerprints reads the fingerprint of every thread's rows.
+func (s store) readFingerprints(ctx context.Context) (map[threadKey]fingerprint, error) {
+	rows, err := s.db.Query(ctx, selectFingerprints)
+	if err != nil {
+		return nil, fmt.Errorf("query thread fingerprints: %w", err)
+	}
+	defer rows.Close()
+	fps := map[threadKey]fingerprint{}
+	for rows.Next() {
+		var k threadKey
+		var fp fingerprint
+		if err := rows.Scan(&k.project, &k.thread, &fp.rows, &fp.hash); err != nil {
+			return nil, fmt.Errorf("scan thread fingerprint: %w", err)
+		}
+		fps[k] = fp
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read thread fingerprints: %w", err)
+	}
+	return fps, nil
+}
+
+// readSummaryFingerprints reads the fingerprint each newest summary was
+// computed from, and which summaries are of threads not gone.
+func (s store) readSummaryFingerprints(ctx context.Context) (map[threadKey]fingerprint, map[threadKey]bool, error) {
+	rows, err := s.db.Query(ctx, selectSummaryFingerprints)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query summary fingerprints: %w", err)
+	}
+	defer rows.Close()
+	fps, live := map[threadKey]fingerprint{}, map[threadKey]bool{}
+	for rows.Next() {
+		var k threadKey
+		var fp fingerprint
+		var turns uint64
+		if err := rows.Scan(&k.project, &k.thread, &fp.rows, &fp.hash, &turns); err != nil {
+			return nil, nil, fmt.Errorf("scan summary fingerprint: %w", err)
+		}
+		fps[k] = fp
+		if turns > 0 {
+			live[k] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read summary fingerprints: %w", err)
+	}
+	return fps, live, nil
+}
+
+// idTuple binds thread ids as a tuple, ('a', 'b'), which IN takes; a
+// slice binds as an array, which it does not.
+func idTuple(ids []string) clickhouse.GroupSet {
+	set := clickhouse.GroupSet{Value: make([]any, len(ids))}
+	for i, id := range ids {
+		set.Value[i] = id
+	}
+	return set
 }

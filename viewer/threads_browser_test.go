@@ -28,7 +28,9 @@ func rowIDs(t *testing.T, ctx context.Context) string {
 func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
 	for {
-		_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr))
+		// Only on a page fully loaded: a condition met while a page is
+		// still parsing leaves its nodes to be read before it is laid out.
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.readyState === "complete" && (`+expr+`)`))
 		if err == nil {
 			return
 		}
@@ -75,7 +77,9 @@ func TestThreadsInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the title search", `location.search.includes("q=") && document.querySelectorAll("tr.thread-row").length === 1`)
-	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("tr.thread-row a.thread-title")))
+	// Read in one script: a node id can go stale if the page is
+	// replaced between finding the node and reading it.
+	title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("tr.thread-row a.thread-title").textContent.trim()`))
 	if err != nil {
 		t.Fatal(err)
 	}
