@@ -76,11 +76,6 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	}
 }
 
-// sqlLiteral is SQL that inline writes as is.
-type sqlLiteral string
-
-func (l sqlLiteral) String() string { return string(l) }
-
 // sqlArray renders a bound array argument as clickhouse-go does.
 func sqlArray[T string | uint32 | uint64](xs []T) sqlLiteral {
 	parts := make([]string, len(xs))

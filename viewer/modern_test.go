@@ -10,6 +10,12 @@ import (
 	"github.com/convtrace/convtrace/internal/chdbcheck"
 )
 
+// sqlLiteral is SQL that inline writes as it is: how clickhouse-go binds
+// an array or a GroupSet tuple.
+type sqlLiteral string
+
+func (l sqlLiteral) String() string { return string(l) }
+
 // inline replaces each ? of query with a literal of the matching argument,
 // for chDB, which takes no bound parameters. Test fixtures only.
 func inline(t *testing.T, query string, args ...any) string {

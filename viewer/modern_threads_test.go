@@ -159,9 +159,6 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	}
 }
 
-// sqlLiteral is SQL that inline writes as it is.
-type sqlLiteral string
-
 // inlineSummaries is insertSummaries of the threads ids of project, with
 // the fingerprints given, its arguments inlined as clickhouse-go binds
 // them.

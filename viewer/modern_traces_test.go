@@ -10,9 +10,6 @@ import (
 	"github.com/convtrace/convtrace/internal/chdbcheck"
 )
 
-// sqlTuple is SQL that inline writes as given: the tuple a GroupSet binds.
-type sqlTuple string
-
 // The trace, search and context SQL on a modern server (chDB 26.x), as
 // TestQueriesOnModernClickHouse runs the threads SQL: same columns, types
 // the Go code scans into, a duplicate delivery counted once.
@@ -42,7 +39,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 			q, uint64(aroundBytesBefore), window, q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
 		inline(t, selectSearch+searchNewer+searchOldestFirst, "PLANNER", uint64(aroundBytesBefore), window, "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
-		inline(t, selectTitleOverrides, sqlTuple("('th1', 'th2')")),
+		inline(t, selectTitleOverrides, sqlLiteral("('th1', 'th2')")),
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
