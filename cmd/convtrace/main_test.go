@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/schema"
 )
 
 func TestMain(m *testing.M) { chtest.Main(m) }
@@ -45,11 +47,13 @@ func TestUsageAndErrors(t *testing.T) {
 
 func TestMigrateAndDemo(t *testing.T) {
 	dsn := chtest.DSN(t)
+	ms := schema.Migrations()
+	want := fmt.Sprintf("schema version %d", ms[len(ms)-1].Version)
 	code, out, stderr := runCapture(t, "migrate", "--clickhouse", dsn)
-	if code != 0 || !strings.HasPrefix(out, "schema version 6 (ClickHouse ") {
-		t.Fatalf("migrate: exit %d, stdout %q, stderr %q", code, out, stderr)
+	if code != 0 || !strings.HasPrefix(out, want+" (ClickHouse ") {
+		t.Fatalf("migrate: exit %d, stdout %q, stderr %q; want %q", code, out, stderr, want)
 	}
-	if code, out, _ = runCapture(t, "migrate", "--clickhouse", dsn); code != 0 || !strings.HasPrefix(out, "schema version 6") {
+	if code, out, _ = runCapture(t, "migrate", "--clickhouse", dsn); code != 0 || !strings.HasPrefix(out, want) {
 		t.Errorf("second migrate: exit %d, stdout %q", code, out)
 	}
 
