@@ -121,7 +121,7 @@ func spanMessages(content string) []SpanMessage {
 	msgs, _ := decodeMessages(content)
 	out := make([]SpanMessage, len(msgs))
 	for i, m := range msgs {
-		out[i] = SpanMessage{Role: m.Role, Text: m.Text}
+		out[i] = SpanMessage(m)
 	}
 	return out
 }
