@@ -492,13 +492,14 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// addKnown adds the values that are known; nil when neither is.
-func addKnown(a, b *uint64) *uint64 {
+// addKnown adds the values that are known; nil when neither is, so that
+// an unknown count or cost stays unknown rather than becoming zero.
+func addKnown[T uint64 | float64](a, b *T) *T {
 	if a == nil && b == nil {
 		return nil
 	}
-	var sum uint64
-	for _, v := range []*uint64{a, b} {
+	var sum T
+	for _, v := range []*T{a, b} {
 		if v != nil {
 			sum += *v
 		}
