@@ -120,7 +120,7 @@ func contextMessages(t contextTurn) []ContextMessage {
 		}
 		var out []ContextMessage
 		for _, m := range parsed[start:] {
-			if text := spokenText(m.Text); text != "" {
+			if text := strings.TrimSpace(m.Said); text != "" {
 				out = append(out, msg("user", text))
 			}
 		}
@@ -129,7 +129,7 @@ func contextMessages(t contextTurn) []ContextMessage {
 		var texts []string
 		for _, m := range parsed {
 			if m.Role == "assistant" {
-				if text := spokenText(m.Text); text != "" {
+				if text := strings.TrimSpace(m.Said); text != "" {
 					texts = append(texts, text)
 				}
 			}
@@ -139,17 +139,6 @@ func contextMessages(t contextTurn) []ContextMessage {
 		}
 		return []ContextMessage{msg("assistant", strings.Join(texts, "\n\n"))}
 	}
-}
-
-// spokenText is a parsed message's text without its tool plumbing: the
-// message shows a tool call as a line starting "→ " and a tool result as
-// one starting "← " (see wireMessage.message).
-func spokenText(text string) string {
-	lines := strings.Split(text, "\n")
-	lines = slices.DeleteFunc(lines, func(l string) bool {
-		return strings.HasPrefix(l, "→ ") || strings.HasPrefix(l, "← ")
-	})
-	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
 // apiContext answers GET /api/threads/:id/context?limit=N (default 10, at

@@ -8,10 +8,13 @@ import (
 )
 
 // message is one chat message of a turn whose content is messages JSON, as
-// a page shows it: who said it and its text.
+// a page shows it: who said it and its text. Said is the text without the
+// tool calls and tool results that Text shows as → and ← lines: what the
+// recent-context API passes on.
 type message struct {
 	Role string
 	Text string
+	Said string
 }
 
 // wireMessage reads the two shapes of chat messages that instrumentation
@@ -84,32 +87,33 @@ func decodeMessages(content string) (msgs []message, complete bool) {
 }
 
 func (w wireMessage) message() message {
-	var lines []string
-	add := func(s string) {
+	var lines, said []string
+	tool := func(s string) { lines = append(lines, s) }
+	say := func(s string) {
 		if s != "" {
-			lines = append(lines, s)
+			lines, said = append(lines, s), append(said, s)
 		}
 	}
-	add(textOf(w.Content))
+	say(textOf(w.Content))
 	for _, p := range w.Parts {
 		switch p.Type {
 		case "tool_call":
-			add("→ " + p.Name + "(" + compact(p.Arguments) + ")")
+			tool("→ " + p.Name + "(" + compact(p.Arguments) + ")")
 		case "tool_call_response":
-			add("← " + textOf(p.Response))
+			tool("← " + textOf(p.Response))
 		default:
-			add(p.Text)
-			add(textOf(p.Content))
+			say(p.Text)
+			say(textOf(p.Content))
 		}
 	}
 	for _, c := range w.ToolCalls {
-		add("→ " + c.Function.Name + "(" + c.Function.Arguments + ")")
+		tool("→ " + c.Function.Name + "(" + c.Function.Arguments + ")")
 	}
 	role := w.Role
 	if w.ToolCallID != "" {
 		role += " (" + w.ToolCallID + ")"
 	}
-	return message{Role: role, Text: strings.Join(lines, "\n")}
+	return message{Role: role, Text: strings.Join(lines, "\n"), Said: strings.Join(said, "\n")}
 }
 
 // textOf is a JSON string's value, the joined text of an array of text

@@ -70,3 +70,19 @@ func TestPromptText(t *testing.T) {
 		}
 	}
 }
+
+// Said keeps what was said and leaves out tool calls and results, whole:
+// a multi-line tool result or arguments string leaves no line behind.
+func TestMessageSaid(t *testing.T) {
+	tests := []struct{ content, want string }{
+		{`{"role":"assistant","content":"Reading it.","tool_calls":[{"function":{"name":"read_file","arguments":"{\n\"path\": \"a\"\n}"}}]}`, "Reading it."},
+		{`{"role":"tool","parts":[{"type":"tool_call_response","response":"line 1\nline 2"}]}`, ""},
+		{`{"role":"user","parts":[{"type":"text","content":"→ an arrow the user typed"}]}`, "→ an arrow the user typed"},
+	}
+	for _, tt := range tests {
+		msgs, ok := parseMessages(tt.content)
+		if !ok || len(msgs) != 1 || msgs[0].Said != tt.want {
+			t.Errorf("parseMessages(%s) = %+v, %v; want one message saying %q", tt.content, msgs, ok, tt.want)
+		}
+	}
+}

@@ -79,19 +79,25 @@ func (s store) contextTurns(ctx context.Context, threadID string, before *contex
 
 // threadExists reports whether the thread has any turn.
 func (s store) threadExists(ctx context.Context, threadID string) (bool, error) {
-	rows, err := s.db.Query(ctx, selectThreadExists, threadID)
+	return s.exists(ctx, "thread", selectThreadExists, threadID)
+}
+
+// exists runs a query whose one row counts found rows (at most one), for
+// what says whether a thread or trace exists.
+func (s store) exists(ctx context.Context, what, query string, args ...any) (bool, error) {
+	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
-		return false, fmt.Errorf("query thread exists: %w", err)
+		return false, fmt.Errorf("query %s exists: %w", what, err)
 	}
 	defer rows.Close()
 	var found uint64
 	if rows.Next() {
 		if err := rows.Scan(&found); err != nil {
-			return false, fmt.Errorf("scan thread exists: %w", err)
+			return false, fmt.Errorf("scan %s exists: %w", what, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return false, fmt.Errorf("read thread exists: %w", err)
+		return false, fmt.Errorf("read %s exists: %w", what, err)
 	}
 	return found > 0, nil
 }

@@ -46,10 +46,11 @@ ORDER BY start_ns, span_id
 LIMIT 1 BY span_id`
 
 // selectTraceCalls adds up a trace's turns by span, without reading their
-// content. FINAL folds a turn delivered twice: its copies share the whole
-// sort key. A call's answer row starts when the call ends, carrying its
-// duration, so the last turn's start is the call's end. A call has ended when it has an answer row, a failed status or
-// a duration, as in selectTurns.
+// content. LIMIT 1 BY turn_id keeps one copy of a turn delivered twice
+// (FINAL would merge every part of the table: trace_id is not in the sort
+// key). A call's answer row starts when the call ends, carrying its
+// duration, so the last turn's start is the call's end; callEnded says
+// whether it has ended, as the thread page decides it.
 const selectTraceCalls = `
 SELECT span_id,
        any(parent_span_id) AS call_parent,
@@ -67,12 +68,28 @@ SELECT span_id,
        sum(tokens_in) AS call_in,
        sum(tokens_out) AS call_out,
        sum(cost_usd) AS call_cost,
-       max(toUInt8(role IN ('response', 'tool_result', 'tool_result_error', 'error') OR status = 'error' OR duration_ns > 0)) AS call_ended,
+       max(toUInt8(` + callEnded + `)) AS call_ended,
        max(toUInt8(role = 'error' OR status = 'error')) AS call_failed,
        anyIf(error, error != '') AS call_error
-FROM conversations FINAL
-WHERE trace_id = ?
+FROM
+(
+    SELECT turn_id, span_id, parent_span_id, thread_id, phase, speaker, agent, round, operation, provider, model,
+           start_ns, tokens_in, tokens_out, cost_usd, role, status, duration_ns, error
+    FROM conversations
+    WHERE trace_id = ?
+    LIMIT 1 BY turn_id
+)
 GROUP BY span_id`
+
+// selectTraceExists is 1 when the trace has a span or a turn, else 0.
+const selectTraceExists = `
+SELECT count() AS found
+FROM
+(
+    SELECT 1 FROM spans WHERE trace_id = ? LIMIT 1
+    UNION ALL
+    SELECT 1 FROM conversations WHERE trace_id = ? LIMIT 1
+)`
 
 // selectSpanTurns reads the turns of one span in the order they were said,
 // each with at most spanTurnRunes runes of its content.
@@ -166,4 +183,9 @@ func (s store) spanTurns(ctx context.Context, traceID, spanID string) ([]SpanTur
 		return nil, fmt.Errorf("read span turns: %w", err)
 	}
 	return turns, nil
+}
+
+// traceExists reports whether the trace has any span or turn.
+func (s store) traceExists(ctx context.Context, traceID string) (bool, error) {
+	return s.exists(ctx, "trace", selectTraceExists, traceID, traceID)
 }

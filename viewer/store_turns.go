@@ -94,9 +94,13 @@ const allContent = 1 << 32
 // twice, merged or not. The prefix has an alias of its own: ClickHouse
 // would substitute an alias named content into the search condition.
 //
-// A call has ended when its span has an answer row (response, tool_result,
-// error), a failed status, or a duration: only ended spans have one. Its
-// prompt is running otherwise.
+// callEnded is true of a row that shows its call has ended: an answer
+// (response, tool result, error), a failed status, or a duration, which
+// only ended spans have. A call none of whose rows is such is running.
+const callEnded = `(role IN ('response', 'tool_result', 'tool_result_error', 'error') OR status = 'error' OR duration_ns > 0)`
+
+// A prompt or tool call is running while no row of its span shows the call
+// ended (callEnded).
 const selectTurns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
@@ -108,7 +112,7 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
            SELECT span_id
            FROM conversations
            WHERE thread_id = ?
-             AND (role IN ('response', 'tool_result', 'error') OR status = 'error' OR duration_ns > 0)
+             AND ` + callEnded + `
        )) AS running
 FROM conversations
 WHERE thread_id = ?`
@@ -317,14 +321,7 @@ WHERE thread_id = ? AND turn_id = ?
 LIMIT 1`
 
 // errTurnNotFound means the thread has no turn with the id asked for.
-var errTurnNotFound error = turnNotFound{}
-
-type turnNotFound struct{}
-
-func (turnNotFound) Error() string { return "turn not found" }
-
-// Is makes a missing turn a not-found error for the handlers.
-func (turnNotFound) Is(target error) bool { return target == errNotFound }
+var errTurnNotFound error = notFoundError("turn not found")
 
 // turnContent returns one turn's whole content; errTurnNotFound when the
 // thread has no such turn.

@@ -3,7 +3,6 @@ package viewer
 import (
 	"cmp"
 	"errors"
-	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -26,6 +25,8 @@ func (s *Server) traceRoutes(app, api *gin.RouterGroup) {
 // message.
 var errTraceNotFound error = notFoundError("trace not found")
 
+// notFoundError is a missing trace or turn, with its own message; errors.Is
+// matches it to errNotFound, which the handlers answer with 404.
 type notFoundError string
 
 func (e notFoundError) Error() string        { return string(e) }
@@ -71,8 +72,8 @@ type TraceSpan struct {
 	Model         string `json:"model"`
 	// LLM marks a provider call: a span naming a provider or a model.
 	LLM       bool     `json:"llm"`
-	TokensIn  *uint32  `json:"tokens_in"`
-	TokensOut *uint32  `json:"tokens_out"`
+	TokensIn  *uint64  `json:"tokens_in"`
+	TokensOut *uint64  `json:"tokens_out"`
 	CostUSD   *float64 `json:"cost_usd"`
 	// Turns is how many turns the span recorded in conversations.
 	Turns uint64 `json:"turns"`
@@ -121,7 +122,7 @@ func spanMessages(content string) []SpanMessage {
 	msgs, _ := decodeMessages(content)
 	out := make([]SpanMessage, len(msgs))
 	for i, m := range msgs {
-		out[i] = SpanMessage(m)
+		out[i] = SpanMessage{Role: m.Role, Text: m.Text}
 	}
 	return out
 }
@@ -157,7 +158,7 @@ func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 			ThreadID: r.ThreadID, Phase: r.Phase, Round: r.Round, Speaker: r.Speaker, Agent: r.Agent,
 			StartNS: r.StartNS, DurationNS: r.DurationNS, Status: r.Status, StatusMessage: r.StatusMessage,
 			Operation: r.Operation, Provider: r.Provider, Model: r.Model,
-			TokensIn: r.TokensIn, TokensOut: r.TokensOut, CostUSD: r.CostUSD,
+			TokensIn: widen(r.TokensIn), TokensOut: widen(r.TokensOut), CostUSD: r.CostUSD,
 		}
 		if c, ok := byCall[r.SpanID]; ok {
 			sp.Turns = c.Turns
@@ -165,10 +166,10 @@ func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 			sp.Failed = c.Failed
 			// Usage the span did not carry, its response row may have.
 			if sp.TokensIn == nil {
-				sp.TokensIn = narrow(c.TokensIn)
+				sp.TokensIn = c.TokensIn
 			}
 			if sp.TokensOut == nil {
-				sp.TokensOut = narrow(c.TokensOut)
+				sp.TokensOut = c.TokensOut
 			}
 			if sp.CostUSD == nil {
 				sp.CostUSD = c.CostUSD
@@ -184,7 +185,7 @@ func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 			SpanID: c.SpanID, ParentSpanID: c.ParentSpanID, Name: callName(c),
 			ThreadID: c.ThreadID, Phase: c.Phase, Round: c.Round, Speaker: c.Speaker, Agent: c.Agent,
 			StartNS: c.StartNS, Operation: c.Operation, Provider: c.Provider, Model: c.Model,
-			TokensIn: narrow(c.TokensIn), TokensOut: narrow(c.TokensOut), CostUSD: c.CostUSD,
+			TokensIn: c.TokensIn, TokensOut: c.TokensOut, CostUSD: c.CostUSD,
 			Turns: c.Turns, Running: !c.Ended, Failed: c.Failed, Status: schema.StatusOK,
 		}
 		if c.Ended {
@@ -218,9 +219,9 @@ func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 		if c, ok := byCall[sp.SpanID]; ok {
 			t.EndNS = max(t.EndNS, c.EndNS)
 		}
-		t.TokensIn = addKnown(t.TokensIn, widen(sp.TokensIn))
-		t.TokensOut = addKnown(t.TokensOut, widen(sp.TokensOut))
-		t.CostUSD = addCost(t.CostUSD, sp.CostUSD)
+		t.TokensIn = addKnown(t.TokensIn, sp.TokensIn)
+		t.TokensOut = addKnown(t.TokensOut, sp.TokensOut)
+		t.CostUSD = addKnown(t.CostUSD, sp.CostUSD)
 	}
 	slices.Sort(t.ThreadIDs)
 	t.DurationNS = t.EndNS - t.StartNS
@@ -297,33 +298,13 @@ func callName(c callRow) string {
 	return "call"
 }
 
-// narrow is a token sum as a span's count; sums beyond uint32 saturate.
-func narrow(v *uint64) *uint32 {
-	if v == nil {
-		return nil
-	}
-	n := uint32(min(*v, math.MaxUint32))
-	return &n
-}
-
+// widen is a span's token count as the sums the trace adds it to.
 func widen(v *uint32) *uint64 {
 	if v == nil {
 		return nil
 	}
 	n := uint64(*v)
 	return &n
-}
-
-// addCost adds the costs that are known; nil when neither is.
-func addCost(a, b *float64) *float64 {
-	if a == nil {
-		return b
-	}
-	if b == nil {
-		return a
-	}
-	sum := *a + *b
-	return &sum
 }
 
 // tracePage renders a trace's waterfall; ?span= opens that span's turns.
@@ -373,7 +354,11 @@ func (s *Server) apiSpanTurns(c *gin.Context) {
 	}
 	if len(turns) == 0 {
 		// No turns: tell an unknown trace from a span that said nothing.
-		if _, err := s.trace(c); err != nil {
+		found, err := s.store.traceExists(ctx, traceID)
+		if err == nil && !found {
+			err = errTraceNotFound
+		}
+		if err != nil {
 			s.apiError(c, err)
 			return
 		}
