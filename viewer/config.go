@@ -2,9 +2,10 @@ package viewer
 
 import "log/slog"
 
-// DefaultThreadLimit is how many threads the threads list shows when no
+// DefaultThreadLimit is the most threads one page of the threads list
+// (and of /api/threads, via its limit parameter) holds when no
 // WithThreadLimit option is given.
-const DefaultThreadLimit = 1000
+const DefaultThreadLimit = 200
 
 // Option configures a Server.
 type Option interface{ apply(*config) }
@@ -38,8 +39,9 @@ func WithLogger(l *slog.Logger) Option {
 	})
 }
 
-// WithThreadLimit caps how many threads, newest first, the threads list and
-// /api/threads return. Zero or less keeps DefaultThreadLimit.
+// WithThreadLimit caps how many threads one page of the threads list and
+// of /api/threads may hold; pages of 50 are the default below it. Zero or
+// less keeps DefaultThreadLimit.
 func WithThreadLimit(n int) Option {
 	return optionFunc(func(c *config) {
 		if n > 0 {

@@ -131,7 +131,7 @@ func (s *Server) search(c *gin.Context) (searchView, error) {
 	if f.After != nil && f.Before != nil {
 		return v, badParam("before", "cannot be given with after")
 	}
-	if v.Projects, _, err = s.store.threadChoices(ctx); err != nil {
+	if v.Projects, _, err = s.store.choices(ctx, selectThreadChoices); err != nil {
 		return v, err
 	}
 	// The dropdowns show a filter given by URL even when they do not list it.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/singleflight"
 )
 
 // DB is what the viewer needs of a ClickHouse connection whose database is
@@ -17,7 +18,7 @@ import (
 // and Exec are called concurrently, one call per request, with the
 // request's context. Exec only inserts rows: of the tables a user changes
 // (thread_meta, turn_notes) and of the summaries the viewer keeps
-// (cost_daily, cost_thread_daily, cost_days).
+// (thread_summary, cost_daily, cost_thread_daily, cost_days).
 type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error
@@ -40,7 +41,7 @@ type Server struct {
 func New(db DB, opts ...Option) *Server {
 	cfg := newConfig(opts)
 	s := &Server{
-		store: store{db: db, threadLimit: cfg.threadLimit},
+		store: store{db: db, threadLimit: cfg.threadLimit, flights: new(singleflight.Group)},
 		log:   cfg.logger,
 		pages: parsePages(),
 		token: cfg.token,
@@ -73,7 +74,7 @@ func (s *Server) router() *gin.Engine {
 	// The embedded files only: a folder is not listed.
 	files := http.StripPrefix("/static", http.FileServerFS(static))
 	r.GET("/static/*file", func(c *gin.Context) {
-		if name := c.Param("file"); name == "/" || strings.HasSuffix(name, "/") {
+		if strings.HasSuffix(c.Param("file"), "/") {
 			s.notFound(c)
 			return
 		}

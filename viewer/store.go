@@ -1,6 +1,10 @@
 package viewer
 
-import "errors"
+import (
+	"errors"
+
+	"golang.org/x/sync/singleflight"
+)
 
 // errNotFound means no turn of the thread asked for exists.
 var errNotFound = errors.New("thread not found")
@@ -11,4 +15,7 @@ var errNotFound = errors.New("thread not found")
 type store struct {
 	db          DB
 	threadLimit int
+	// flights lets concurrent requests share one refresh of a summary
+	// table instead of each recomputing the same rows.
+	flights *singleflight.Group
 }

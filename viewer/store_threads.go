@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"golang.org/x/sync/errgroup"
 )
 
 // Thread is one thread of the threads list: what its turns add up to, and
@@ -258,10 +259,18 @@ FROM conversations
 WHERE (project, thread_id) IN (?)
 GROUP BY thread_id`
 
-// selectThreadChoices lists what the list's filters can choose from.
+// selectThreadChoices lists the projects and providers that have turns.
 const selectThreadChoices = `
 SELECT groupUniqArrayIf(project, project != '') AS projects, groupUniqArrayIf(provider, provider != '') AS all_providers
 FROM conversations`
+
+// selectListChoices lists what the list's filters can choose from out of
+// the summaries, which the list has just brought up to date: no second pass
+// over conversations.
+const selectListChoices = `
+SELECT groupUniqArrayIf(project, project != '') AS projects, groupUniqArrayArray(providers) AS all_providers
+FROM ` + latestSummaries + ` AS s
+WHERE ` + summariesKept
 
 // threadsQuery is the query of the page of threads that f asks for, and
 // its arguments, over the summaries. It asks for one thread more than the
@@ -316,7 +325,7 @@ func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) 
 	if f.After != nil {
 		slices.Reverse(threads)
 	}
-	first, last := f.After, f.Before // when the page is empty
+	var first, last *Cursor // an empty page links nowhere
 	if len(threads) > 0 {
 		first, last = threadCursor(threads[0]), threadCursor(threads[len(threads)-1])
 	}
@@ -351,9 +360,10 @@ func (s store) thread(ctx context.Context, id string) (Thread, error) {
 	return ts[0], nil
 }
 
-// threadChoices returns the projects and providers that have turns, sorted.
-func (s store) threadChoices(ctx context.Context) (projects, providers []string, err error) {
-	rows, err := s.db.Query(ctx, selectThreadChoices)
+// choices returns the projects and providers that query
+// (selectThreadChoices or selectListChoices) lists, sorted.
+func (s store) choices(ctx context.Context, query string) (projects, providers []string, err error) {
+	rows, err := s.db.Query(ctx, query)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query thread choices: %w", err)
 	}
@@ -605,13 +615,36 @@ type fingerprint struct{ rows, hash uint64 }
 
 // refreshSummaries recomputes the summaries whose thread's rows changed
 // since they were computed, and marks as gone those whose rows are gone.
+// Requests that arrive while a refresh runs share it rather than each
+// recomputing the same threads; the refresh outlives a caller that gives
+// up, so the others still get it.
 func (s store) refreshSummaries(ctx context.Context) error {
-	now, err := s.readFingerprints(ctx)
-	if err != nil {
-		return err
+	ch := s.flights.DoChan("thread_summary", func() (any, error) {
+		return nil, s.refreshSummariesNow(context.WithoutCancel(ctx))
+	})
+	select {
+	case res := <-ch:
+		return res.Err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	stored, live, err := s.readSummaryFingerprints(ctx)
-	if err != nil {
+}
+
+func (s store) refreshSummariesNow(ctx context.Context) error {
+	var (
+		now, stored map[threadKey]fingerprint
+		live        map[threadKey]bool
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		now, err = s.readFingerprints(gctx)
+		return err
+	})
+	g.Go(func() (err error) {
+		stored, live, err = s.readSummaryFingerprints(gctx)
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	stale, gone := map[string][]string{}, map[string][]string{}

@@ -22,7 +22,6 @@ func (s *Server) threadsRoutes(app, api *gin.RouterGroup) {
 // Page sizes of the threads list; the server's thread limit lowers both.
 const (
 	defaultPageSize    = 50
-	maxPageSize        = 200
 	maxTitleQueryRunes = 200
 )
 
@@ -100,17 +99,17 @@ func (s *Server) threadsList(c *gin.Context) (threadsList, error) {
 	if err != nil {
 		return threadsList{}, err
 	}
-	projects, providers, err := s.store.threadChoices(ctx)
+	projects, providers, err := s.store.choices(ctx, selectListChoices)
 	if err != nil {
 		return threadsList{}, err
 	}
 	return threadsList{Filter: f, Page: page, Projects: projects, Providers: providers}, nil
 }
 
-// pageSize is the default page size, and the most a page may hold: at
-// most the server's thread limit.
+// pageSize is the default page size, and the most a page may hold: the
+// server's thread limit.
 func (s *Server) pageSize() (def, max int) {
-	return min(defaultPageSize, s.store.threadLimit), min(maxPageSize, s.store.threadLimit)
+	return min(defaultPageSize, s.store.threadLimit), s.store.threadLimit
 }
 
 // threadFilter reads the list's query parameters: project, provider, q,
