@@ -243,6 +243,11 @@ func TestTurnWindow(t *testing.T) {
 	if page := get(t, h, "/threads/th-w?limit=1005").body; strings.Contains(page, `class="earlier"`) {
 		t.Error("limit=1005 still says turns are hidden")
 	}
+	// "Copy whole thread" copies every turn, not only the page's window.
+	md := get(t, h, "/api/threads/th-w/markdown").body
+	if !strings.Contains(md, "turn 0\n") || !strings.Contains(md, "turn 1004\n") {
+		t.Errorf("thread markdown lacks the oldest or the newest of %d turns", n)
+	}
 	// The window applies after the filters.
 	page = get(t, h, "/threads/th-w?q=turn+1&limit=5").body
 	if ids := pageIDs(page); strings.Join(ids, ",") != "w1000:prompt:0,w1001:prompt:0,w1002:prompt:0,w1003:prompt:0,w1004:prompt:0" {

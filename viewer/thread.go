@@ -53,7 +53,7 @@ type filterForm struct {
 
 // parseThreadQuery reads the filters of a thread page or its turns API.
 // An unusable value is a *ParamError naming its parameter.
-func parseThreadQuery(v url.Values, now time.Time) (TurnFilter, filterForm, error) {
+func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filterForm, error) {
 	form := filterForm{
 		Role:    strings.TrimSpace(v.Get("role")),
 		Speaker: strings.TrimSpace(v.Get("speaker")),
@@ -94,7 +94,7 @@ func parseThreadQuery(v url.Values, now time.Time) (TurnFilter, filterForm, erro
 	if f.FromNS, f.ToNS, err = timeRange(form.From, form.To, now); err != nil {
 		return TurnFilter{}, filterForm{}, err
 	}
-	if form.Limit, err = parseLimit("limit", v.Get("limit"), turnWindow, maxTurnWindow); err != nil {
+	if form.Limit, err = parseLimit("limit", v.Get("limit"), window, maxTurnWindow); err != nil {
 		return TurnFilter{}, filterForm{}, err
 	}
 	return f, form, nil
@@ -109,10 +109,11 @@ type threadTurns struct {
 }
 
 // loadTurns reads the thread of the request and the newest turns its
-// filters let through, of each at most contentBytes of content.
-func (s *Server) loadTurns(c *gin.Context, contentBytes int) (threadTurns, error) {
+// filters let through, at most its limit parameter, else window; of each
+// at most contentBytes of content.
+func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurns, error) {
 	ctx, id := c.Request.Context(), c.Param("id")
-	f, form, err := parseThreadQuery(c.Request.URL.Query(), time.Now())
+	f, form, err := parseThreadQuery(c.Request.URL.Query(), window, time.Now())
 	if err != nil {
 		return threadTurns{}, err
 	}
@@ -136,7 +137,7 @@ func (s *Server) loadTurns(c *gin.Context, contentBytes int) (threadTurns, error
 // threadPage renders one thread grouped by phase and round.
 func (s *Server) threadPage(c *gin.Context) {
 	ctx, id := c.Request.Context(), c.Param("id")
-	tt, err := s.loadTurns(c, pageContentBytes)
+	tt, err := s.loadTurns(c, turnWindow, pageContentBytes)
 	if errors.Is(err, errNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No thread has the id "+id+".")
 		return
@@ -208,7 +209,7 @@ type turnsResponse struct {
 // limit. A
 // turn's content beyond pageContentBytes is cut (content_cut).
 func (s *Server) apiTurns(c *gin.Context) {
-	tt, err := s.loadTurns(c, pageContentBytes)
+	tt, err := s.loadTurns(c, turnWindow, pageContentBytes)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -219,10 +220,11 @@ func (s *Server) apiTurns(c *gin.Context) {
 	})
 }
 
-// threadMarkdown answers GET /api/threads/:id/markdown: the turns the
-// filters let through, whole, as markdown.
+// threadMarkdown answers GET /api/threads/:id/markdown: all the turns the
+// filters let through (not only the page's window; at most limit when
+// given), whole, as markdown.
 func (s *Server) threadMarkdown(c *gin.Context) {
-	tt, err := s.loadTurns(c, allContent)
+	tt, err := s.loadTurns(c, maxTurnWindow, allContent)
 	if err != nil {
 		s.apiError(c, err)
 		return
