@@ -3,8 +3,6 @@ package viewer
 import (
 	"strconv"
 	"strings"
-
-	"github.com/convtrace/convtrace/schema"
 )
 
 // turnMarkdown writes one turn as markdown: a heading naming who said it,
@@ -14,7 +12,7 @@ import (
 func turnMarkdown(t Turn) string {
 	var b strings.Builder
 	b.WriteString("### " + turnHeading(t) + "\n\n")
-	if t.Role == schema.RoleError || t.Status == schema.StatusError {
+	if t.failed() {
 		if msg := strings.TrimSpace(t.Error); msg != "" {
 			b.WriteString("> Error: " + strings.Join(strings.Fields(msg), " ") + "\n\n")
 			if strings.TrimSpace(t.Content) == msg {

@@ -3,6 +3,7 @@ package viewer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,12 +75,13 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	queries = append(queries,
 		inline(t, threadQuery(), "th1", "th1"),
 		// As clickhouse-go writes a []clickhouse.GroupSet.
-		strings.Replace(selectThreadTexts, "?", "('alpha', 'th1'), ('beta', 'th2')", 1)+" ORDER BY thread_id",
-		strings.Replace(selectThreadTexts, "?", "('beta', 'th2')", 1),
+		inline(t, keyedThreadsQuery, sqlLiteral("('alpha', 'th1'), ('beta', 'th2')"))+" ORDER BY thread_id",
+		inline(t, keyedThreadsQuery, sqlLiteral("('beta', 'th2')")),
 		selectThreadChoices,
 		`SELECT thread_id, title, archived, starred, updated_ns FROM thread_meta FINAL ORDER BY thread_id`,
 		selectFingerprints+" ORDER BY project, thread_id",
 		selectSummaryFingerprints+" ORDER BY project, thread_id",
+		selectListChoices,
 	)
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
 	if err != nil {
@@ -119,8 +121,8 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		t.Errorf("thread th1 = %v, want one row of 3 turns, 10 tokens in, cost 0.5 (the copy counted once)", one)
 	}
 	texts := out.Results[n+1].Rows
-	if len(texts) != 2 || texts[0]["first_prompt"] != "데이터 파이프라인 🚀" || texts[0]["last_response"] != "answer\none" ||
-		texts[0]["last_turn"] != "second prompt" || texts[1]["last_response"] != "" {
+	if len(texts) != 2 || texts[0]["thread_first_prompt"] != "데이터 파이프라인 🚀" || texts[0]["thread_last_response"] != "answer\none" ||
+		texts[0]["thread_last_turn"] != "second prompt" || texts[1]["thread_last_response"] != "" {
 		t.Errorf("texts of th1, th2 = %v", texts)
 	}
 	if one := out.Results[n+2].Rows; len(one) != 1 || one[0]["thread_id"] != "th2" {
@@ -157,6 +159,24 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	if got, want := strings.Join(stored, ","), "alpha/th1 n=4 h=7 turns=3,beta/th2 n=1 h=8 turns=1,beta/th3 n=1 h=9 turns=1,gamma/th4 n=0 h=0 turns=0"; got != want {
 		t.Errorf("stored fingerprints = %s, want %s", got, want)
 	}
+	// The list's choices come from the summaries of threads not gone.
+	if lc := out.Results[n+7].Rows; len(lc) != 1 || !sameSet(lc[0]["projects"], "alpha", "beta") {
+		t.Errorf("list choices = %v, want the projects alpha and beta (gamma's thread is gone)", lc)
+	}
+}
+
+// sameSet says whether v, a JSON array chDB returned, holds exactly want.
+func sameSet(v any, want ...string) bool {
+	got, ok := v.([]any)
+	if !ok || len(got) != len(want) {
+		return false
+	}
+	for _, g := range got {
+		if !slices.Contains(want, fmt.Sprint(g)) {
+			return false
+		}
+	}
+	return true
 }
 
 // inlineSummaries is insertSummaries of the threads ids of project, with

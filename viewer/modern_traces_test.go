@@ -39,7 +39,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 			q, uint64(aroundBytesBefore), window, q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
 		inline(t, selectSearch+searchNewer+searchOldestFirst, "PLANNER", uint64(aroundBytesBefore), window, "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
-		inline(t, selectTitleOverrides, sqlLiteral("('th1', 'th2')")),
+		inline(t, keyedThreadsQuery, sqlLiteral("('p', 'th1'), ('q', 'th2')"))+" ORDER BY thread_id",
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
@@ -105,8 +105,9 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		t.Errorf("search PLANNER by speaker, oldest first = %q, want a:prompt:0,a:response:1", ids)
 	}
 
-	if got := rows(5); got != "map[meta_title:My thread thread_id:th1]\n" {
-		t.Errorf("title overrides of th1, th2:\n%s\nwant th1's only", got)
+	if got := out.Results[5].Rows; len(got) != 2 || got[0]["meta_title"] != "My thread" || got[1]["meta_title"] != "" ||
+		got[1]["thread_first_prompt"] != "still running 설정" {
+		t.Errorf("the search results' threads:\n%s\nwant th1 with its title, th2 with its first prompt", rows(5))
 	}
 	ids = nil
 	for _, r := range out.Results[6].Rows {

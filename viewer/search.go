@@ -30,7 +30,7 @@ const maxQueryBytes = 1000
 // searchRoles are the roles the search form offers; the role parameter
 // takes any role.
 var searchRoles = []string{schema.RolePrompt, schema.RoleResponse, schema.RoleSystem,
-	schema.RoleToolCall, schema.RoleToolResult, schema.RoleError}
+	schema.RoleToolCall, schema.RoleToolResult, schema.RoleToolResultError, schema.RoleError}
 
 // SearchResult is a turn that matched a search: where it was said, and the
 // text around its first match split into highlight segments.

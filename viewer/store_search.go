@@ -83,14 +83,6 @@ const (
 	aroundBytesAfter  = 4 * snippetRunes
 )
 
-// selectTitleOverrides reads the newest title a user gave each of some
-// threads.
-const selectTitleOverrides = `
-SELECT thread_id, argMax(title, updated_ns) AS meta_title
-FROM thread_meta
-WHERE thread_id IN ?
-GROUP BY thread_id`
-
 // search returns at most limit turns that match f, newest first, whichever
 // way f pages.
 func (s store) search(ctx context.Context, f searchFilter, limit int) ([]searchHit, error) {
@@ -155,53 +147,28 @@ func (s store) search(ctx context.Context, f searchFilter, limit int) ([]searchH
 		return nil, fmt.Errorf("read search hits: %w", err)
 	}
 	if order == searchOldestFirst {
-		for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
-			hits[i], hits[j] = hits[j], hits[i]
-		}
+		slices.Reverse(hits)
 	}
 	return hits, nil
 }
 
 // threadTitles returns the title of each hit's thread, as the threads
-// list shows it.
+// list shows it, from the turns of the projects the hits are in.
 func (s store) threadTitles(ctx context.Context, hits []searchHit) (map[string]string, error) {
 	titles := make(map[string]string)
 	if len(hits) == 0 {
 		return titles, nil
 	}
-	index := map[string]int{}
-	var threads []Thread
-	// A GroupSet binds as a tuple, ('a', 'b'); a slice would bind as an
-	// array, which IN does not take.
-	var ids clickhouse.GroupSet
+	seen := map[[2]string]bool{}
+	var keys []clickhouse.GroupSet
 	for _, h := range hits {
-		i, ok := index[h.ThreadID]
-		if !ok {
-			i = len(threads)
-			index[h.ThreadID] = i
-			threads = append(threads, Thread{ID: h.ThreadID})
-			ids.Value = append(ids.Value, h.ThreadID)
-		}
-		if !slices.Contains(threads[i].projects, h.Project) {
-			threads[i].projects = append(threads[i].projects, h.Project)
+		if k := [2]string{h.Project, h.ThreadID}; !seen[k] {
+			seen[k] = true
+			keys = append(keys, clickhouse.GroupSet{Value: []any{h.Project, h.ThreadID}})
 		}
 	}
-	rows, err := s.db.Query(ctx, selectTitleOverrides, ids)
+	threads, err := s.queryThreads(ctx, keyedThreadsQuery, keys)
 	if err != nil {
-		return nil, fmt.Errorf("query title overrides: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, override string
-		if err := rows.Scan(&id, &override); err != nil {
-			return nil, fmt.Errorf("scan title override: %w", err)
-		}
-		threads[index[id]].Title = override
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read title overrides: %w", err)
-	}
-	if err := s.addTexts(ctx, threads); err != nil {
 		return nil, err
 	}
 	for _, t := range threads {

@@ -34,11 +34,6 @@ type Thread struct {
 	// Preview is the text of the thread's last response (else of its last
 	// turn) on one line, cut to previewRunes.
 	Preview string `json:"preview"`
-
-	// projects are all the projects of the thread's turns (Project is one
-	// of them): the texts of a thread are looked up by (project, thread_id),
-	// the start of the sort key.
-	projects []string
 }
 
 // ThreadFilter narrows the threads list and picks its page; an empty field
@@ -177,14 +172,13 @@ const latestSummaries = `(
 // subquery), the second their condition, the third the condition on the
 // combined threads.
 const selectThreadSums = `
-SELECT thread_id, thread_project, thread_projects, thread_providers, thread_last_ns, turn_count, sum_in, sum_out, cost_total,
+SELECT thread_id, thread_project, thread_providers, thread_last_ns, turn_count, sum_in, sum_out, cost_total,
        meta_title, meta_archived, thread_first_prompt, thread_last_response, thread_last_turn
 FROM
 (
     SELECT
         thread_id,
         any(project) AS thread_project,
-        groupUniqArray(project) AS thread_projects,
         groupUniqArrayArray(providers) AS thread_providers,
         max(last_ns) AS thread_last_ns,
         sum(turns) AS turn_count,
@@ -216,6 +210,10 @@ const (
 	summariesKept       = `turns > 0`
 	summariesOfProject  = `project = ?`
 	summariesOfProvider = `thread_id IN (SELECT thread_id FROM ` + latestSummaries + ` AS p WHERE turns > 0 AND has(providers, ?))`
+	// sumsOfKeys is the threads of some (project, thread_id) pairs, the
+	// start of the sort key, which the primary key resolves to a few
+	// granules (thread_id alone makes ClickHouse 18.16 read the column).
+	sumsOfKeys = `(project, thread_id) IN (?)`
 	// sumsOfThread names the projects of the thread too, so that the
 	// primary key finds its rows.
 	sumsOfThread = `project IN (SELECT project FROM conversations WHERE thread_id = ?) AND thread_id = ?`
@@ -239,25 +237,6 @@ LIMIT ?`
 ORDER BY thread_last_ns, thread_id DESC
 LIMIT ?`
 )
-
-// selectThreadTexts reads, for the search page's threads, what
-// summarizeThreads reads of a few threads' content without aggregating
-// their turns: 2000 runes of the first prompt (enough to find the user's message in
-// messages JSON that opens with a system prompt, far less than a 5 MB
-// prompt), of the last response and of the last turn with content. No
-// FINAL: a copy of a turn has the same content, which argMin and argMax
-// do not count. The argument is a list of (project, thread_id) tuples: the
-// start of the sort key, which the primary key resolves to a few granules
-// (thread_id alone makes ClickHouse 18.16 read the whole column).
-const selectThreadTexts = `
-SELECT
-    thread_id,
-    argMinIf(substringUTF8(content, 1, 2000), (start_ns, seq), role = 'prompt') AS first_prompt,
-    argMaxIf(substringUTF8(content, 1, 2000), (start_ns, seq), role = 'response' AND content != '') AS last_response,
-    argMaxIf(substringUTF8(content, 1, 2000), (start_ns, seq), content != '') AS last_turn
-FROM conversations
-WHERE (project, thread_id) IN (?)
-GROUP BY thread_id`
 
 // selectThreadChoices lists the projects and providers that have turns.
 const selectThreadChoices = `
@@ -300,6 +279,11 @@ func threadsQuery(f ThreadFilter) (string, []any) {
 	args = append(args, uint64(f.Limit+1))
 	return fmt.Sprintf(selectThreadSums, latestSummaries, conditions(where), conditions(having)) + order, args
 }
+
+// keyedThreadsQuery is the query of the threads whose (project,
+// thread_id) pairs its one argument lists, summarized directly from their
+// turns.
+var keyedThreadsQuery = fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfKeys)+")", "", "")
 
 // threadQuery is the query of one thread, whose id is both its
 // arguments: its summaries computed directly, which the primary key keeps
@@ -404,7 +388,7 @@ func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 			archived                                  uint8
 			override, firstPrompt, lastResp, lastTurn string
 		)
-		err := rows.Scan(&t.ID, &t.Project, &t.projects, &t.Providers, &t.LastNS, &t.Turns,
+		err := rows.Scan(&t.ID, &t.Project, &t.Providers, &t.LastNS, &t.Turns,
 			&t.TokensIn, &t.TokensOut, &t.CostUSD, &override, &archived, &firstPrompt, &lastResp, &lastTurn)
 		if err != nil {
 			return nil, fmt.Errorf("scan thread: %w", err)
@@ -422,44 +406,6 @@ func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 		return nil, fmt.Errorf("read threads: %w", err)
 	}
 	return threads, nil
-}
-
-// addTexts sets the title and preview of threads, whose Title holds the
-// title override ("" for none), as the threads list shows them.
-func (s store) addTexts(ctx context.Context, threads []Thread) error {
-	if len(threads) == 0 {
-		return nil
-	}
-	var keys []clickhouse.GroupSet
-	for _, t := range threads {
-		for _, p := range t.projects {
-			keys = append(keys, clickhouse.GroupSet{Value: []any{p, t.ID}})
-		}
-	}
-	rows, err := s.db.Query(ctx, selectThreadTexts, keys)
-	if err != nil {
-		return fmt.Errorf("query thread texts: %w", err)
-	}
-	defer rows.Close()
-	type texts struct{ firstPrompt, lastResponse, lastTurn string }
-	byID := make(map[string]texts, len(threads))
-	for rows.Next() {
-		var id string
-		var tx texts
-		if err := rows.Scan(&id, &tx.firstPrompt, &tx.lastResponse, &tx.lastTurn); err != nil {
-			return fmt.Errorf("scan thread texts: %w", err)
-		}
-		byID[id] = tx
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read thread texts: %w", err)
-	}
-	for i := range threads {
-		t, tx := &threads[i], byID[threads[i].ID]
-		t.Title = threadTitle(t.Title, tx.firstPrompt, t.ID)
-		t.Preview = oneLine(promptText(cmp.Or(tx.lastResponse, tx.lastTurn)), previewRunes)
-	}
-	return nil
 }
 
 // threadTitle is the user's override when there is one, else the first

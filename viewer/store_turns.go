@@ -433,9 +433,7 @@ func (s store) facets(ctx context.Context, threadID string) (Facets, error) {
 		return Facets{}, fmt.Errorf("read facets: %w", err)
 	}
 	for _, vs := range []*[]string{&f.Roles, &f.Speakers, &f.Agents, &f.Tools, &f.Sessions} {
-		if *vs == nil {
-			*vs = []string{}
-		}
+		*vs = orEmpty(*vs)
 		slices.Sort(*vs)
 	}
 	return f, nil

@@ -66,7 +66,7 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 	}
 	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
 	for _, p := range v["phase"] {
-		key := strings.ToLower(strings.TrimSpace(p))
+		key := phaseKey(p)
 		if !slices.Contains(form.Phases, key) {
 			form.Phases = append(form.Phases, key)
 		}
@@ -269,7 +269,7 @@ func inPhaseOrder(totals []PhaseTotal) []PhaseTotal {
 	byKey := make(map[string]PhaseTotal, len(totals))
 	keys := make([]string, 0, len(totals))
 	for _, pt := range totals {
-		key := strings.ToLower(strings.TrimSpace(pt.Phase))
+		key := phaseKey(pt.Phase)
 		byKey[key] = pt
 		keys = append(keys, key)
 	}

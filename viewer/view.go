@@ -126,7 +126,7 @@ func newThreadView(th Thread, turns []Turn, q string) threadView {
 	groups := map[string]*group{}
 	var firstSeen []string // phase keys in order of first appearance
 	for _, t := range turns {
-		key := strings.ToLower(strings.TrimSpace(t.Phase))
+		key := phaseKey(t.Phase)
 		g, ok := groups[key]
 		if !ok {
 			g = &group{name: phaseName(key, t.Phase), rounds: map[uint16][]turnView{}}
@@ -154,6 +154,14 @@ func newThreadView(th Thread, turns []Turn, q string) threadView {
 	}
 	return v
 }
+
+// failed says whether the turn records a failure: an error row, or a
+// failed status.
+func (t Turn) failed() bool { return t.Role == schema.RoleError || t.Status == schema.StatusError }
+
+// phaseKey is how a phase is grouped and filtered: case and surrounding
+// space do not make another phase.
+func phaseKey(phase string) string { return strings.ToLower(strings.TrimSpace(phase)) }
 
 // phaseOrder puts phase keys, given in order of first appearance, in page
 // order: the canonical phases first, in their order, then the others.
@@ -229,7 +237,7 @@ func (b *turnBuilder) view(t Turn) turnView {
 		Turn:        t,
 		SpeakerSegs: highlight(t.Speaker, b.q),
 		Lines:       contentLines(t.Content),
-		Failed:      t.Role == schema.RoleError || t.Status == schema.StatusError,
+		Failed:      t.failed(),
 	}
 	if msgs, ok := parseMessages(t.Content); ok {
 		earlier := 0
@@ -256,7 +264,7 @@ func (b *turnBuilder) view(t Turn) turnView {
 	}
 	tv.Collapsed = tv.Lines > collapseLines
 	if t.ParentTurnID != "" {
-		tv.ParentVerb = parentVerbs[strings.ToLower(strings.TrimSpace(t.Phase))]
+		tv.ParentVerb = parentVerbs[phaseKey(t.Phase)]
 		if tv.ParentVerb == "" {
 			tv.ParentVerb = "replies to"
 		}
