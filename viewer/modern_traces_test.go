@@ -39,7 +39,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 			q, uint64(aroundBytesBefore), window, q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
 		inline(t, selectSearch+searchNewer+searchOldestFirst, "PLANNER", uint64(aroundBytesBefore), window, "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
-		inline(t, keyedThreadsQuery, sqlLiteral("('p', 'th1'), ('q', 'th2')"))+" ORDER BY thread_id",
+		inline(t, keyedThreadsQuery, sqlLiteral("('p', 'th1'), ('q', 'th2')")) + " ORDER BY thread_id",
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
 )
 
 // threadRoutes serves one thread's page, its turns as JSON and markdown,
@@ -167,25 +168,28 @@ func (s *Server) threadPage(c *gin.Context) {
 // addThreadContext adds what the filter bar and header show beyond the
 // turns: phase chips with counts, the values to filter by, the traces.
 func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
-	counts, err := s.store.phaseCounts(ctx, v.Thread.ID)
-	if err != nil {
+	// Four independent reads of the thread: run side by side, not one
+	// round trip after another.
+	var (
+		counts []PhaseCount
+		ids    []string
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { counts, err = s.store.phaseCounts(gctx, v.Thread.ID); return err })
+	g.Go(func() (err error) { v.Facets, err = s.store.facets(gctx, v.Thread.ID); return err })
+	g.Go(func() (err error) { v.Costs, err = s.store.phaseTotals(gctx, v.Thread.ID); return err })
+	g.Go(func() (err error) { ids, err = s.store.traces(gctx, v.Thread.ID); return err })
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	for _, pc := range counts {
 		v.Chips = append(v.Chips, phaseChip{PhaseCount: pc, On: len(v.Filter.Phases) == 0 || slices.Contains(v.Filter.Phases, pc.Key)})
 	}
-	if v.Facets, err = s.store.facets(ctx, v.Thread.ID); err != nil {
-		return err
-	}
-	if v.Costs, err = s.store.phaseTotals(ctx, v.Thread.ID); err != nil {
-		return err
-	}
 	v.Costs = inPhaseOrder(v.Costs)
-	ids, err := s.store.traces(ctx, v.Thread.ID)
 	for _, id := range ids {
 		v.Traces = append(v.Traces, traceLink{ID: id, URL: traceURL(id)})
 	}
-	return err
+	return nil
 }
 
 // apiThreadURL is the path of a thread under /api/.

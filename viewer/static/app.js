@@ -4,35 +4,36 @@
 // loaded on every page and does nothing where its elements are absent.
 "use strict";
 window.convtrace = {
-  // send makes a same-origin JSON request that changes something and
-  // returns the decoded answer; it throws an Error carrying the server's
-  // reason when the status is not 2xx.
-  async send(method, url, body) {
+  // getText makes a same-origin request and returns the answer's text; it
+  // throws an Error carrying the server's reason (the "error" of a JSON
+  // answer) when the status is not 2xx. A body is sent as JSON.
+  async getText(url, method = "GET", body = undefined) {
     const res = await fetch(url, {
       method,
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      headers: body === undefined ? {} : { "Content-Type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    let data = null;
-    try {
-      data = text ? JSON.parse(text) : null;
-    } catch (_) {
-      data = null;
-    }
     if (!res.ok) {
-      throw new Error((data && data.error) || `${method} ${url}: HTTP ${res.status}`);
+      let reason = "";
+      try {
+        reason = JSON.parse(text).error || "";
+      } catch (_) {
+        reason = text.trim();
+      }
+      throw new Error(reason || `${method} ${url}: HTTP ${res.status}`);
     }
-    return data;
+    return text;
   },
-  // getJSON fetches url and decodes it, throwing on a non-2xx status.
+  // send makes a same-origin JSON request that changes something and
+  // returns the decoded answer.
+  async send(method, url, body) {
+    const text = await this.getText(url, method, body);
+    return text ? JSON.parse(text) : null;
+  },
+  // getJSON fetches url and decodes it.
   async getJSON(url) {
-    const res = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-    const data = await res.json().catch(() => null);
-    if (!res.ok) {
-      throw new Error((data && data.error) || `GET ${url}: HTTP ${res.status}`);
-    }
-    return data;
+    return this.send("GET", url);
   },
 };

@@ -19,15 +19,6 @@
     }
   });
 
-  async function getText(url) {
-    const res = await fetch(url, { credentials: "same-origin" });
-    const text = await res.text();
-    if (!res.ok) {
-      throw new Error(`GET ${url}: HTTP ${res.status}: ${text}`);
-    }
-    return text;
-  }
-
   // flash shows a short status next to the button that caused it.
   function flash(el, text) {
     if (!el) {
@@ -40,7 +31,7 @@
 
   async function copy(url, status) {
     try {
-      await navigator.clipboard.writeText(await getText(url));
+      await navigator.clipboard.writeText(await convtrace.getText(url));
       flash(status, "Copied");
     } catch (err) {
       flash(status, `Copy failed: ${err.message}`);
