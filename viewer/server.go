@@ -2,7 +2,9 @@ package viewer
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -71,12 +73,21 @@ func (s *Server) router() *gin.Engine {
 	if err != nil {
 		panic(err) // embedded at build time
 	}
-	// The embedded files only: a folder is not listed.
+	// The embedded files only: a folder is not listed. Embedded files
+	// have no modification time, so each gets an ETag of its content
+	// instead: every page loads them all, and a browser then revalidates
+	// them with a 304 rather than downloading them again.
+	tags := staticETags(static)
 	files := http.StripPrefix("/static", http.FileServerFS(static))
 	r.GET("/static/*file", func(c *gin.Context) {
-		if strings.HasSuffix(c.Param("file"), "/") {
+		name := c.Param("file")
+		if strings.HasSuffix(name, "/") {
 			s.notFound(c)
 			return
+		}
+		if tag, ok := tags[strings.TrimPrefix(name, "/")]; ok {
+			c.Header("ETag", tag)
+			c.Header("Cache-Control", "no-cache")
 		}
 		files.ServeHTTP(c.Writer, c.Request)
 	})
@@ -94,6 +105,28 @@ func (s *Server) router() *gin.Engine {
 	s.contextRoutes(api)
 	r.NoRoute(requireToken(s.token), s.notFound)
 	return r
+}
+
+// staticETags returns a strong ETag, the hash of its content, of every
+// file of fsys by name.
+func staticETags(fsys fs.FS) map[string]string {
+	tags := map[string]string{}
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		tags[name] = `"` + hex.EncodeToString(sum[:8]) + `"`
+		return nil
+	})
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	return tags
 }
 
 // contentSecurityPolicy allows only the viewer's own scripts and

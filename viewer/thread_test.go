@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -234,6 +235,18 @@ func TestStaticFiles(t *testing.T) {
 	}
 	if res := get(t, h, "/static/"); res.status != http.StatusNotFound {
 		t.Errorf("GET /static/: status %d, want 404 (no listing)", res.status)
+	}
+	// A browser that has the file revalidates it: 304, no body.
+	tag := get(t, h, "/static/app.js").header.Get("ETag")
+	if tag == "" {
+		t.Fatal("GET /static/app.js: no ETag")
+	}
+	req := httptest.NewRequest(http.MethodGet, "/static/app.js", nil)
+	req.Header.Set("If-None-Match", tag)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 {
+		t.Errorf("GET /static/app.js with If-None-Match %s: status %d, %d bytes; want 304 and none", tag, rec.Code, rec.Body.Len())
 	}
 }
 
