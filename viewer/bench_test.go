@@ -231,9 +231,10 @@ func benchCount(b *testing.B, conn driver.Conn, want uint64, query string, args 
 	}
 }
 
-// median is the median of vs (the mean of the middle two when their number
-// is even; b.Loop runs at least once, so vs is never empty), for the benchmarks that report it beside the mean: one slow op
-// on a shared machine moves the mean, not the median. vs is left unsorted.
+// median is the median of vs, the mean of the middle two when their number
+// is even, for the benchmarks that report it beside the mean: one slow op
+// on a shared machine moves the mean, not the median. vs is left unsorted
+// and must not be empty (b.Loop runs at least once).
 func median[T ~int64 | ~float64](vs []T) T {
 	vs = slices.Clone(vs)
 	slices.Sort(vs)
