@@ -120,6 +120,22 @@ type response struct {
 	body   string
 }
 
+// send makes a request with a body of contentType to h, the way a page
+// script's convtrace.send does, with header's name-value pairs set after
+// (an Origin, a Sec-Fetch-Site), and returns the answer.
+func send(t *testing.T, h http.Handler, method, path, contentType, body string, header ...string) response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	b, _ := io.ReadAll(rec.Result().Body)
+	return response{status: rec.Code, header: rec.Header(), body: string(b)}
+}
+
 func get(t *testing.T, h http.Handler, path string) response {
 	t.Helper()
 	rec := httptest.NewRecorder()

@@ -269,7 +269,7 @@ func TestThreadPageEscaping(t *testing.T) {
 	tc := r
 	tc.TurnID, tc.Role, tc.Seq, tc.ToolName, tc.ToolCallID, tc.StartNS = "x1:tool_call:2", schema.RoleToolCall, 2, "tool"+hostile, "c1", at(12)
 	insertTurns(t, conn, p, r, tc)
-	if res := put(t, h, "/api/threads/th-x/turns/"+r.TurnID+"/note", `{"memo": "`+strings.ReplaceAll(hostile, `"`, `\"`)+`"}`, nil); res.status != http.StatusOK {
+	if res := put(t, h, "/api/threads/th-x/turns/"+r.TurnID+"/note", `{"memo": "`+strings.ReplaceAll(hostile, `"`, `\"`)+`"}`); res.status != http.StatusOK {
 		t.Fatalf("PUT memo: status %d: %s", res.status, res.body)
 	}
 	for _, path := range []string{"/threads/th-x", "/threads/th-x?q=" + url.QueryEscape("<script>"), "/threads/th-x?speaker=" + url.QueryEscape("sp"+hostile)} {
