@@ -209,12 +209,20 @@ func demoServer(t *testing.T) (http.Handler, driver.Conn, string) {
 	return viewer.New(conn, viewer.WithLogger(log)).Handler(), conn, res.ThreadID
 }
 
-// browse serves h on a local port and returns a headless Chromium tab and
-// the server's base URL; both end with the test.
-func browse(t *testing.T, h http.Handler) (context.Context, string) {
+// browserTab returns a headless Chromium tab that ends with the test. A
+// browser test calls it first, before building its fixture: without a
+// Chromium it skips the test, and nothing should run the demo pipeline
+// for a test that then skips.
+func browserTab(t *testing.T) context.Context {
 	t.Helper()
-	ctx := browsertest.New(t, 2*time.Minute)
+	return browsertest.New(t, 2*time.Minute)
+}
+
+// serve serves h on a local port until the test ends and returns the
+// server's base URL.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return ctx, srv.URL
+	return srv.URL
 }
