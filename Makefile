@@ -67,9 +67,11 @@ chdb:
 	fi
 	@[ -d internal/chdbcheck/node_modules/chdb ] || npm ci --prefix internal/chdbcheck --no-audit --no-fund --ignore-scripts
 
-# Debian's Chromium for the viewer's browser tests (driven with chromedp).
+# Debian's Chromium for the viewer's browser tests (driven with chromedp);
+# any binary internal/browsertest.Find accepts will do.
 chromium:
-	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  command -v google-chrome >/dev/null 2>&1 || command -v google-chrome-stable >/dev/null 2>&1; then :; \
 	elif [ "$(ROOT)" = 0 ]; then \
 	  echo "installing chromium with apt-get"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \

@@ -153,12 +153,7 @@ func (r *Recorder) Call(ctx context.Context, turn Turn, fn func(context.Context)
 
 	var resp Response
 	var err error
-	defer func() {
-		if p := recover(); p != nil {
-			endFailed(span, fmt.Errorf("panic: %v", p))
-			panic(p)
-		}
-	}()
+	defer endOnPanic(span)
 	resp, err = fn(ctx)
 	resp.TurnID = schema.ResponseTurnID(span.SpanContext().SpanID().String(), err != nil)
 	if err != nil {
@@ -210,12 +205,7 @@ func (r *Recorder) Tool(ctx context.Context, call ToolCall, fn func(context.Cont
 	ctx, span := r.tracer.Start(ctx, schema.OperationExecuteTool+" "+call.Name,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	span.AddEvent(schema.EventPrompt, trace.WithAttributes(r.content(call.Arguments)...))
-	defer func() {
-		if p := recover(); p != nil {
-			endFailed(span, fmt.Errorf("panic: %v", p))
-			panic(p)
-		}
-	}()
+	defer endOnPanic(span)
 	result, err := fn(ctx)
 	if err != nil {
 		if result != "" {
@@ -264,6 +254,16 @@ func (r *Recorder) content(s string) []attribute.KeyValue {
 		return append(attrs, attribute.String(schema.KeyContent, s[:cut]), attribute.Bool(schema.KeyContentTruncated, true))
 	}
 	return append(attrs, attribute.String(schema.KeyContent, s))
+}
+
+// endOnPanic, deferred right after a span starts, ends the span failed
+// when the code it measures panics and re-raises the same value, so a
+// crash still shows in the trace.
+func endOnPanic(span trace.Span) {
+	if p := recover(); p != nil {
+		endFailed(span, fmt.Errorf("panic: %v", p))
+		panic(p)
+	}
 }
 
 func endFailed(span trace.Span, err error) {

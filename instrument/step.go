@@ -2,7 +2,6 @@ package instrument
 
 import (
 	"context"
-	"fmt"
 
 	"go.opentelemetry.io/otel/trace"
 )
@@ -15,13 +14,8 @@ import (
 // recorded and re-raised.
 func (r *Recorder) Step(ctx context.Context, name string, fn func(context.Context) error) error {
 	ctx, span := r.tracer.Start(ctx, name,
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(r.scopeAttrs(ctx, Turn{}, 0)...))
-	defer func() {
-		if p := recover(); p != nil {
-			endFailed(span, fmt.Errorf("panic: %v", p))
-			panic(p)
-		}
-	}()
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(Attributes(ctx)...))
+	defer endOnPanic(span)
 	if err := fn(ctx); err != nil {
 		endFailed(span, err)
 		return err

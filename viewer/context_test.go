@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
@@ -91,8 +92,10 @@ user:will fail
 	}
 	var got contextAnswer
 	getJSON(t, h, "/api/threads/ctx/context?limit=2", http.StatusOK, &got)
-	if m := got.Messages[0]; m.TurnID != "d:response:1" || m.Speaker != "planner" || m.Phase != "plan" || !m.Time.Equal(m.Time.UTC()) || m.Time.UnixNano() != int64(at(31)) {
-		t.Errorf("message = %+v, want turn d:response:1 of planner in plan at t0+31s", m)
+	// Decoding keeps UTC only from a time written with "Z": an offset such
+	// as +00:00 decodes to Local or a fixed zone.
+	if m := got.Messages[0]; m.TurnID != "d:response:1" || m.Speaker != "planner" || m.Phase != "plan" || m.Time.Location() != time.UTC || m.Time.UnixNano() != int64(at(31)) {
+		t.Errorf("message = %+v (time in %v), want turn d:response:1 of planner in plan at t0+31s UTC", m, m.Time.Location())
 	}
 }
 

@@ -15,8 +15,9 @@ import (
 // The cost page of the demo data renders its charts and tables in a real
 // browser, and every CSV link of the page downloads CSV that parses.
 func TestCostPageInBrowser(t *testing.T) {
+	ctx := browserTab(t)
 	h, _, _ := demoServer(t)
-	ctx, base := browse(t, h)
+	base := serve(t, h)
 	// The demo ran moments ago: the default range (30 days) holds it.
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/cost"), chromedp.WaitVisible(chromedp.CSS("svg.chart rect.bar"))); err != nil {
 		t.Fatal(err)

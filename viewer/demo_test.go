@@ -13,11 +13,12 @@ import (
 // The demo thread renders in a real browser with every phase of the
 // pipeline.
 func TestDemoThreadInBrowser(t *testing.T) {
+	ctx := browserTab(t)
 	h, _, thread := demoServer(t)
 	if res := get(t, h, "/threads/"+thread); res.status != http.StatusOK {
 		t.Fatalf("GET demo thread: status %d", res.status)
 	}
-	ctx, base := browse(t, h)
+	base := serve(t, h)
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/threads/"+thread), chromedp.WaitVisible(chromedp.CSS("article.turn"))); err != nil {
 		t.Fatal(err)
 	}

@@ -120,6 +120,22 @@ type response struct {
 	body   string
 }
 
+// send makes a request with a body of contentType to h, the way a page
+// script's convtrace.send does, with header's name-value pairs set after
+// (an Origin, a Sec-Fetch-Site), and returns the answer.
+func send(t *testing.T, h http.Handler, method, path, contentType, body string, header ...string) response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	b, _ := io.ReadAll(rec.Result().Body)
+	return response{status: rec.Code, header: rec.Header(), body: string(b)}
+}
+
 func get(t *testing.T, h http.Handler, path string) response {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -193,12 +209,20 @@ func demoServer(t *testing.T) (http.Handler, driver.Conn, string) {
 	return viewer.New(conn, viewer.WithLogger(log)).Handler(), conn, res.ThreadID
 }
 
-// browse serves h on a local port and returns a headless Chromium tab and
-// the server's base URL; both end with the test.
-func browse(t *testing.T, h http.Handler) (context.Context, string) {
+// browserTab returns a headless Chromium tab that ends with the test. A
+// browser test calls it first, before building its fixture: without a
+// Chromium it skips the test, and nothing should run the demo pipeline
+// for a test that then skips.
+func browserTab(t *testing.T) context.Context {
 	t.Helper()
-	ctx := browsertest.New(t, 2*time.Minute)
+	return browsertest.New(t, 2*time.Minute)
+}
+
+// serve serves h on a local port until the test ends and returns the
+// server's base URL.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return ctx, srv.URL
+	return srv.URL
 }

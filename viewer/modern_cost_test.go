@@ -1,31 +1,24 @@
 package viewer
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/convtrace/convtrace/internal/chdbcheck"
 )
 
 // The cost queries run on a modern server (chDB 26.x) too, return the
 // types the Go side scans and count a turn delivered twice once.
 func TestCostQueriesOnModernClickHouse(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	caps, stmts := chdbcheck.Schema(ctx, t)
 	const cols = "INSERT INTO conversations (turn_id, span_id, project, thread_id, phase, role, seq, model, tokens_in, tokens_out, tokens_cache_read, cost_usd, cost_source, start_ns) VALUES "
 	const day = 86400_000_000_000
 	rows := fmt.Sprintf(`('a:prompt:0', 'a', 'p', 'th1', 'plan', 'prompt', 0, 'gpt-5', NULL, NULL, NULL, NULL, '', %d),
 	      ('a:response:1', 'a', 'p', 'th1', 'plan', 'response', 1, 'gpt-5', 1000, 100, 800, 0.5, 'priced', %d),
 	      ('b:response:1', 'b', 'p', 'th1', 'review', 'response', 1, 'qwen', 10, 10, NULL, NULL, 'unknown', %d)`, day+1, day+2, 2*day)
-	stmts = append(stmts, cols+rows, cols+rows) // the same batch delivered twice
+	fixtures := []string{cols + rows, cols + rows} // the same batch delivered twice
 	// Summarize day 1 (version 100) as refreshCost does; day 2 is read
 	// live, as the tail of the range.
 	recompute := []any{uint64(100), uint64(86400), uint64(2 * 86400), uint64(day), uint64(2 * day)}
-	stmts = append(stmts,
+	fixtures = append(fixtures,
 		inline(t, insertCostDaily, recompute...),
 		inline(t, insertCostThreadDaily, recompute...),
 		inline(t, insertCostStates, uint64(100), sqlArray([]uint32{1}), sqlArray([]uint64{3}), sqlArray([]uint64{3*day + 3})))
@@ -38,10 +31,7 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectCostFingerprints, uint64(86400), uint64(3*86400)),
 		inline(t, selectCostStates, uint32(0), uint32(3)),
 	}
-	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
-	if err != nil {
-		t.Fatalf("cost SQL on ClickHouse %s: %v", caps.Version, err)
-	}
+	out := runModern(t, fixtures, queries)
 	wantTypes := map[string]string{
 		"day_number": "UInt64", "fp_day": "UInt32", "turns": "UInt64", "start_sum": "UInt64", "st_turns": "UInt64", "version": "UInt64", "calls": "UInt64", "sum_in": "Nullable(UInt64)", "sum_cache_read": "Nullable(UInt64)",
 		"sum_cost": "Nullable(Float64)", "unpriced": "UInt64", "first_ns": "UInt64",
@@ -74,19 +64,6 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	if ph := out.Results[2].Rows; len(ph) != 2 || ph[0]["phase"] != "plan" || fmt.Sprint(ph[1]["unpriced"]) != "1" {
 		t.Errorf("phase totals = %v, want plan, then review with one unpriced call", ph)
 	}
-}
-
-// sqlArray renders a bound array argument as clickhouse-go does.
-func sqlArray[T string | uint32 | uint64](xs []T) sqlLiteral {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		if s, ok := any(x).(string); ok {
-			parts[i] = "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
-		} else {
-			parts[i] = fmt.Sprint(x)
-		}
-	}
-	return sqlLiteral("[" + strings.Join(parts, ", ") + "]")
 }
 
 // sqlArgs renders the array arguments of args for inline.

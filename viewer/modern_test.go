@@ -29,7 +29,7 @@ func inline(t *testing.T, query string, args ...any) string {
 		b.WriteString(parts[i])
 		switch v := a.(type) {
 		case string:
-			b.WriteString("'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'")
+			b.WriteString(quoteString(v))
 		default:
 			fmt.Fprint(&b, v)
 		}
@@ -38,69 +38,56 @@ func inline(t *testing.T, query string, args ...any) string {
 	return b.String()
 }
 
-// The integration tests run the viewer's SQL on ClickHouse 18.16; this runs
-// the same statements on a modern server (chDB 26.x) and checks that they
-// return what the Go code scans: the same columns, types it can scan into,
-// NULL sums for unknown values, one row per turn.
-func TestQueriesOnModernClickHouse(t *testing.T) {
+// quoteString is s as a ClickHouse string literal, as clickhouse-go
+// quotes a bound string.
+func quoteString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// sqlArray renders a bound array argument as clickhouse-go does.
+func sqlArray[T string | uint32 | uint64](xs []T) sqlLiteral {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		if s, ok := any(x).(string); ok {
+			parts[i] = quoteString(s)
+		} else {
+			parts[i] = fmt.Sprint(x)
+		}
+	}
+	return sqlLiteral("[" + strings.Join(parts, ", ") + "]")
+}
+
+// runModern runs fixtures, after the schema's statements, and then queries
+// on a modern server (chDB 26.x), failing t when any of them fails.
+func runModern(t *testing.T, fixtures, queries []string) chdbcheck.Output {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	caps, stmts := chdbcheck.Schema(ctx, t)
-	const cols = "INSERT INTO conversations (turn_id, span_id, thread_id, phase, role, seq, provider, content, tokens_in, tokens_out, cost_usd, status, start_ns, duration_ns) VALUES "
-	stmts = append(stmts,
-		cols+`('a:prompt:0', 'a', 'th1', 'Plan', 'prompt', 0, 'openai', 'first prompt', NULL, NULL, NULL, 'ok', 1000, 0),
-		      ('a:response:1', 'a', 'th1', 'Plan', 'response', 1, 'openai', 'answer', 10, 20, 0.5, 'ok', 2000, 1000),
-		      ('b:prompt:0', 'b', 'th1', 'review', 'prompt', 0, 'anthropic', 'second prompt', NULL, NULL, NULL, 'ok', 3000, 0),
-		      ('c:prompt:0', 'c', 'th2', '', 'prompt', 0, '', 'no usage', NULL, NULL, NULL, 'ok', 500, 0),
-		      ('d:prompt:0', 'd', 'th3', '', 'prompt', 0, '', 'archived', NULL, NULL, NULL, 'ok', 400, 0)`,
-		// The same response delivered again, in a part of its own.
-		cols+`('a:response:1', 'a', 'th1', 'Plan', 'response', 1, 'openai', 'answer', 10, 20, 0.5, 'ok', 2000, 1000)`,
-	)
-	queries := []string{
-		inline(t, selectTurns+filterPhases(1)+filterRole+orderTurns, uint64(100), "th1", "th1", "PLAN", "response", uint64(10)),
-		inline(t, selectTurns+orderTurns, uint64(100), "th1", "th1", uint64(10)),
-	}
-	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
+	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: append(stmts, fixtures...), Queries: queries})
 	if err != nil {
 		t.Fatalf("viewer SQL on ClickHouse %s: %v", caps.Version, err)
 	}
-
-	if filtered := out.Results[0].Rows; len(filtered) != 1 || filtered[0]["turn_id"] != "a:response:1" {
-		t.Errorf("th1 turns, phase PLAN, role response = %v, want a:response:1 once", filtered)
-	}
-	var ids []string
-	for _, r := range out.Results[1].Rows {
-		ids = append(ids, fmt.Sprintf("%s running=%v", r["turn_id"], r["running"]))
-	}
-	want := "b:prompt:0 running=1,a:response:1 running=0,a:prompt:0 running=0" // newest first
-	if strings.Join(ids, ",") != want {
-		t.Errorf("th1 turns = %q, want %q", ids, want)
-	}
-	for _, c := range out.Results[1].Columns {
-		if c.Name == "running" && c.Type != "UInt8" {
-			t.Errorf("turns column running is %s, want UInt8", c.Type)
-		}
-	}
+	return out
 }
 
 // The thread page's queries (every filter at once, the count, phase
 // counts, facets, traces, notes, one turn's content, the note insert) on
-// a modern server, with Korean, Japanese and emoji search.
+// a modern server, with Korean, Japanese and emoji search: the columns
+// and types the Go code scans, a turn delivered twice read once, and
+// which prompts are still running.
 func TestThreadQueriesOnModernClickHouse(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	caps, stmts := chdbcheck.Schema(ctx, t)
 	const cols = "INSERT INTO conversations (turn_id, trace_id, span_id, thread_id, session_id, phase, speaker, agent, role, seq, tool_name, content, status, start_ns, duration_ns) VALUES "
-	stmts = append(stmts,
-		cols+`('a:prompt:0', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'prompt', 0, '', '안녕하세요 세계', 'ok', 1000, 0),
+	fixtures := []string{
+		cols + `('a:prompt:0', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'prompt', 0, '', '안녕하세요 세계', 'ok', 1000, 0),
 		      ('a:response:1', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'response', 1, '', 'こんにちは 🚀 LAUNCH', 'ok', 2000, 1000),
 		      ('b:tool_call:0', 't2', 'b', 'th', 's2', 'execute', 'worker', 'sub', 'tool_call', 0, 'grep', 'launch?', 'ok', 3000, 0),
 		      ('c:prompt:0', 't2', 'c', 'th', 's2', 'review', 'worker', '', 'prompt', 0, '', 'other', 'ok', 4000, 0)`,
-		cols+`('a:response:1', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'response', 1, '', 'こんにちは 🚀 LAUNCH', 'ok', 2000, 1000)`,
+		cols + `('a:response:1', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'response', 1, '', 'こんにちは 🚀 LAUNCH', 'ok', 2000, 1000)`,
 		inline(t, insertNote, "th", "a:response:1", uint8(1), "old", uint64(5)),
 		inline(t, insertNote, "th", "a:response:1", uint8(1), "메모", uint64(7)),
 		inline(t, insertNote, "th", "c:prompt:0", uint8(0), "", uint64(9)),
-	)
+	}
 	f := TurnFilter{Phases: []string{"PLAN", "review"}, Role: "response", Speaker: "플래너", Agent: AgentMain,
 		FromNS: 1500, ToNS: 2500, Query: "🚀 launch", Starred: true}
 	cond, condArgs := f.conditions("th")
@@ -122,11 +109,8 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		c, a := tf.conditions("th")
 		queries = append(queries, inline(t, countTurns+c, append([]any{"th"}, a...)...))
 	}
-	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
-	if err != nil {
-		t.Fatalf("thread SQL on ClickHouse %s: %v", caps.Version, err)
-	}
-	r := out.Results
+	queries = append(queries, inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th"}, allArgs...), uint64(10))...))
+	r := runModern(t, fixtures, queries).Results
 	rowsOf := func(i int, cols ...string) string {
 		var rows []string
 		for _, row := range r[i].Rows {
@@ -158,6 +142,8 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		{"Korean", rowsOf(12, "matched"), "1"},
 		{"Japanese", rowsOf(13, "matched"), "1"},
 		{"session", rowsOf(14, "matched"), "2"},
+		// A prompt or tool call runs until its span has an answer row.
+		{"running, newest first", rowsOf(15, "turn_id", "running"), "c:prompt:0 1, b:tool_call:0 1, a:response:1 0, a:prompt:0 0"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -1,14 +1,10 @@
 package viewer
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/convtrace/convtrace/internal/chdbcheck"
 )
 
 // The threads list's SQL on a modern server (chDB 26.x): every filter,
@@ -16,19 +12,16 @@ import (
 // thread_meta write, which must carry starred over and pass the newest
 // updated_ns.
 func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	caps, stmts := chdbcheck.Schema(ctx, t)
 	const cols = "INSERT INTO conversations (turn_id, span_id, project, thread_id, role, seq, provider, content, tokens_in, tokens_out, cost_usd, status, start_ns) VALUES "
-	stmts = append(stmts,
-		cols+`('a:prompt:0', 'a', 'alpha', 'th1', 'prompt', 0, 'openai', '데이터 파이프라인 🚀', NULL, NULL, NULL, 'ok', 1000),
+	fixtures := []string{
+		cols + `('a:prompt:0', 'a', 'alpha', 'th1', 'prompt', 0, 'openai', '데이터 파이프라인 🚀', NULL, NULL, NULL, 'ok', 1000),
 		      ('a:response:1', 'a', 'alpha', 'th1', 'response', 1, 'openai', 'answer\none', 10, 20, 0.5, 'ok', 2000),
 		      ('b:prompt:0', 'b', 'alpha', 'th1', 'prompt', 0, 'anthropic', 'second prompt', NULL, NULL, NULL, 'ok', 3000),
 		      ('c:prompt:0', 'c', 'beta', 'th2', 'prompt', 0, 'ollama', '[{"role":"user","content":"Fix the\\nLOGIN bug"}]', NULL, NULL, NULL, 'ok', 3000),
 		      ('d:prompt:0', 'd', 'beta', 'th3', 'prompt', 0, 'openai', 'archived one', NULL, NULL, NULL, 'ok', 400),
 		      ('e:prompt:0', 'e', 'gamma', 'th4', 'prompt', 0, 'openai', 'marked gone', NULL, NULL, NULL, 'ok', 100)`,
 		// The same response delivered again, in a part of its own.
-		cols+`('a:response:1', 'a', 'alpha', 'th1', 'response', 1, 'openai', 'answer\none', 10, 20, 0.5, 'ok', 2000)`,
+		cols + `('a:response:1', 'a', 'alpha', 'th1', 'response', 1, 'openai', 'answer\none', 10, 20, 0.5, 'ok', 2000)`,
 		`INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) VALUES ('th2', 'old', 0, 1, 1), ('th3', '', 1, 0, 1)`,
 		// th2: renamed at a clock behind its newest row; th3: restored then
 		// archived again; th1: archived, having no metadata yet.
@@ -47,7 +40,7 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		// if a condition on turns were applied before taking the newest.
 		inlineSummaries(t, "gamma", []string{"th4"}, []uint64{1}, []uint64{5}),
 		inline(t, insertGone, uint64(0), "gamma", sqlLiteral("('th4')")),
-	)
+	}
 	type listCase struct {
 		f    ThreadFilter
 		want string
@@ -83,10 +76,7 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		selectSummaryFingerprints+" ORDER BY project, thread_id",
 		selectListChoices,
 	)
-	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
-	if err != nil {
-		t.Fatalf("threads SQL on ClickHouse %s: %v", caps.Version, err)
-	}
+	out := runModern(t, fixtures, queries)
 
 	for i, c := range cases {
 		var ids []string
@@ -184,13 +174,11 @@ func sameSet(v any, want ...string) bool {
 // them.
 func inlineSummaries(t *testing.T, project string, ids []string, counts, hashes []uint64) string {
 	t.Helper()
-	list := func(vs []string) string { return strings.Join(vs, ", ") }
-	var quoted, cs, hs []string
+	quoted := make([]string, len(ids))
 	for i, id := range ids {
-		quoted = append(quoted, "'"+id+"'")
-		cs, hs = append(cs, fmt.Sprint(counts[i])), append(hs, fmt.Sprint(hashes[i]))
+		quoted[i] = quoteString(id)
 	}
 	query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads))
-	return inline(t, query, uint64(0), sqlLiteral("["+list(cs)+"]"), sqlLiteral("["+list(quoted)+"]"),
-		sqlLiteral("["+list(hs)+"]"), sqlLiteral("["+list(quoted)+"]"), project, sqlLiteral("("+list(quoted)+")"))
+	return inline(t, query, uint64(0), sqlArray(counts), sqlArray(ids), sqlArray(hashes), sqlArray(ids), project,
+		sqlLiteral("("+strings.Join(quoted, ", ")+")"))
 }

@@ -1,34 +1,27 @@
 package viewer
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/convtrace/convtrace/internal/chdbcheck"
 )
 
 // The trace, search and context SQL on a modern server (chDB 26.x), as
-// TestQueriesOnModernClickHouse runs the threads SQL: same columns, types
-// the Go code scans into, a duplicate delivery counted once.
+// TestThreadQueriesOnModernClickHouse runs the thread page's SQL: same
+// columns, types the Go code scans into, a duplicate delivery counted once.
 func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	caps, stmts := chdbcheck.Schema(ctx, t)
 	const turns = "INSERT INTO conversations (turn_id, trace_id, span_id, parent_span_id, project, thread_id, speaker, role, seq, model, content, tokens_in, tokens_out, cost_usd, status, start_ns, duration_ns) VALUES "
 	const spans = "INSERT INTO spans (trace_id, span_id, parent_span_id, project, thread_id, name, start_ns, duration_ns, status, status_message, model, tokens_in, tokens_out, cost_usd) VALUES "
-	stmts = append(stmts,
-		spans+`('tr', 'root', '', 'p', 'th1', 'pipeline', 1000, 9000, 'ok', '', '', NULL, NULL, NULL),
+	fixtures := []string{
+		spans + `('tr', 'root', '', 'p', 'th1', 'pipeline', 1000, 9000, 'ok', '', '', NULL, NULL, NULL),
 		       ('tr', 'a', 'root', 'p', 'th1', 'chat gpt', 2000, 1000, 'ok', '', 'gpt', 10, 20, 0.5)`,
-		spans+`('tr', 'a', 'root', 'p', 'th1', 'chat gpt', 2000, 1000, 'ok', '', 'gpt', 10, 20, 0.5)`,
-		turns+`('a:prompt:0', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'prompt', 0, 'gpt', 'Hello 설정 파일 world', NULL, NULL, NULL, 'ok', 2000, 0),
+		spans + `('tr', 'a', 'root', 'p', 'th1', 'chat gpt', 2000, 1000, 'ok', '', 'gpt', 10, 20, 0.5)`,
+		turns + `('a:prompt:0', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'prompt', 0, 'gpt', 'Hello 설정 파일 world', NULL, NULL, NULL, 'ok', 2000, 0),
 		       ('a:response:1', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'response', 1, 'gpt', 'answer 🎉', 10, 20, 0.5, 'ok', 3000, 1000),
 		       ('b:prompt:0', 'tr', 'b', 'root', 'q', 'th2', 'Critic', 'prompt', 0, 'gpt', 'still running 설정', NULL, NULL, NULL, 'ok', 5000, 0)`,
-		turns+`('a:response:1', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'response', 1, 'gpt', 'answer 🎉', 10, 20, 0.5, 'ok', 3000, 1000)`,
+		turns + `('a:response:1', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'response', 1, 'gpt', 'answer 🎉', 10, 20, 0.5, 'ok', 3000, 1000)`,
 		`INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) VALUES ('th1', 'My thread', 0, 0, 1)`,
-	)
+	}
 	q := "설정"
 	window := uint64(aroundBytesBefore + len(q) + aroundBytesAfter)
 	queries := []string{
@@ -44,10 +37,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
 	}
-	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
-	if err != nil {
-		t.Fatalf("viewer SQL on ClickHouse %s: %v", caps.Version, err)
-	}
+	out := runModern(t, fixtures, queries)
 	rows := func(i int) string {
 		var b strings.Builder
 		for _, r := range out.Results[i].Rows {

@@ -2,26 +2,16 @@ package viewer_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
 
-// put sends body to path with the method, as JSON unless header says
-// otherwise, and returns the answer.
-func put(t *testing.T, h http.Handler, path, body string, header map[string]string) response {
+// put sends a JSON note change to path, as the thread page's star and
+// memo do, and returns the answer.
+func put(t *testing.T, h http.Handler, path, body string) response {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPut, path, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	b, _ := io.ReadAll(rec.Result().Body)
-	return response{status: rec.Code, header: rec.Header(), body: string(b)}
+	return send(t, h, http.MethodPut, path, "application/json", body)
 }
 
 type noteBody struct {
@@ -51,7 +41,7 @@ func TestPutNote(t *testing.T) {
 	}
 	var last uint64
 	for _, st := range steps {
-		res := put(t, h, path, st.body, nil)
+		res := put(t, h, path, st.body)
 		if res.status != http.StatusOK {
 			t.Fatalf("PUT %s %.40s: status %d: %s", path, st.body, res.status, res.body)
 		}
@@ -80,8 +70,8 @@ func TestPutNote(t *testing.T) {
 	if len(body.Turns) != 1 || body.Turns[0].TurnID != all[1] || !body.Turns[0].Starred || body.Turns[0].Memo != "final" {
 		t.Errorf("starred turns = %+v, want %s starred with memo final", body.Turns, all[1])
 	}
-	put(t, h, "/api/threads/th-f/turns/"+all[3]+"/note", `{"starred": true}`, nil)
-	put(t, h, "/api/threads/th-f/turns/"+all[3]+"/note", `{"starred": false}`, nil)
+	put(t, h, "/api/threads/th-f/turns/"+all[3]+"/note", `{"starred": true}`)
+	put(t, h, "/api/threads/th-f/turns/"+all[3]+"/note", `{"starred": false}`)
 	if got := turnIDs(t, h, "/api/threads/th-f/turns?starred=1"); strings.Join(got, ",") != all[1] {
 		t.Errorf("starred turns after a star and unstar of %s: %q, want only %s", all[3], got, all[1])
 	}
@@ -98,24 +88,25 @@ func TestPutNote(t *testing.T) {
 func TestPutNoteRefused(t *testing.T) {
 	h, all := filterFixture(t)
 	path := "/api/threads/th-f/turns/" + all[1] + "/note"
+	ct := "application/json"
 	tests := []struct {
-		name, path, body string
-		header           map[string]string
-		status           int
-		want             string
+		name, path, contentType, body string
+		header                        []string
+		status                        int
+		want                          string
 	}{
-		{"memo too long", path, `{"memo": "` + strings.Repeat("한", 8001) + `"}`, nil, 400, "memo: 8001 characters, at most 8000"},
-		{"not JSON", path, `starred=1`, nil, 400, "body:"},
-		{"wrong type", path, `{"starred": "yes"}`, nil, 400, "body:"},
-		{"unknown turn", "/api/threads/th-f/turns/nope/note", `{"starred": true}`, nil, 404, "turn not found"},
-		{"unknown thread", "/api/threads/nope/turns/" + all[1] + "/note", `{"starred": true}`, nil, 404, "turn not found"},
-		{"cross-origin", path, `{"starred": true}`, map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "cross-origin"},
-		{"other origin", path, `{"starred": true}`, map[string]string{"Origin": "https://evil.example"}, 403, "cross-origin"},
-		{"form post", path, `starred=1`, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "application/json"},
-		{"text", path, `{"starred": true}`, map[string]string{"Content-Type": "text/plain"}, 415, "application/json"},
+		{"memo too long", path, ct, `{"memo": "` + strings.Repeat("한", 8001) + `"}`, nil, 400, "memo: 8001 characters, at most 8000"},
+		{"not JSON", path, ct, `starred=1`, nil, 400, "body:"},
+		{"wrong type", path, ct, `{"starred": "yes"}`, nil, 400, "body:"},
+		{"unknown turn", "/api/threads/th-f/turns/nope/note", ct, `{"starred": true}`, nil, 404, "turn not found"},
+		{"unknown thread", "/api/threads/nope/turns/" + all[1] + "/note", ct, `{"starred": true}`, nil, 404, "turn not found"},
+		{"cross-origin", path, ct, `{"starred": true}`, []string{"Sec-Fetch-Site", "cross-site"}, 403, "cross-origin"},
+		{"other origin", path, ct, `{"starred": true}`, []string{"Origin", "https://evil.example"}, 403, "cross-origin"},
+		{"form post", path, "application/x-www-form-urlencoded", `starred=1`, nil, 415, "application/json"},
+		{"text", path, "text/plain", `{"starred": true}`, nil, 415, "application/json"},
 	}
 	for _, tt := range tests {
-		res := put(t, h, tt.path, tt.body, tt.header)
+		res := send(t, h, http.MethodPut, tt.path, tt.contentType, tt.body, tt.header...)
 		if res.status != tt.status || !strings.Contains(res.body, tt.want) {
 			t.Errorf("%s: PUT %s: status %d, body %.200q; want %d containing %q", tt.name, tt.path, res.status, res.body, tt.status, tt.want)
 		}

@@ -13,8 +13,9 @@ import (
 // In a real browser, the search page finds a Korean phrase of the demo run
 // and its result opens the turn in its thread.
 func TestDemoSearchInBrowser(t *testing.T) {
+	ctx := browserTab(t)
 	h, _, thread := demoServer(t)
-	ctx, base := browse(t, h)
+	base := serve(t, h)
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/search"),
 		chromedp.SendKeys(chromedp.CSS(`#search-form input[name="q"]`), "좋습니다"),
 		chromedp.Submit(chromedp.CSS(`#search-form input[name="q"]`)),

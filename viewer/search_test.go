@@ -267,7 +267,10 @@ func TestSearchEscapesHostileText(t *testing.T) {
 	if res.status != http.StatusOK || strings.Count(res.body, `class="result"`) != 6 {
 		t.Fatalf("status %d, want 6 results:\n%s", res.status, res.body)
 	}
-	assertProbesEscaped(t, "search page", res.body)
+	assertProbesEscaped(t, "search page", res)
 	res = get(t, h, "/search?q="+url.QueryEscape(escapeProbes[0]))
-	assertProbesEscaped(t, "search page for a script tag", res.body)
+	if res.status != http.StatusOK {
+		t.Fatalf("search for a script tag: status %d, want 200", res.status)
+	}
+	assertProbesEscaped(t, "search page for a script tag", res)
 }

@@ -51,6 +51,7 @@ func submitAndWait(ctx context.Context, t *testing.T, actions ...chromedp.Action
 // chips and search narrow the turns, Show full expands, copy as markdown
 // copies the server's markdown, and star and memo survive a reload.
 func TestThreadPageInBrowser(t *testing.T) {
+	ctx := browserTab(t)
 	h, conn, thread := demoServer(t)
 	longP, longR := call(thread, "extra-long", "execute", 0, "기록자", "openai", "gpt-5", 10, "write 40 lines", numbered(40))
 	koP, koR := call(thread, "extra-ko", "execute", 0, "검토자", "anthropic", "claude", 20, "배포 계획을 검토해 주세요", "결과: 세계 최고\n```\nok\n```")
@@ -59,7 +60,7 @@ func TestThreadPageInBrowser(t *testing.T) {
 	longP.TraceID, longR.TraceID, koP.TraceID, koR.TraceID = "", "", "", ""
 	insertTurns(t, conn, longP, longR, koP, koR, hugeP, hugeR)
 
-	ctx, base := browse(t, h)
+	base := serve(t, h)
 	page := base + "/threads/" + thread
 	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("article.turn"))); err != nil {
 		t.Fatal(err)

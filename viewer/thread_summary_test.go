@@ -176,7 +176,8 @@ func TestThreadSummaryRedelivery(t *testing.T) {
 	r1.TokensIn, r1.TokensOut, r1.CostUSD = u32(100), u32(20), f64(0.5)
 	p2, r2 := call("th-b", "b1", "plan", 0, "planner", "anthropic", "claude", 20, "other prompt", "other answer")
 	r2.TokensIn = u32(5)
-	// th-old lives in April, a partition of its own, which the test drops.
+	// th-old lives in March (partition 202603), a partition of its own,
+	// which the test drops.
 	p3, r3 := call("th-old", "c1", "plan", 0, "planner", "openai", "gpt-5", 0, "old prompt", "old answer")
 	p3.StartNS, r3.StartNS = t0-40*24*uint64(time.Hour), t0-40*24*uint64(time.Hour)+1
 	insertTurns(t, conn, p1, r1, p2, r2, p3, r3)

@@ -45,8 +45,9 @@ func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 // its name after a reload and in the list, and archiving and restoring
 // move it between the lists.
 func TestThreadsInBrowser(t *testing.T) {
+	ctx := browserTab(t)
 	h, _ := listFixture(t)
-	ctx, base := browse(t, h)
+	base := serve(t, h)
 	rows := chromedp.CSS("tr.thread-row")
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/"), chromedp.WaitVisible(rows)); err != nil {

@@ -14,6 +14,7 @@ import (
 // The demo's trace draws as a waterfall in a real browser, and clicking a
 // provider call shows its turns without leaving the page.
 func TestDemoTraceInBrowser(t *testing.T) {
+	ctx := browserTab(t)
 	h, conn, thread := demoServer(t)
 	// The demo runs under one root span: its calls share one trace.
 	var traces uint64
@@ -27,7 +28,7 @@ func TestDemoTraceInBrowser(t *testing.T) {
 	if res := get(t, h, "/traces/"+traceID); res.status != http.StatusOK {
 		t.Fatalf("GET demo trace: status %d", res.status)
 	}
-	ctx, base := browse(t, h)
+	base := serve(t, h)
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/traces/"+traceID), chromedp.WaitVisible(chromedp.CSS("rect.wf-bar"))); err != nil {
 		t.Fatal(err)
 	}

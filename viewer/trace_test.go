@@ -263,22 +263,6 @@ func TestTraceNotFound(t *testing.T) {
 	}
 }
 
-// escapeProbes are strings a model or a caller could put anywhere a page shows.
-var escapeProbes = []string{`<script>alert(1)</script>`, `<img src=x onerror=alert(1)>`, `javascript:alert(1)`}
-
-// assertProbesEscaped fails when page holds one of escapeProbes as markup.
-func assertProbesEscaped(t *testing.T, what, page string) {
-	t.Helper()
-	for _, bad := range []string{`<script>alert`, `<img src=x`, `href="javascript:`, `src="javascript:`} {
-		if strings.Contains(page, bad) {
-			t.Errorf("%s holds %q unescaped", what, bad)
-		}
-	}
-	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
-		t.Errorf("%s does not show the escaped script tag", what)
-	}
-}
-
 func TestTraceEscapesHostileText(t *testing.T) {
 	h, conn := newServer(t)
 	for i, bad := range escapeProbes {
@@ -295,7 +279,7 @@ func TestTraceEscapesHostileText(t *testing.T) {
 		if res.status != http.StatusOK {
 			t.Fatalf("GET %s: status %d; body:\n%s", path, res.status, res.body)
 		}
-		assertProbesEscaped(t, path, res.body)
+		assertProbesEscaped(t, "GET "+path, res)
 	}
 }
 

@@ -41,9 +41,15 @@ const (
 	DefaultChunkTurns = 1_000_000
 )
 
-// knownCalls is how many calls the three known threads hold, first in the
-// data: 5 + 100 + 500.
-const knownCalls = 605
+// How many calls the three known threads hold (two turns each), first in
+// the data in this order: calls 0..4 are Thread10's, 5..104 Thread200's and
+// 105..604 Thread1000's. newGen puts the bounds into callColumns.
+const (
+	thread10Calls   = 5
+	thread200Calls  = 100
+	thread1000Calls = 500
+	knownCalls      = thread10Calls + thread200Calls + thread1000Calls
+)
 
 // Config says what to generate. Zero fields take the defaults.
 type Config struct {
@@ -141,17 +147,16 @@ func Generate(ctx context.Context, conn Execer, cfg Config) (Summary, error) {
 		}
 		g.progress("conversations", from+n, cfg.Turns, began)
 	}
-	calls := (cfg.Turns + 1) / 2
-	for from := 0; from < calls; from += cfg.ChunkTurns {
-		n := min(cfg.ChunkTurns, calls-from)
+	for from := 0; from < g.calls; from += cfg.ChunkTurns {
+		n := min(cfg.ChunkTurns, g.calls-from)
 		if err := conn.Exec(ctx, g.spansQuery(from, n)); err != nil {
 			return Summary{}, fmt.Errorf("insert spans %d..%d: %w", from, from+n, err)
 		}
-		g.progress("spans", from+n, calls, began)
+		g.progress("spans", from+n, g.calls, began)
 	}
 	return Summary{
 		Turns:     cfg.Turns,
-		Calls:     calls,
+		Calls:     g.calls,
 		Threads:   cfg.Threads,
 		RareTurns: g.rareTurns(),
 		Elapsed:   time.Since(began),
@@ -165,15 +170,15 @@ func Generate(ctx context.Context, conn Execer, cfg Config) (Summary, error) {
 // the content literals.
 type gen struct {
 	cfg    Config
+	calls  int // one per two turns, the last one maybe with its prompt only
+	every  int // one turn in every holds RarePhrase
 	values *strings.Replacer
 }
 
 func newGen(cfg Config) *gen {
-	calls := (cfg.Turns + 1) / 2
+	g := &gen{cfg: cfg, calls: (cfg.Turns + 1) / 2, every: max(cfg.Turns/20, 1)}
 	others := cfg.Threads - 3
-	callNS := uint64(cfg.Days) * 24 * uint64(time.Hour) / uint64(calls)
-	every := max(cfg.Turns/20, 1)
-	g := &gen{cfg: cfg}
+	callNS := uint64(cfg.Days) * 24 * uint64(time.Hour) / uint64(g.calls)
 	g.values = strings.NewReplacer(
 		"{project}", quote(cfg.Project),
 		"{thread10}", quote(Thread10),
@@ -182,11 +187,14 @@ func newGen(cfg Config) *gen {
 		"{others}", strconv.Itoa(others),
 		// Calls beyond one per other thread, spread so that thread i
 		// starts at call i + extra·i²/others²: lengths grow linearly.
-		"{extra}", strconv.Itoa(calls-knownCalls-others),
+		"{extra}", strconv.Itoa(g.calls-knownCalls-others),
+		"{end10}", strconv.Itoa(thread10Calls),
+		"{end200}", strconv.Itoa(thread10Calls+thread200Calls),
+		"{known}", strconv.Itoa(knownCalls),
 		"{start}", strconv.FormatUint(uint64(cfg.Start.UnixNano()), 10),
 		"{callNS}", strconv.FormatUint(callNS, 10),
-		"{rareEvery}", strconv.Itoa(every),
-		"{rareAt}", strconv.Itoa(every/2),
+		"{rareEvery}", strconv.Itoa(g.every),
+		"{rareAt}", strconv.Itoa(g.every/2),
 		"{rare}", quote(" "+RarePhrase+"."),
 		"{phases}", array(phases),
 		"{speakers}", array(speakers),
@@ -207,14 +215,13 @@ func (g *gen) progress(table string, done, total int, began time.Time) {
 }
 
 // rareTurns counts the turn numbers n < Turns with n % every = every/2,
-// the turns callColumns gives RarePhrase.
+// the turns turnsQuery gives RarePhrase.
 func (g *gen) rareTurns() int {
-	every := max(g.cfg.Turns/20, 1)
-	at := every / 2
+	at := g.every / 2
 	if g.cfg.Turns <= at {
 		return 0
 	}
-	return (g.cfg.Turns-at-1)/every + 1
+	return (g.cfg.Turns-at-1)/g.every + 1
 }
 
 // The vocabularies the rows pick from. Their order is part of the data:
@@ -262,16 +269,16 @@ var (
 )
 
 // callColumns computes, from the call number `call`, everything the two
-// turns of one call and its span share. Calls 0..604 are the known threads;
-// the others are numbered q and spread over the other threads so that
-// thread i starts at q = i + extra·i²/others² (solved for i below), at
-// least one call each.
+// turns of one call and its span share. Calls below {known} are the known
+// threads ({end10} and {end200} end the first two); the others are
+// numbered q and spread over the other threads so that thread i starts at
+// q = i + extra·i²/others² (solved for i below), at least one call each.
 const callColumns = `
-    toInt64(call) - 605 AS q,
+    toInt64(call) - {known} AS q,
     {extra} / ({others} * {others}) AS spread,
     least(toUInt64(floor((sqrt(1 + 4 * spread * greatest(q, toInt64(0))) - 1) / (2 * spread))), toUInt64({others} - 1)) AS other,
-    multiIf(call < 5, 0, call < 105, 1, call < 605, 2, 3 + other) AS thr,
-    toUInt64(greatest(multiIf(call < 5, toInt64(call), call < 105, toInt64(call) - 5, call < 605, toInt64(call) - 105,
+    multiIf(call < {end10}, 0, call < {end200}, 1, call < {known}, 2, 3 + other) AS thr,
+    toUInt64(greatest(multiIf(call < {end10}, toInt64(call), call < {end200}, toInt64(call) - {end10}, call < {known}, toInt64(call) - {end200},
         q - toInt64(ceil(other + spread * other * other))), toInt64(0))) AS pos,
     multiIf(thr = 0, {thread10}, thr = 1, {thread200}, thr = 2, {thread1000}, concat('synth-', toString(thr))) AS thread,
     concat(lower(hex(bitOr(cityHash64(thr, 'trace1'), 9223372036854775808))),
