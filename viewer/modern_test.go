@@ -84,9 +84,10 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		      ('b:tool_call:0', 't2', 'b', 'th', 's2', 'execute', 'worker', 'sub', 'tool_call', 0, 'grep', 'launch?', 'ok', 3000, 0),
 		      ('c:prompt:0', 't2', 'c', 'th', 's2', 'review', 'worker', '', 'prompt', 0, '', 'other', 'ok', 4000, 0)`,
 		cols + `('a:response:1', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'response', 1, '', 'こんにちは 🚀 LAUNCH', 'ok', 2000, 1000)`,
-		inline(t, insertNote, "th", "a:response:1", uint8(1), "old", uint64(5)),
-		inline(t, insertNote, "th", "a:response:1", uint8(1), "메모", uint64(7)),
-		inline(t, insertNote, "th", "c:prompt:0", uint8(0), "", uint64(9)),
+		// Starred with a memo, then the memo changed: starred carries over.
+		inline(t, insertNote, "th", "a:response:1", uint8(1), uint8(1), uint8(1), "old", uint64(5), "th", "a:response:1"),
+		inline(t, insertNote, "th", "a:response:1", uint8(0), uint8(0), uint8(1), "메모", uint64(7), "th", "a:response:1"),
+		inline(t, insertNote, "th", "c:prompt:0", uint8(1), uint8(0), uint8(1), "", uint64(9), "th", "c:prompt:0"),
 	}
 	f := TurnFilter{Phases: []string{"PLAN", "review"}, Role: "response", Speaker: "플래너", Agent: AgentMain,
 		FromNS: 1500, ToNS: 2500, Query: "🚀 launch", Starred: true}

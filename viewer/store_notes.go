@@ -37,9 +37,23 @@ FROM turn_notes
 WHERE thread_id = ? AND turn_id = ?
 GROUP BY turn_id`
 
-// insertNote inserts from a SELECT: the server runs it whole, where an
-// INSERT ... VALUES over the native protocol would wait for a data block.
-const insertNote = `INSERT INTO turn_notes (thread_id, turn_id, starred, memo, updated_ns) SELECT ?, ?, ?, ?, ?`
+// insertNote writes a turn's new note in one statement that reads the
+// newest row it replaces, as insertThreadMeta does for a thread: the field
+// not changed carries over, and updated_ns is past the newest row's even
+// when the clock is not. A turn without a note starts from the column
+// defaults (an aggregate over no rows yields one row of them). It inserts
+// from a SELECT: the server runs it whole, where an INSERT ... VALUES over
+// the native protocol would wait for a data block.
+const insertNote = `
+INSERT INTO turn_notes (thread_id, turn_id, starred, memo, updated_ns)
+SELECT
+    ?,
+    ?,
+    if(?, ?, argMax(starred, updated_ns)),
+    if(?, ?, argMax(memo, updated_ns)),
+    greatest(?, max(updated_ns) + 1)
+FROM turn_notes
+WHERE thread_id = ? AND turn_id = ?`
 
 // selectTurnExists counts the rows of one turn.
 const selectTurnExists = `
@@ -122,27 +136,24 @@ func (s store) putNote(ctx context.Context, threadID, turnID string, ch NoteChan
 		return Note{}, errTurnNotFound
 	}
 
+	var starred bool
+	if ch.Starred != nil {
+		starred = *ch.Starred
+	}
+	var memo string
+	if ch.Memo != nil {
+		memo = *ch.Memo
+	}
+	err = s.db.Exec(ctx, insertNote, threadID, turnID,
+		boolUInt8(ch.Starred != nil), boolUInt8(starred),
+		boolUInt8(ch.Memo != nil), memo,
+		uint64(time.Now().UnixNano()), threadID, turnID)
+	if err != nil {
+		return Note{}, fmt.Errorf("insert note: %w", err)
+	}
 	notes, err := s.readNotes(ctx, threadID, selectNote, threadID, turnID)
 	if err != nil {
 		return Note{}, err
 	}
-	n, ok := notes[turnID]
-	if !ok {
-		n = Note{ThreadID: threadID, TurnID: turnID}
-	}
-	if ch.Starred != nil {
-		n.Starred = *ch.Starred
-	}
-	if ch.Memo != nil {
-		n.Memo = *ch.Memo
-	}
-	n.UpdatedNS = nextUpdatedNS(n.UpdatedNS)
-	var starred uint8
-	if n.Starred {
-		starred = 1
-	}
-	if err := s.db.Exec(ctx, insertNote, threadID, turnID, starred, n.Memo, n.UpdatedNS); err != nil {
-		return Note{}, fmt.Errorf("insert note: %w", err)
-	}
-	return n, nil
+	return notes[turnID], nil
 }
