@@ -29,7 +29,11 @@ func (s *Server) patchThread(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	if _, err := s.store.thread(ctx, id); err != nil {
+	found, err := s.store.threadExists(ctx, id)
+	if err == nil && !found {
+		err = errNotFound
+	}
+	if err != nil {
 		s.apiError(c, err)
 		return
 	}
