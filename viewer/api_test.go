@@ -243,6 +243,11 @@ func TestTurnWindow(t *testing.T) {
 	if page := get(t, h, "/threads/th-w?limit=1005").body; strings.Contains(page, `class="earlier"`) {
 		t.Error("limit=1005 still says turns are hidden")
 	}
+	// The filter form keeps a window asked for, and adds none by default.
+	const keep = `<input type="hidden" name="limit" value="1005">`
+	if !strings.Contains(get(t, h, "/threads/th-w?limit=1005").body, keep) || strings.Contains(get(t, h, "/threads/th-w").body, `name="limit"`) {
+		t.Errorf("filter form: want %s only when limit=1005 was asked for", keep)
+	}
 	// "Copy whole thread" copies every turn, not only the page's window.
 	md := get(t, h, "/api/threads/th-w/markdown").body
 	if !strings.Contains(md, "turn 0\n") || !strings.Contains(md, "turn 1004\n") {

@@ -49,6 +49,10 @@ type threadView struct {
 	EarlierURL, MarkdownURL string
 }
 
+// WindowChanged says whether the request asked for another window than
+// the default, which the filter form then keeps.
+func (v threadView) WindowChanged() bool { return v.Filter.Limit != turnWindow }
+
 // Hidden is how many turns pass the filters but fall outside the window.
 func (v threadView) Hidden() int { return v.Total - v.Shown }
 
