@@ -270,6 +270,47 @@ func TestThreadCostByPhase(t *testing.T) {
 	}
 }
 
+// A thread's phase totals group phases as its page does, case- and
+// space-insensitively, and come in the page's phase order: canonical
+// phases first, then the others as they began.
+func TestThreadCostPhasesFoldCase(t *testing.T) {
+	h, conn := costServer(t)
+	p1, r1 := call("th-c", "c1", "design", 0, "planner", "openai", "gpt-5", 0, "design", "d")
+	p2, r2 := call("th-c", "c2", "Plan", 0, "planner", "openai", "gpt-5", 10, "plan", "p")
+	p3, r3 := call("th-c", "c3", "review", 0, "critic", "openai", "gpt-5", 20, "review", "r")
+	p4, r4 := call("th-c", "c4", "plan", 1, "planner", "openai", "gpt-5", 30, "plan again", "p2")
+	p5, r5 := call("th-c", "c5", " plan", 2, "planner", "openai", "gpt-5", 40, "plan more", "p3")
+	insertTurns(t, conn,
+		p1, usage(r1, 100, 10, 0, f64(0.5), schema.CostPriced),
+		p2, usage(r2, 1000, 100, 0, f64(1.25), schema.CostPriced),
+		p3, usage(r3, 10, 1, 0, f64(0.125), schema.CostPriced),
+		p4, usage(r4, 2000, 200, 0, f64(2.5), schema.CostProvided),
+		p5, usage(r5, 30, 3, 0, nil, schema.CostUnknown))
+	var body struct {
+		Phases []struct {
+			Phase    string   `json:"phase"`
+			Calls    uint64   `json:"calls"`
+			TokensIn *uint64  `json:"tokens_in"`
+			CostUSD  *float64 `json:"cost_usd"`
+			Unpriced uint64   `json:"unpriced_calls"`
+		} `json:"phases"`
+	}
+	getJSON(t, h, "/api/threads/th-c/cost", http.StatusOK, &body)
+	var got strings.Builder
+	for _, p := range body.Phases {
+		name := p.Phase
+		if strings.EqualFold(strings.TrimSpace(name), "plan") {
+			name = "plan" // any spelling of the group may name it
+		}
+		fmt.Fprintf(&got, "%s calls=%d in=%s cost=%s unpriced=%d|", name, p.Calls, showU(p.TokensIn), showF(p.CostUSD), p.Unpriced)
+	}
+	want := "plan calls=3 in=3030 cost=3.750000 unpriced=1|review calls=1 in=10 cost=0.125000 unpriced=0|" +
+		"design calls=1 in=100 cost=0.500000 unpriced=0|"
+	if got.String() != want {
+		t.Errorf("GET /api/threads/th-c/cost:\n got %s\nwant %s", got.String(), want)
+	}
+}
+
 func TestCostPage(t *testing.T) {
 	h, conn := costServer(t)
 	insertTurns(t, conn, costFixture()...)

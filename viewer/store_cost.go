@@ -3,6 +3,7 @@ package viewer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -62,13 +63,15 @@ const costUsageColumns = `
 
 const (
 	// selectPhaseTotals is a thread's usage per phase, in the order the
-	// phases began.
+	// phases began. Phases group case-insensitively, as the thread page
+	// groups its turns; phaseTotals also folds what differs only in
+	// surrounding space.
 	selectPhaseTotals = `
-SELECT phase, min(start_ns) AS first_ns,` + costUsageColumns + `
+SELECT any(phase) AS phase_name, min(start_ns) AS first_ns,` + costUsageColumns + `
 FROM conversations FINAL
 WHERE thread_id = ? AND cost_source != ''
-GROUP BY phase
-ORDER BY first_ns, phase`
+GROUP BY lowerUTF8(phase)
+ORDER BY first_ns, phase_name`
 )
 
 // costArgs are the bound arguments of costLiveRows: the ts partition
@@ -92,15 +95,17 @@ type PhaseTotal struct {
 	CostUsage
 }
 
-// phaseTotals returns a thread's usage per phase, in the order the phases
-// began; empty when no call of the thread reported usage.
+// phaseTotals returns a thread's usage per phase, grouped and ordered as
+// the thread page groups its turns (see phaseOrder); empty when no call of
+// the thread reported usage.
 func (s store) phaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, error) {
 	rows, err := s.db.Query(ctx, selectPhaseTotals, threadID)
 	if err != nil {
 		return nil, fmt.Errorf("query phase totals: %w", err)
 	}
 	defer rows.Close()
-	totals := []PhaseTotal{}
+	byKey := map[string]*PhaseTotal{}
+	var firstSeen []string // phase keys in the order the phases began
 	for rows.Next() {
 		var (
 			p     PhaseTotal
@@ -109,10 +114,20 @@ func (s store) phaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, 
 		if err := rows.Scan(append([]any{&p.Phase, &first}, p.CostUsage.dest()...)...); err != nil {
 			return nil, fmt.Errorf("scan phase total: %w", err)
 		}
-		totals = append(totals, p)
+		key := strings.ToLower(strings.TrimSpace(p.Phase))
+		if t, ok := byKey[key]; ok {
+			t.Add(p.CostUsage)
+			continue
+		}
+		byKey[key] = &p
+		firstSeen = append(firstSeen, key)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read phase totals: %w", err)
+	}
+	totals := make([]PhaseTotal, 0, len(firstSeen))
+	for _, key := range phaseOrder(firstSeen) {
+		totals = append(totals, *byKey[key])
 	}
 	return totals, nil
 }
