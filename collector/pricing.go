@@ -20,14 +20,14 @@ type Price struct {
 	// Pattern is an anchored, case-insensitive regular expression on the
 	// model name, once a provider prefix and a date or version suffix are
 	// taken off (see Prices.Lookup).
-	Pattern    string  `json:"pattern"`
-	Provider   string  `json:"provider,omitempty"`
-	Input      float64 `json:"input"`       // uncached input tokens
-	Output     float64 `json:"output"`      // output tokens
-	CacheRead  float64 `json:"cache_read"`  // input tokens read from the prompt cache
-	CacheWrite float64 `json:"cache_write"` // input tokens written to the prompt cache
-	Reasoning  float64 `json:"reasoning"`   // reasoning tokens, a part of the output
-	Checked    string  `json:"checked"`     // date of the published price this follows
+	Pattern    string
+	Provider   string
+	Input      float64 // uncached input tokens
+	Output     float64 // output tokens
+	CacheRead  float64 // input tokens read from the prompt cache
+	CacheWrite float64 // input tokens written to the prompt cache
+	Reasoning  float64 // reasoning tokens, a part of the output
+	Checked    string  // date of the published price this follows
 
 	re *regexp.Regexp
 }
@@ -162,9 +162,6 @@ func (p Prices) Over(base Prices) Prices {
 	}
 	return out
 }
-
-// Entries returns the table in lookup order.
-func (p Prices) Entries() []Price { return append([]Price(nil), p.entries...) }
 
 // Model names carry decorations around the family name: a provider or
 // router prefix (openai/gpt-5, models/gemini-2.5-pro, Bedrock's

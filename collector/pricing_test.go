@@ -161,8 +161,8 @@ func TestLoadPricesJSON(t *testing.T) {
 	if !ok || got != want {
 		t.Errorf("Lookup after LoadPrices = %+v, %v; want %+v", got, ok, want)
 	}
-	if len(p.Entries()) != len(DefaultPrices().Entries())+1 {
-		t.Errorf("%d entries, want the built-in ones plus one", len(p.Entries()))
+	if len(p.entries) != len(DefaultPrices().entries)+1 {
+		t.Errorf("%d entries, want the built-in ones plus one", len(p.entries))
 	}
 	if savings, ok := p.CacheSavings("claude-sonnet-4-5", 1_000_000); !ok || math.Abs(savings-1.8) > 1e-12 {
 		t.Errorf("CacheSavings = %v, %v; want 1.8", savings, ok)
@@ -173,7 +173,7 @@ func TestLoadPricesJSON(t *testing.T) {
 func TestDefaultPricesDated(t *testing.T) {
 	date := regexp.MustCompile(`^20\d\d-\d\d-\d\d$`)
 	providers := map[string]bool{}
-	for _, e := range DefaultPrices().Entries() {
+	for _, e := range DefaultPrices().entries {
 		providers[e.Provider] = true
 		if !date.MatchString(e.Checked) || e.Provider == "" || e.Input <= 0 {
 			t.Errorf("entry %q: provider %q, checked %q, input %v; want a provider, a YYYY-MM-DD date and a price", e.Pattern, e.Provider, e.Checked, e.Input)

@@ -136,23 +136,16 @@ func compareCost(a, b *float64) int {
 func (u *CostUsage) Add(o CostUsage) {
 	u.Calls += o.Calls
 	u.Unpriced += o.Unpriced
-	for _, p := range []struct{ dst, src **uint64 }{
-		{&u.TokensIn, &o.TokensIn}, {&u.TokensOut, &o.TokensOut}, {&u.CacheRead, &o.CacheRead},
-		{&u.CacheWrite, &o.CacheWrite}, {&u.Reasoning, &o.Reasoning},
-	} {
-		if *p.src != nil {
-			*p.dst = ptrTo(deref(*p.dst) + **p.src)
-		}
-	}
-	for _, p := range []struct{ dst, src **float64 }{{&u.CostUSD, &o.CostUSD}, {&u.CacheSavingsUSD, &o.CacheSavingsUSD}} {
-		if *p.src != nil {
-			*p.dst = ptrTo(deref(*p.dst) + **p.src)
-		}
-	}
+	u.TokensIn = addKnown(u.TokensIn, o.TokensIn)
+	u.TokensOut = addKnown(u.TokensOut, o.TokensOut)
+	u.CacheRead = addKnown(u.CacheRead, o.CacheRead)
+	u.CacheWrite = addKnown(u.CacheWrite, o.CacheWrite)
+	u.Reasoning = addKnown(u.Reasoning, o.Reasoning)
+	u.CostUSD = addKnown(u.CostUSD, o.CostUSD)
+	u.CacheSavingsUSD = addKnown(u.CacheSavingsUSD, o.CacheSavingsUSD)
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
+// deref is a chart's value of a sum: 0 when unknown.
 func deref[T uint64 | float64](p *T) T {
 	if p == nil {
 		return 0
@@ -383,7 +376,7 @@ func writeThreadsCSV(w io.Writer, threads []CostThread) error {
 	return WriteCostCSV(w, t)
 }
 
-// Record is the usage in the order of CostCSVColumns, for CSV and the
+// Record is the usage in the order of costCSVColumns, for CSV and the
 // CLI's table: exact numbers, "" when unknown.
 func (u CostUsage) Record() []string {
 	count := func(p *uint64) string {
@@ -401,9 +394,6 @@ func (u CostUsage) Record() []string {
 	return []string{strconv.FormatUint(u.Calls, 10), count(u.TokensIn), count(u.TokensOut), count(u.CacheRead),
 		count(u.CacheWrite), count(u.Reasoning), usd(u.CostUSD), strconv.FormatUint(u.Unpriced, 10), usd(u.CacheSavingsUSD)}
 }
-
-// CostCSVColumns returns the names of the usage columns of a cost CSV.
-func CostCSVColumns() []string { return slices.Clone(costCSVColumns) }
 
 // formatUSD and formatTokens label the charts' axes.
 func formatUSD(v float64) string { return formatCost(&v) }
