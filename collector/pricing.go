@@ -259,22 +259,16 @@ func val(n *uint32) float64 {
 	return float64(*n)
 }
 
-// price sets the cost and its source on a turn. A cost the caller gave is
-// kept ("provided"); a turn with token counts and a known model gets the
-// priced cost ("priced"); a turn with counts and an unknown model keeps a
-// NULL cost ("unknown"). A turn without counts or cost carries no usage
-// and no source.
+// price prices a turn with token counts, no cost and a known model
+// ("priced"). Every other source (provided, unknown, none) is the one rule
+// of schema's Turn.Values and the column DEFAULT, which a turn left blank
+// gets.
 func (p Prices) price(t *schema.Turn) {
-	switch {
-	case t.CostUSD != nil:
-		t.CostSource = schema.CostProvided
-	case t.TokensIn == nil && t.TokensOut == nil:
-		t.CostSource = ""
-	default:
-		t.CostSource = schema.CostUnknown
-		if pr, ok := p.Lookup(t.Model); ok {
-			c := pr.Cost(Usage{t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning})
-			t.CostUSD, t.CostSource = &c, schema.CostPriced
-		}
+	if t.CostUSD != nil || t.CostSource != "" || t.TokensIn == nil && t.TokensOut == nil {
+		return
+	}
+	if pr, ok := p.Lookup(t.Model); ok {
+		c := pr.Cost(Usage{t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning})
+		t.CostUSD, t.CostSource = &c, schema.CostPriced
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/convtrace/convtrace/schema"
@@ -112,12 +113,14 @@ func TestPriceTurn(t *testing.T) {
 		{"unknown model stays NULL", schema.Turn{Model: "qwen2.5-coder:32b", TokensIn: u32(10), TokensOut: u32(10)}, nil, schema.CostUnknown},
 		{"no usage, no source", schema.Turn{Model: "gpt-5", Role: schema.RolePrompt}, nil, ""},
 	}
+	col := slices.Index(schema.TurnColumns, "cost_source")
 	for _, c := range cases {
 		tu := c.turn
 		prices.price(&tu)
-		if tu.CostSource != c.wantSource || (tu.CostUSD == nil) != (c.wantCost == nil) ||
+		// The source stored is price's or, left blank, schema's.
+		if source := tu.Values()[col]; source != c.wantSource || (tu.CostUSD == nil) != (c.wantCost == nil) ||
 			tu.CostUSD != nil && math.Abs(*tu.CostUSD-*c.wantCost) > 1e-12 {
-			t.Errorf("%s: price(%+v) = cost %v source %q, want %v %q", c.name, c.turn, show(tu.CostUSD), tu.CostSource, show(c.wantCost), c.wantSource)
+			t.Errorf("%s: price(%+v) = cost %v source %q, want %v %q", c.name, c.turn, show(tu.CostUSD), source, show(c.wantCost), c.wantSource)
 		}
 	}
 }
