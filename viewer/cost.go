@@ -49,6 +49,9 @@ var CostDimensions = []string{"day", "model", "provider", "phase", "speaker", "a
 // dimension.
 var costTableNames = []string{"model", "provider", "phase", "speaker", "agent", "day"}
 
+// costDaysBy groups the report's Days, the data of its charts.
+var costDaysBy = []string{"day", "model"}
+
 func (c CostCell) dimension(name string) string {
 	switch name {
 	case "day":
@@ -239,7 +242,7 @@ func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 	if err != nil {
 		return CostReport{}, err
 	}
-	cells, threads, err := s.store.costData(c.Request.Context(), f, topThreads, time.Now())
+	cells, threads, err := s.store.costData(c.Request.Context(), f, true, topThreads, time.Now())
 	if err != nil {
 		return CostReport{}, err
 	}
@@ -251,7 +254,7 @@ func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 	for _, cell := range cells {
 		r.Totals.Add(cell.CostUsage)
 	}
-	if r.Days, err = GroupCost(cells, []string{"day", "model"}); err != nil {
+	if r.Days, err = GroupCost(cells, costDaysBy); err != nil {
 		return CostReport{}, err
 	}
 	for _, name := range costTableNames {
@@ -307,25 +310,41 @@ func (s *Server) apiCost(c *gin.Context) {
 // table of /cost as CSV, NAME one of the tables' names, day_model or
 // threads.
 func (s *Server) apiCostCSV(c *gin.Context) {
-	r, err := s.costReport(c)
+	name := c.Query("table")
+	var by []string // nil: the threads
+	switch {
+	case name == "threads":
+	case name == strings.Join(costDaysBy, "_"):
+		by = costDaysBy
+	case slices.Contains(costTableNames, name):
+		by = []string{name}
+	default:
+		s.apiError(c, badParam("table", "%q is not one of %s, %s, threads", name, strings.Join(costTableNames, ", "), strings.Join(costDaysBy, "_")))
+		return
+	}
+	f, err := costFilter(c, time.Now())
 	if err != nil {
 		s.apiError(c, err)
 		return
 	}
-	name := c.Query("table")
-	var write func(io.Writer) error
-	switch {
-	case name == "threads":
-		write = func(w io.Writer) error { return writeThreadsCSV(w, r.Threads) }
-	case name == r.Days.Name:
-		write = func(w io.Writer) error { return WriteCostCSV(w, r.Days) }
-	default:
-		i := slices.IndexFunc(r.Tables, func(t CostTable) bool { return t.Name == name })
-		if i < 0 {
-			s.apiError(c, badParam("table", "%q is not one of %s, %s, threads", name, strings.Join(costTableNames, ", "), r.Days.Name))
+	threadLimit := 0
+	if by == nil {
+		threadLimit = topThreads
+	}
+	cells, threads, err := s.store.costData(c.Request.Context(), f, by != nil, threadLimit, time.Now())
+	if err != nil {
+		s.apiError(c, err)
+		return
+	}
+	write := func(w io.Writer) error { return writeThreadsCSV(w, threads) }
+	if by != nil {
+		addSavings(cells, s.pricer)
+		t, err := GroupCost(cells, by)
+		if err != nil {
+			s.apiError(c, err)
 			return
 		}
-		write = func(w io.Writer) error { return WriteCostCSV(w, r.Tables[i]) }
+		write = func(w io.Writer) error { return WriteCostCSV(w, t) }
 	}
 	c.Header("Content-Disposition", `attachment; filename="cost-`+name+`.csv"`)
 	c.Header("Content-Type", "text/csv; charset=utf-8")

@@ -153,9 +153,10 @@ func (s store) refreshCost(ctx context.Context, p *costPlan) error {
 	return nil
 }
 
-// costData returns the cells and the most expensive threads of f's range,
-// refreshing the summaries it reads.
-func (s store) costData(ctx context.Context, f CostFilter, threadLimit int, now time.Time) ([]CostCell, []CostThread, error) {
+// costData returns the cells (when withCells) and at most threadLimit of
+// the most expensive threads of f's range, refreshing the summaries it
+// reads. A caller that needs one of the two does not pay for the other.
+func (s store) costData(ctx context.Context, f CostFilter, withCells bool, threadLimit int, now time.Time) ([]CostCell, []CostThread, error) {
 	p := planCost(f, now)
 	if err := s.refreshCost(ctx, &p); err != nil {
 		return nil, nil, err
@@ -167,10 +168,12 @@ func (s store) costData(ctx context.Context, f CostFilter, threadLimit int, now 
 		cells   []CostCell
 		threads []CostThread
 	)
-	g.Go(func() (err error) {
-		cells, err = s.costCells(gctx, p)
-		return err
-	})
+	if withCells {
+		g.Go(func() (err error) {
+			cells, err = s.costCells(gctx, p)
+			return err
+		})
+	}
 	if threadLimit > 0 {
 		g.Go(func() (err error) {
 			threads, err = s.costThreads(gctx, p, threadLimit)

@@ -143,7 +143,7 @@ func (u *CostUsage) dest() []any {
 // the cost page it reads and refreshes the summaries, so db must also
 // insert into them.
 func QueryCost(ctx context.Context, db DB, f CostFilter, p CachePricer) ([]CostCell, error) {
-	cells, _, err := store{db: db}.costData(ctx, f, 0, time.Now())
+	cells, _, err := store{db: db}.costData(ctx, f, true, 0, time.Now())
 	if err != nil {
 		return nil, err
 	}
