@@ -395,8 +395,8 @@ func writeThreadsCSV(w io.Writer, threads []CostThread) error {
 	return WriteCostCSV(w, t)
 }
 
-// Record is the usage in the order of costCSVColumns, for CSV and the
-// CLI's table: exact numbers, "" when unknown.
+// Record is the usage in the order of costCSVColumns, for CSV: exact
+// numbers, "" when unknown.
 func (u CostUsage) Record() []string {
 	count := func(p *uint64) string {
 		if p == nil {
@@ -412,6 +412,20 @@ func (u CostUsage) Record() []string {
 	}
 	return []string{strconv.FormatUint(u.Calls, 10), count(u.TokensIn), count(u.TokensOut), count(u.CacheRead),
 		count(u.CacheWrite), count(u.Reasoning), usd(u.CostUSD), strconv.FormatUint(u.Unpriced, 10), usd(u.CacheSavingsUSD)}
+}
+
+// FormatCount writes n with thousands separators (1,234,567), as every
+// page shows counts.
+func FormatCount(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // formatUSD and formatTokens label the charts' axes.
