@@ -37,13 +37,9 @@ import (
 type costPlan struct {
 	project        string
 	fromDay, toDay uint32     // days [fromDay, toDay) read from the summaries; none when equal
-	head, tail     CostFilter // read live; empty ranges read nothing
+	head, tail     CostFilter // read live; the zero range reads nothing
 	versions       []string   // costVersion keys of the summarized days
 }
-
-// emptyRange is a live range that selects no turn, and that the ts bounds
-// of costArgs prune to no part (ToNS 0 would mean no end).
-var emptyRange = CostFilter{FromNS: 1, ToNS: 1}
 
 // planCost splits f into whole days before now's UTC day, read from the
 // summaries, and the live rest.
@@ -54,7 +50,7 @@ func planCost(f CostFilter, now time.Time) costPlan {
 	}
 	first := (f.FromNS + dayNS - 1) / dayNS
 	last := min(to/dayNS, uint64(now.UnixNano())/dayNS)
-	head, tail := emptyRange, emptyRange
+	var head, tail CostFilter
 	head.Project, tail.Project = f.Project, f.Project
 	p := costPlan{project: f.Project}
 	if first >= last {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/convtrace/convtrace/schema"
 )
 
 // CostUsage is what a group of calls used and cost. Sums are nil when no
@@ -75,18 +77,10 @@ ORDER BY first_ns, phase_name`
 )
 
 // costArgs are the bound arguments of costLiveRows: the ts partition
-// column first (whole seconds, so the bounds widen by one), then exactly
-// start_ns.
+// column first, then exactly start_ns. The zero range reads nothing.
 func (f CostFilter) costArgs() []any {
-	to := f.ToNS
-	if to == 0 {
-		to = ^uint64(0)
-	}
-	toSec := to/uint64(time.Second) + 1
-	if toSec > 1<<32-1 {
-		toSec = 1<<32 - 1 // DateTime ends in 2106
-	}
-	return []any{f.FromNS / uint64(time.Second), toSec, f.FromNS, to, f.Project, f.Project}
+	fromSec, toSec := schema.TSBounds(f.FromNS, f.ToNS)
+	return []any{fromSec, toSec, f.FromNS, f.ToNS, f.Project, f.Project}
 }
 
 // PhaseTotal is a thread's usage in one phase.
