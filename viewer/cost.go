@@ -37,9 +37,12 @@ func (s *Server) costRoutes(app, api *gin.RouterGroup) {
 // topThreads is how many of the most expensive threads a report lists.
 const topThreads = 10
 
-// defaultCostRange is the range a cost report covers when from is not
-// given.
-const defaultCostRange = "30d"
+// defaultCostFrom is where a cost report starts when from is not given:
+// UTC midnight 30 days back, a whole first day that the summaries answer,
+// where "30d" would start mid-day and read that day live on every request.
+func defaultCostFrom(now time.Time) string {
+	return now.UTC().AddDate(0, 0, -30).Format(time.DateOnly)
+}
 
 // CostDimensions are the names GroupCost groups by, in the order of
 // CostCell's fields.
@@ -216,11 +219,11 @@ func costFilter(c *gin.Context, now time.Time) (CostFilter, error) {
 
 // ParseCostRange reads the range of a cost report as the cost page does:
 // from and to are times (RFC 3339, 2006-01-02T15:04, a date) or ages such
-// as 24h or 7d; from defaults to 30 days before now, to to now. A bad value
-// is a *ParamError naming from or to.
+// as 24h or 7d; from defaults to UTC midnight 30 days before now, to to
+// now. A bad value is a *ParamError naming from or to.
 func ParseCostRange(from, to string, now time.Time) (CostFilter, error) {
 	if strings.TrimSpace(from) == "" {
-		from = defaultCostRange
+		from = defaultCostFrom(now)
 	}
 	fromNS, toNS, err := timeRange(from, to, now)
 	if err != nil {
@@ -283,7 +286,7 @@ func (s *Server) costPage(c *gin.Context) {
 	}
 	s.html(c, http.StatusOK, "cost.html", costPageData{
 		CostReport: r,
-		FromValue:  c.DefaultQuery("from", defaultCostRange),
+		FromValue:  c.DefaultQuery("from", r.From.Format(time.DateOnly)),
 		ToValue:    c.Query("to"),
 		CostChart:  newChart(r.Days, "cost", func(u CostUsage) float64 { return deref(u.CostUSD) }, formatUSD),
 		TokenChart: newChart(r.Days, "tokens", func(u CostUsage) float64 { return float64(deref(u.Tokens())) }, formatTokens),

@@ -340,3 +340,22 @@ func TestCostPage(t *testing.T) {
 		}
 	}
 }
+
+// The default range starts at UTC midnight 30 days back, a whole day the
+// summaries answer; a from given is kept as given.
+func TestParseCostRangeDefault(t *testing.T) {
+	now := time.Date(2026, 5, 31, 15, 4, 5, 0, time.FixedZone("UTC+10", 10*3600)) // 05:04:05 UTC
+	cases := []struct{ from, wantFrom string }{
+		{"", "2026-05-01T00:00:00Z"},
+		{"  ", "2026-05-01T00:00:00Z"},
+		{"30d", "2026-05-01T05:04:05Z"},
+		{"2026-05-20T12:00", "2026-05-20T12:00:00Z"},
+	}
+	for _, c := range cases {
+		f, err := viewer.ParseCostRange(c.from, "", now)
+		got := time.Unix(0, int64(f.FromNS)).UTC().Format(time.RFC3339)
+		if err != nil || got != c.wantFrom || f.ToNS != uint64(now.UnixNano()) {
+			t.Errorf("ParseCostRange(%q, \"\", %v) = from %s, to %d, %v; want from %s, to %d", c.from, now, got, f.ToNS, err, c.wantFrom, now.UnixNano())
+		}
+	}
+}
