@@ -44,13 +44,8 @@ type Prices struct {
 // names are few; past memoLimit of them (a sender making names up) lookups
 // are simply not remembered.
 type lookupMemo struct {
-	m sync.Map // model name → memoEntry
+	m sync.Map // model name → index of its entry, -1 for none
 	n atomic.Int64
-}
-
-type memoEntry struct {
-	price Price
-	ok    bool
 }
 
 const memoLimit = 4096
@@ -183,31 +178,42 @@ func family(model string) string {
 // name, else the first matching its family (the name without prefix and
 // suffix). ok is false when no entry matches.
 func (p Prices) Lookup(model string) (Price, bool) {
-	if model == "" {
+	i, ok := p.index(model)
+	if !ok {
 		return Price{}, false
 	}
-	if p.memo != nil {
-		if e, ok := p.memo.m.Load(model); ok {
-			return e.(memoEntry).price, e.(memoEntry).ok
-		}
-	}
-	price, ok := p.match(model)
-	if p.memo != nil && p.memo.n.Load() < memoLimit {
-		p.memo.n.Add(1)
-		p.memo.m.Store(model, memoEntry{price, ok})
-	}
-	return price, ok
+	return p.entries[i], true
 }
 
-func (p Prices) match(model string) (Price, bool) {
+// index returns the position in p.entries of the price Lookup finds for
+// model: Reprice groups models by it.
+func (p Prices) index(model string) (int, bool) {
+	if model == "" {
+		return 0, false
+	}
+	if p.memo != nil {
+		if i, ok := p.memo.m.Load(model); ok {
+			return i.(int), i.(int) >= 0
+		}
+	}
+	i := p.match(model)
+	if p.memo != nil && p.memo.n.Load() < memoLimit {
+		p.memo.n.Add(1)
+		p.memo.m.Store(model, i)
+	}
+	return i, i >= 0
+}
+
+// match returns the index of the entry that prices model, -1 for none.
+func (p Prices) match(model string) int {
 	for _, name := range []string{strings.TrimSpace(model), family(model)} {
-		for _, e := range p.entries {
+		for i, e := range p.entries {
 			if e.re.MatchString(name) {
-				return e, true
+				return i
 			}
 		}
 	}
-	return Price{}, false
+	return -1
 }
 
 // Usage is a call's token counts as stored: nil is unknown.

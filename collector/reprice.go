@@ -203,17 +203,3 @@ func (r RepriceRange) args() []any {
 	fromSec, toSec := schema.TSBounds(r.FromNS, to)
 	return []any{fromSec, toSec, r.FromNS, to, r.Project, r.Project}
 }
-
-// index returns the position of the entry Lookup finds for model.
-func (p Prices) index(model string) (int, bool) {
-	e, ok := p.Lookup(model)
-	if !ok {
-		return 0, false
-	}
-	for i := range p.entries {
-		if p.entries[i].re == e.re {
-			return i, true
-		}
-	}
-	return 0, false
-}
