@@ -320,7 +320,7 @@ func TestCostPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<span class="value" id="cost-total">$3.3625</span>`,
-		`<svg class="chart"`, `<rect class="bar m0"`,
+		`<svg class="chart"`, `<rect class="bar m0 s0"`, `data-series="s0"`,
 		`<title>2026-05-01 gpt-5: $1.35</title>`,
 		`<a href="/threads/th-a">th-a</a>`,
 		`href="/api/cost/csv?from=2026-05-01T09%3A00%3A00Z&amp;project=proj&amp;table=model&amp;to=2026-05-04T09%3A00%3A00Z"`,
