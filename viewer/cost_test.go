@@ -4,7 +4,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,7 +214,7 @@ func TestCostCSV(t *testing.T) {
 		{"phase", "phase,calls", "review,1", 3},
 		{"provider", "provider,calls", "anthropic,1", 3},
 		{"speaker", "speaker,calls", "critic,1", 3},
-		{"agent", "agent,calls", ",4,1003050,101550,800000,,,3.36250", 1},
+		{"agent", "agent,calls", ",4,1003050,101550,800000,,,3.3625,1,0.9", 1},
 		{"day", "day,calls", "2026-05-01,2", 2},
 		{"day_model", "day,model,calls", "2026-05-01,claude-sonnet-4-5,1", 4},
 		{"threads", "thread_id,project,calls", "th-a,proj,2,1001000,100500,800000,,,3.35,0,", 2},
@@ -229,7 +232,7 @@ func TestCostCSV(t *testing.T) {
 		}
 		header, first := strings.Join(records[0], ","), ""
 		if len(records) > 1 {
-			first = strings.Join(records[1], ",")
+			first = strings.Join(roundDollars(records[1]), ",")
 		}
 		if !strings.HasPrefix(header, c.wantHeader) || !strings.HasPrefix(first, c.wantFirst) || len(records)-1 != c.wantRows {
 			t.Errorf("table %s: header %q, first record %q, %d records;\nwant header %q…, first %q…, %d records", c.table,
@@ -239,6 +242,18 @@ func TestCostCSV(t *testing.T) {
 	if res := get(t, h, "/api/cost/csv?table=nope"); res.status != http.StatusBadRequest || !strings.Contains(res.body, "table") {
 		t.Errorf("unknown table: status %d, body %s; want 400 naming table", res.status, res.body)
 	}
+}
+
+// roundDollars rounds a record's decimal fields (dollars) to nine places,
+// so that a sum's float noise (3.3625000000000003) compares as its value.
+func roundDollars(record []string) []string {
+	out := slices.Clone(record)
+	for i, f := range out {
+		if v, err := strconv.ParseFloat(f, 64); err == nil && strings.Contains(f, ".") {
+			out[i] = strconv.FormatFloat(math.Round(v*1e9)/1e9, 'f', -1, 64)
+		}
+	}
+	return out
 }
 
 func TestThreadCostByPhase(t *testing.T) {
