@@ -133,20 +133,60 @@ func (s store) refreshCost(ctx context.Context, p *costPlan) error {
 		for j < len(stale) && stale[j] == stale[j-1]+1 {
 			j++
 		}
-		if err := s.recomputeCost(ctx, stale[i], stale[j-1]+1, version); err != nil {
+		keys, err := s.recomputeDays(ctx, stale[i:j], fps, version)
+		if err != nil {
 			return err
 		}
+		p.versions = append(p.versions, keys...)
 		i = j
 	}
-	// The states go last: a reader that finds a version finds all its
-	// rows.
-	if err := s.insertCostStates(ctx, stale, fps, version); err != nil {
-		return err
-	}
-	for _, d := range stale {
-		p.versions = append(p.versions, costVersion(d, version))
-	}
 	return nil
+}
+
+// recomputeDays makes the summaries of run, consecutive stale days with
+// fingerprints fps, current as version and returns the costVersion keys
+// to read them by. Concurrent requests for the same days share one
+// recompute (seconds of FINAL scans on a cold range); a request that
+// found the days stale just before another's recompute ended finds them
+// current when it checks again, and reads that version.
+func (s store) recomputeDays(ctx context.Context, run []uint32, fps map[uint32]costFingerprint, version uint64) ([]string, error) {
+	from, to := run[0], run[len(run)-1]+1
+	recompute := func() ([]string, error) {
+		states, err := s.costStates(ctx, from, to)
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]string, 0, len(run))
+		for _, d := range run {
+			if st, ok := states[d]; ok && st.costFingerprint == fps[d] {
+				keys = append(keys, costVersion(d, st.version))
+			}
+		}
+		if len(keys) == len(run) {
+			return keys, nil
+		}
+		if err := s.recomputeCost(ctx, from, to, version); err != nil {
+			return nil, err
+		}
+		// The states go last: a reader that finds a version finds all
+		// its rows.
+		if err := s.insertCostStates(ctx, run, fps, version); err != nil {
+			return nil, err
+		}
+		keys = keys[:0]
+		for _, d := range run {
+			keys = append(keys, costVersion(d, version))
+		}
+		return keys, nil
+	}
+	if s.costFlight == nil {
+		return recompute()
+	}
+	keys, err, _ := s.costFlight.Do(fmt.Sprintf("%d-%d", from, to), func() (any, error) { return recompute() })
+	if err != nil {
+		return nil, err
+	}
+	return keys.([]string), nil
 }
 
 // costData returns the cells (when withCells) and at most threadLimit of

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/singleflight"
 )
 
 // DB is what the viewer needs of a ClickHouse connection whose database is
@@ -40,7 +41,7 @@ type Server struct {
 func New(db DB, opts ...Option) *Server {
 	cfg := newConfig(opts)
 	s := &Server{
-		store: store{db: db, threadLimit: cfg.threadLimit},
+		store: store{db: db, threadLimit: cfg.threadLimit, costFlight: &singleflight.Group{}},
 		log:   cfg.logger,
 		pages: parsePages(),
 		token: cfg.token,

@@ -1,6 +1,10 @@
 package viewer
 
-import "errors"
+import (
+	"errors"
+
+	"golang.org/x/sync/singleflight"
+)
 
 // errNotFound means no turn of the thread asked for exists.
 var errNotFound = errors.New("thread not found")
@@ -11,4 +15,5 @@ var errNotFound = errors.New("thread not found")
 type store struct {
 	db          DB
 	threadLimit int
+	costFlight  *singleflight.Group // shares cost recomputes of the same days; nil: none
 }
