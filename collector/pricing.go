@@ -20,14 +20,14 @@ type Price struct {
 	// Pattern is an anchored, case-insensitive regular expression on the
 	// model name, once a provider prefix and a date or version suffix are
 	// taken off (see Prices.Lookup).
-	Pattern    string  `json:"pattern"`
-	Provider   string  `json:"provider,omitempty"`
-	Input      float64 `json:"input"`       // uncached input tokens
-	Output     float64 `json:"output"`      // output tokens
-	CacheRead  float64 `json:"cache_read"`  // input tokens read from the prompt cache
-	CacheWrite float64 `json:"cache_write"` // input tokens written to the prompt cache
-	Reasoning  float64 `json:"reasoning"`   // reasoning tokens, a part of the output
-	Checked    string  `json:"checked"`     // date of the published price this follows
+	Pattern    string
+	Provider   string
+	Input      float64 // uncached input tokens
+	Output     float64 // output tokens
+	CacheRead  float64 // input tokens read from the prompt cache
+	CacheWrite float64 // input tokens written to the prompt cache
+	Reasoning  float64 // reasoning tokens, a part of the output
+	Checked    string  // date of the published price this follows
 
 	re *regexp.Regexp
 }
@@ -44,13 +44,8 @@ type Prices struct {
 // names are few; past memoLimit of them (a sender making names up) lookups
 // are simply not remembered.
 type lookupMemo struct {
-	m sync.Map // model name → memoEntry
+	m sync.Map // model name → index of its entry, -1 for none
 	n atomic.Int64
-}
-
-type memoEntry struct {
-	price Price
-	ok    bool
 }
 
 const memoLimit = 4096
@@ -163,9 +158,6 @@ func (p Prices) Over(base Prices) Prices {
 	return out
 }
 
-// Entries returns the table in lookup order.
-func (p Prices) Entries() []Price { return append([]Price(nil), p.entries...) }
-
 // Model names carry decorations around the family name: a provider or
 // router prefix (openai/gpt-5, models/gemini-2.5-pro, Bedrock's
 // us.anthropic.claude-…) and a snapshot suffix (-2024-08-06, -20250929,
@@ -186,31 +178,42 @@ func family(model string) string {
 // name, else the first matching its family (the name without prefix and
 // suffix). ok is false when no entry matches.
 func (p Prices) Lookup(model string) (Price, bool) {
-	if model == "" {
+	i, ok := p.index(model)
+	if !ok {
 		return Price{}, false
 	}
-	if p.memo != nil {
-		if e, ok := p.memo.m.Load(model); ok {
-			return e.(memoEntry).price, e.(memoEntry).ok
-		}
-	}
-	price, ok := p.match(model)
-	if p.memo != nil && p.memo.n.Load() < memoLimit {
-		p.memo.n.Add(1)
-		p.memo.m.Store(model, memoEntry{price, ok})
-	}
-	return price, ok
+	return p.entries[i], true
 }
 
-func (p Prices) match(model string) (Price, bool) {
+// index returns the position in p.entries of the price Lookup finds for
+// model: Reprice groups models by it.
+func (p Prices) index(model string) (int, bool) {
+	if model == "" {
+		return 0, false
+	}
+	if p.memo != nil {
+		if i, ok := p.memo.m.Load(model); ok {
+			return i.(int), i.(int) >= 0
+		}
+	}
+	i := p.match(model)
+	if p.memo != nil && p.memo.n.Load() < memoLimit {
+		p.memo.n.Add(1)
+		p.memo.m.Store(model, i)
+	}
+	return i, i >= 0
+}
+
+// match returns the index of the entry that prices model, -1 for none.
+func (p Prices) match(model string) int {
 	for _, name := range []string{strings.TrimSpace(model), family(model)} {
-		for _, e := range p.entries {
+		for i, e := range p.entries {
 			if e.re.MatchString(name) {
-				return e, true
+				return i
 			}
 		}
 	}
-	return Price{}, false
+	return -1
 }
 
 // Usage is a call's token counts as stored: nil is unknown.
@@ -262,22 +265,16 @@ func val(n *uint32) float64 {
 	return float64(*n)
 }
 
-// price sets the cost and its source on a turn. A cost the caller gave is
-// kept ("provided"); a turn with token counts and a known model gets the
-// priced cost ("priced"); a turn with counts and an unknown model keeps a
-// NULL cost ("unknown"). A turn without counts or cost carries no usage
-// and no source.
+// price prices a turn with token counts, no cost and a known model
+// ("priced"). Every other source (provided, unknown, none) is the one rule
+// of schema's Turn.Values and the column DEFAULT, which a turn left blank
+// gets.
 func (p Prices) price(t *schema.Turn) {
-	switch {
-	case t.CostUSD != nil:
-		t.CostSource = schema.CostProvided
-	case t.TokensIn == nil && t.TokensOut == nil:
-		t.CostSource = ""
-	default:
-		t.CostSource = schema.CostUnknown
-		if pr, ok := p.Lookup(t.Model); ok {
-			c := pr.Cost(Usage{t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning})
-			t.CostUSD, t.CostSource = &c, schema.CostPriced
-		}
+	if t.CostUSD != nil || t.CostSource != "" || t.TokensIn == nil && t.TokensOut == nil {
+		return
+	}
+	if pr, ok := p.Lookup(t.Model); ok {
+		c := pr.Cost(Usage{t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning})
+		t.CostUSD, t.CostSource = &c, schema.CostPriced
 	}
 }

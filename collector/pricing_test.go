@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/convtrace/convtrace/schema"
@@ -112,12 +113,14 @@ func TestPriceTurn(t *testing.T) {
 		{"unknown model stays NULL", schema.Turn{Model: "qwen2.5-coder:32b", TokensIn: u32(10), TokensOut: u32(10)}, nil, schema.CostUnknown},
 		{"no usage, no source", schema.Turn{Model: "gpt-5", Role: schema.RolePrompt}, nil, ""},
 	}
+	col := slices.Index(schema.TurnColumns, "cost_source")
 	for _, c := range cases {
 		tu := c.turn
 		prices.price(&tu)
-		if tu.CostSource != c.wantSource || (tu.CostUSD == nil) != (c.wantCost == nil) ||
+		// The source stored is price's or, left blank, schema's.
+		if source := tu.Values()[col]; source != c.wantSource || (tu.CostUSD == nil) != (c.wantCost == nil) ||
 			tu.CostUSD != nil && math.Abs(*tu.CostUSD-*c.wantCost) > 1e-12 {
-			t.Errorf("%s: price(%+v) = cost %v source %q, want %v %q", c.name, c.turn, show(tu.CostUSD), tu.CostSource, show(c.wantCost), c.wantSource)
+			t.Errorf("%s: price(%+v) = cost %v source %q, want %v %q", c.name, c.turn, show(tu.CostUSD), source, show(c.wantCost), c.wantSource)
 		}
 	}
 }
@@ -161,8 +164,8 @@ func TestLoadPricesJSON(t *testing.T) {
 	if !ok || got != want {
 		t.Errorf("Lookup after LoadPrices = %+v, %v; want %+v", got, ok, want)
 	}
-	if len(p.Entries()) != len(DefaultPrices().Entries())+1 {
-		t.Errorf("%d entries, want the built-in ones plus one", len(p.Entries()))
+	if len(p.entries) != len(DefaultPrices().entries)+1 {
+		t.Errorf("%d entries, want the built-in ones plus one", len(p.entries))
 	}
 	if savings, ok := p.CacheSavings("claude-sonnet-4-5", 1_000_000); !ok || math.Abs(savings-1.8) > 1e-12 {
 		t.Errorf("CacheSavings = %v, %v; want 1.8", savings, ok)
@@ -173,7 +176,7 @@ func TestLoadPricesJSON(t *testing.T) {
 func TestDefaultPricesDated(t *testing.T) {
 	date := regexp.MustCompile(`^20\d\d-\d\d-\d\d$`)
 	providers := map[string]bool{}
-	for _, e := range DefaultPrices().Entries() {
+	for _, e := range DefaultPrices().entries {
 		providers[e.Provider] = true
 		if !date.MatchString(e.Checked) || e.Provider == "" || e.Input <= 0 {
 			t.Errorf("entry %q: provider %q, checked %q, input %v; want a provider, a YYYY-MM-DD date and a price", e.Pattern, e.Provider, e.Checked, e.Input)

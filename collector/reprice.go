@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/schema"
 )
 
 // RepriceDB is what Reprice needs of a connection to the convtrace
@@ -192,25 +194,12 @@ func waitMutations(ctx context.Context, db RepriceDB, progress func(mutations, p
 	}
 }
 
+// args are the bound arguments of repriceScope; ToNS 0 is no end.
 func (r RepriceRange) args() []any {
 	to := r.ToNS
 	if to == 0 {
-		to = ^uint64(0)
+		to = math.MaxUint64
 	}
-	toSec := min(to/uint64(time.Second)+1, 1<<32-1) // DateTime ends in 2106
-	return []any{r.FromNS / uint64(time.Second), toSec, r.FromNS, to, r.Project, r.Project}
-}
-
-// index returns the position of the entry Lookup finds for model.
-func (p Prices) index(model string) (int, bool) {
-	e, ok := p.Lookup(model)
-	if !ok {
-		return 0, false
-	}
-	for i := range p.entries {
-		if p.entries[i].re == e.re {
-			return i, true
-		}
-	}
-	return 0, false
+	fromSec, toSec := schema.TSBounds(r.FromNS, to)
+	return []any{fromSec, toSec, r.FromNS, to, r.Project, r.Project}
 }

@@ -30,6 +30,11 @@ func TestReprice(t *testing.T) {
 	}{
 		{"gpt-5-2025-08-07", instrument.Usage{InputTokens: 1_000_000, OutputTokens: 300_000, CacheReadTokens: 600_000, ReasoningTokens: 100_000}, nil},
 		{"claude-sonnet-4-5", instrument.Usage{InputTokens: 1000, OutputTokens: 10, CacheReadTokens: 50_000, CacheWriteTokens: 20_000}, nil},
+		// Anthropic's own input_tokens, which leave the cache out: all of
+		// the input is uncached.
+		{"claude-haiku-4-5", instrument.Usage{InputTokens: 1000, OutputTokens: 10, CacheReadTokens: 50_000, CacheWriteTokens: 20_000}, nil},
+		// More reasoning than output tokens: reasoning is beyond the output.
+		{"gpt-5", instrument.Usage{InputTokens: 1000, OutputTokens: 100, ReasoningTokens: 400}, nil},
 		{"qwen2.5-coder:32b", instrument.Usage{InputTokens: 2_000_000, OutputTokens: 1_000_000}, nil},
 		{"gpt-5", instrument.Usage{InputTokens: 10, OutputTokens: 10}, ptr(0.5)},
 	} {
@@ -53,6 +58,7 @@ SELECT 'old:response:1', 'th-old', 'response', 'gpt-5', toNullable(toUInt32(1000
 prices:
   - {pattern: 'gpt-5', input: 2, output: 20, cache_read: 0.2, reasoning: 40}
   - {pattern: 'qwen2\.5-coder:32b', input: 0.1, output: 0.3}
+  - {pattern: 'claude-haiku-4-5', input: 1, output: 5, cache_read: 0.1, cache_write: 1.25}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +69,8 @@ prices:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Priced != 2 || res.Unpriced != 1 || !progressed {
-		t.Errorf("Reprice = %+v, progress reported %v; want 2 priced (gpt-5, qwen), 1 unpriced (claude, no longer in the table), progress", res, progressed)
+	if res.Priced != 4 || res.Unpriced != 1 || !progressed {
+		t.Errorf("Reprice = %+v, progress reported %v; want 4 priced (2 gpt-5, claude-haiku, qwen), 1 unpriced (claude, no longer in the table), progress", res, progressed)
 	}
 
 	rows, err := conn.Query(ctx, `SELECT turn_id, model, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source
@@ -98,6 +104,10 @@ FROM conversations WHERE role = 'response' ORDER BY start_ns`)
 		// 400k uncached × 2 + 600k cached × 0.2 + 200k out × 20 + 100k reasoning × 40
 		"gpt-5-2025-08-07 8.92 priced",
 		"claude-sonnet-4-5 NULL unknown",
+		// 1k uncached × 1 + 50k cache read × 0.1 + 20k cache write × 1.25 + 10 out × 5
+		"claude-haiku-4-5 0.03105 priced",
+		// 1k in × 2 + 100 out × 20 + 400 reasoning × 40
+		"gpt-5 0.02 priced",
 		"qwen2.5-coder:32b 0.5 priced",
 		"gpt-5 0.5 provided",
 	}

@@ -112,7 +112,8 @@ func newWriter(d dialer, cfg config) *writer {
 // counts the rows dropped, when the queue is full or the writer stopped.
 //
 // Turns are priced here, on the caller's goroutine, so that every path to
-// storage (exporter, ingester, pending prompts) stores a cost source.
+// storage (exporter, ingester, pending prompts) stores the priced cost of
+// a known model; schema's Turn.Values gives the others their source.
 func (w *writer) write(it item) bool {
 	for i := range it.turns {
 		w.cfg.prices.price(&it.turns[i])

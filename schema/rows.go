@@ -1,6 +1,9 @@
 package schema
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Roles of a turn.
 const (
@@ -84,6 +87,15 @@ var TurnColumns = []string{
 	"tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
 	"cost_usd", "cost_source", "status", "error", "start_ns", "duration_ns",
 	"attributes.key", "attributes.value",
+}
+
+// TSBounds returns bounds on the ts column (DateTime: start_ns in whole
+// seconds) for the turns that started in [fromNS, toNS), for a query that
+// filters on both: ts >= fromSec AND ts <= toSec prunes the partitions and
+// keeps every such turn, start_ns then selects exactly. toSec is capped
+// at DateTime's last second, in 2106.
+func TSBounds(fromNS, toNS uint64) (fromSec, toSec uint64) {
+	return fromNS / uint64(time.Second), min(toNS/uint64(time.Second)+1, 1<<32-1)
 }
 
 // Values returns the turn's column values in TurnColumns order.

@@ -37,9 +37,12 @@ func (s *Server) costRoutes(app, api *gin.RouterGroup) {
 // topThreads is how many of the most expensive threads a report lists.
 const topThreads = 10
 
-// defaultCostRange is the range a cost report covers when from is not
-// given.
-const defaultCostRange = "30d"
+// defaultCostFrom is where a cost report starts when from is not given:
+// UTC midnight 30 days back, a whole first day that the summaries answer,
+// where "30d" would start mid-day and read that day live on every request.
+func defaultCostFrom(now time.Time) string {
+	return now.UTC().AddDate(0, 0, -30).Format(time.DateOnly)
+}
 
 // CostDimensions are the names GroupCost groups by, in the order of
 // CostCell's fields.
@@ -48,6 +51,9 @@ var CostDimensions = []string{"day", "model", "provider", "phase", "speaker", "a
 // costTableNames are the tables of the cost page, each grouped by one
 // dimension.
 var costTableNames = []string{"model", "provider", "phase", "speaker", "agent", "day"}
+
+// costDaysBy groups the report's Days, the data of its charts.
+var costDaysBy = []string{"day", "model"}
 
 func (c CostCell) dimension(name string) string {
 	switch name {
@@ -136,23 +142,16 @@ func compareCost(a, b *float64) int {
 func (u *CostUsage) Add(o CostUsage) {
 	u.Calls += o.Calls
 	u.Unpriced += o.Unpriced
-	for _, p := range []struct{ dst, src **uint64 }{
-		{&u.TokensIn, &o.TokensIn}, {&u.TokensOut, &o.TokensOut}, {&u.CacheRead, &o.CacheRead},
-		{&u.CacheWrite, &o.CacheWrite}, {&u.Reasoning, &o.Reasoning},
-	} {
-		if *p.src != nil {
-			*p.dst = ptrTo(deref(*p.dst) + **p.src)
-		}
-	}
-	for _, p := range []struct{ dst, src **float64 }{{&u.CostUSD, &o.CostUSD}, {&u.CacheSavingsUSD, &o.CacheSavingsUSD}} {
-		if *p.src != nil {
-			*p.dst = ptrTo(deref(*p.dst) + **p.src)
-		}
-	}
+	u.TokensIn = addKnown(u.TokensIn, o.TokensIn)
+	u.TokensOut = addKnown(u.TokensOut, o.TokensOut)
+	u.CacheRead = addKnown(u.CacheRead, o.CacheRead)
+	u.CacheWrite = addKnown(u.CacheWrite, o.CacheWrite)
+	u.Reasoning = addKnown(u.Reasoning, o.Reasoning)
+	u.CostUSD = addKnown(u.CostUSD, o.CostUSD)
+	u.CacheSavingsUSD = addKnown(u.CacheSavingsUSD, o.CacheSavingsUSD)
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
+// deref is a chart's value of a sum: 0 when unknown.
 func deref[T uint64 | float64](p *T) T {
 	if p == nil {
 		return 0
@@ -220,11 +219,11 @@ func costFilter(c *gin.Context, now time.Time) (CostFilter, error) {
 
 // ParseCostRange reads the range of a cost report as the cost page does:
 // from and to are times (RFC 3339, 2006-01-02T15:04, a date) or ages such
-// as 24h or 7d; from defaults to 30 days before now, to to now. A bad value
-// is a *ParamError naming from or to.
+// as 24h or 7d; from defaults to UTC midnight 30 days before now, to to
+// now. A bad value is a *ParamError naming from or to.
 func ParseCostRange(from, to string, now time.Time) (CostFilter, error) {
 	if strings.TrimSpace(from) == "" {
-		from = defaultCostRange
+		from = defaultCostFrom(now)
 	}
 	fromNS, toNS, err := timeRange(from, to, now)
 	if err != nil {
@@ -246,7 +245,7 @@ func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 	if err != nil {
 		return CostReport{}, err
 	}
-	cells, threads, err := s.store.costData(c.Request.Context(), f, topThreads, time.Now())
+	cells, threads, err := s.store.costData(c.Request.Context(), f, true, topThreads, time.Now())
 	if err != nil {
 		return CostReport{}, err
 	}
@@ -258,7 +257,7 @@ func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 	for _, cell := range cells {
 		r.Totals.Add(cell.CostUsage)
 	}
-	if r.Days, err = GroupCost(cells, []string{"day", "model"}); err != nil {
+	if r.Days, err = GroupCost(cells, costDaysBy); err != nil {
 		return CostReport{}, err
 	}
 	for _, name := range costTableNames {
@@ -287,7 +286,7 @@ func (s *Server) costPage(c *gin.Context) {
 	}
 	s.html(c, http.StatusOK, "cost.html", costPageData{
 		CostReport: r,
-		FromValue:  c.DefaultQuery("from", defaultCostRange),
+		FromValue:  c.DefaultQuery("from", r.From.Format(time.DateOnly)),
 		ToValue:    c.Query("to"),
 		CostChart:  newChart(r.Days, "cost", func(u CostUsage) float64 { return deref(u.CostUSD) }, formatUSD),
 		TokenChart: newChart(r.Days, "tokens", func(u CostUsage) float64 { return float64(deref(u.Tokens())) }, formatTokens),
@@ -314,25 +313,41 @@ func (s *Server) apiCost(c *gin.Context) {
 // table of /cost as CSV, NAME one of the tables' names, day_model or
 // threads.
 func (s *Server) apiCostCSV(c *gin.Context) {
-	r, err := s.costReport(c)
+	name := c.Query("table")
+	var by []string // nil: the threads
+	switch {
+	case name == "threads":
+	case name == strings.Join(costDaysBy, "_"):
+		by = costDaysBy
+	case slices.Contains(costTableNames, name):
+		by = []string{name}
+	default:
+		s.apiError(c, badParam("table", "%q is not one of %s, %s, threads", name, strings.Join(costTableNames, ", "), strings.Join(costDaysBy, "_")))
+		return
+	}
+	f, err := costFilter(c, time.Now())
 	if err != nil {
 		s.apiError(c, err)
 		return
 	}
-	name := c.Query("table")
-	var write func(io.Writer) error
-	switch {
-	case name == "threads":
-		write = func(w io.Writer) error { return writeThreadsCSV(w, r.Threads) }
-	case name == r.Days.Name:
-		write = func(w io.Writer) error { return WriteCostCSV(w, r.Days) }
-	default:
-		i := slices.IndexFunc(r.Tables, func(t CostTable) bool { return t.Name == name })
-		if i < 0 {
-			s.apiError(c, badParam("table", "%q is not one of %s, %s, threads", name, strings.Join(costTableNames, ", "), r.Days.Name))
+	threadLimit := 0
+	if by == nil {
+		threadLimit = topThreads
+	}
+	cells, threads, err := s.store.costData(c.Request.Context(), f, by != nil, threadLimit, time.Now())
+	if err != nil {
+		s.apiError(c, err)
+		return
+	}
+	write := func(w io.Writer) error { return writeThreadsCSV(w, threads) }
+	if by != nil {
+		addSavings(cells, s.pricer)
+		t, err := GroupCost(cells, by)
+		if err != nil {
+			s.apiError(c, err)
 			return
 		}
-		write = func(w io.Writer) error { return WriteCostCSV(w, r.Tables[i]) }
+		write = func(w io.Writer) error { return WriteCostCSV(w, t) }
 	}
 	c.Header("Content-Disposition", `attachment; filename="cost-`+name+`.csv"`)
 	c.Header("Content-Type", "text/csv; charset=utf-8")
@@ -383,8 +398,8 @@ func writeThreadsCSV(w io.Writer, threads []CostThread) error {
 	return WriteCostCSV(w, t)
 }
 
-// Record is the usage in the order of CostCSVColumns, for CSV and the
-// CLI's table: exact numbers, "" when unknown.
+// Record is the usage in the order of costCSVColumns, for CSV: exact
+// numbers, "" when unknown.
 func (u CostUsage) Record() []string {
 	count := func(p *uint64) string {
 		if p == nil {
@@ -402,8 +417,19 @@ func (u CostUsage) Record() []string {
 		count(u.CacheWrite), count(u.Reasoning), usd(u.CostUSD), strconv.FormatUint(u.Unpriced, 10), usd(u.CacheSavingsUSD)}
 }
 
-// CostCSVColumns returns the names of the usage columns of a cost CSV.
-func CostCSVColumns() []string { return slices.Clone(costCSVColumns) }
+// FormatCount writes n with thousands separators (1,234,567), as every
+// page shows counts.
+func FormatCount(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
 
 // formatUSD and formatTokens label the charts' axes.
 func formatUSD(v float64) string { return formatCost(&v) }

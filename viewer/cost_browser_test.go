@@ -26,8 +26,29 @@ func TestCostPageInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bars == 0 {
-		t.Error("the charts have no bars")
+	// One bar per day and model with a cost, and one per day and model
+	// with tokens, as the JSON twin counts them.
+	var report struct {
+		Days struct {
+			Rows []struct {
+				TokensIn  *uint64  `json:"tokens_in"`
+				TokensOut *uint64  `json:"tokens_out"`
+				CostUSD   *float64 `json:"cost_usd"`
+			} `json:"rows"`
+		} `json:"days"`
+	}
+	getJSON(t, h, "/api/cost", http.StatusOK, &report)
+	wantBars := 0
+	for _, r := range report.Days.Rows {
+		if r.CostUSD != nil && *r.CostUSD > 0 {
+			wantBars++
+		}
+		if r.TokensIn != nil && *r.TokensIn > 0 || r.TokensOut != nil && *r.TokensOut > 0 {
+			wantBars++
+		}
+	}
+	if bars != wantBars || bars == 0 {
+		t.Errorf("the charts have %d bars, want %d (days by model: %d rows)", bars, wantBars, len(report.Days.Rows))
 	}
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]int](
 		`Object.fromEntries([...document.querySelectorAll("table.cost")].map(t => [t.id, t.tBodies[0].rows.length]))`))
@@ -66,12 +87,14 @@ func TestCostPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	faded, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](
-		`[document.querySelectorAll("rect.bar.faded").length, document.querySelectorAll("rect.bar:not(.faded)").length]`))
+		`[document.querySelectorAll("rect.bar.faded").length, document.querySelectorAll("rect.bar:not(.faded)").length,
+		  document.querySelectorAll("rect.bar.s0").length]`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(faded) != 2 || faded[0] == 0 || faded[1] == 0 {
-		t.Errorf("after picking a model: %v faded and unfaded bars, want some of each", faded)
+	// The first model's bars (series s0) stay, every other bar fades.
+	if len(faded) != 3 || faded[0] == 0 || faded[1] != faded[2] || faded[0]+faded[1] != bars {
+		t.Errorf("after picking the first model: %v faded, unfaded and first-model bars of %d; want the first model's unfaded, all others faded", faded, bars)
 	}
 	browsertest.Screenshot(ctx, t, "cost")
 }

@@ -8,7 +8,9 @@ import (
 // chart is a stacked bar chart of one value per day and model, drawn by the
 // server as SVG so that it reads without JavaScript. Geometry is in the
 // SVG's own units; colours come from cost.css classes (m0…m7) since the
-// Content-Security-Policy forbids inline style.
+// Content-Security-Policy forbids inline style. Colours repeat every eight
+// models, so each model also has a series class of its own (s0, s1, …) by
+// which cost.js picks it out.
 type chart struct {
 	Title         string
 	Width, Height float64
@@ -22,9 +24,9 @@ type chart struct {
 }
 
 type chartBar struct {
-	X, Y, W, H float64
-	Class      string
-	Title      string // the tooltip: day, model, value
+	X, Y, W, H    float64
+	Class, Series string // colour and series classes
+	Title         string // the tooltip: day, model, value
 }
 
 type chartLabel struct {
@@ -33,7 +35,7 @@ type chartLabel struct {
 }
 
 type chartLegend struct {
-	Class, Model string
+	Class, Series, Model string
 }
 
 const (
@@ -53,20 +55,21 @@ func newChart(days CostTable, title string, value func(CostUsage) float64, label
 		Baseline: chartHeight - chartBottom}
 	var order []string
 	totals := map[string]float64{}
-	class := map[string]string{}
+	legend := map[string]chartLegend{}
 	for _, r := range days.Rows {
 		day, model := r.Key[0], r.Key[1]
 		if _, ok := totals[day]; !ok {
 			order = append(order, day)
 		}
 		totals[day] += value(r.CostUsage)
-		if _, ok := class[model]; !ok {
-			class[model] = fmt.Sprintf("m%d", len(c.Legend)%chartClasses)
+		if _, ok := legend[model]; !ok {
 			name := model
 			if name == "" {
 				name = "(no model)"
 			}
-			c.Legend = append(c.Legend, chartLegend{Class: class[model], Model: name})
+			n := len(c.Legend)
+			legend[model] = chartLegend{Class: fmt.Sprintf("m%d", n%chartClasses), Series: fmt.Sprintf("s%d", n), Model: name}
+			c.Legend = append(c.Legend, legend[model])
 		}
 	}
 	top := 0.0
@@ -98,7 +101,7 @@ func newChart(days CostTable, title string, value func(CostUsage) float64, label
 		h := v / top * height
 		stacked[day] += h
 		c.Bars = append(c.Bars, chartBar{X: x[day], Y: c.Baseline - stacked[day], W: width, H: h,
-			Class: class[model], Title: day + " " + model + ": " + label(v)})
+			Class: legend[model].Class, Series: legend[model].Series, Title: day + " " + model + ": " + label(v)})
 	}
 	return c
 }

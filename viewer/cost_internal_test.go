@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,28 @@ func TestThreadCostPartial(t *testing.T) {
 	}
 	if empty, err := parsePages().render("threadCost", []PhaseTotal{}); err != nil || strings.TrimSpace(string(empty)) != "" {
 		t.Errorf("threadCost of no totals = %q, %v; want nothing", empty, err)
+	}
+}
+
+// Colours repeat every eight models, series never: picking the ninth model
+// out must not pick the first.
+func TestChartSeries(t *testing.T) {
+	days := CostTable{By: []string{"day", "model"}}
+	for i := range 9 {
+		cost := float64(i + 1)
+		days.Rows = append(days.Rows, CostGroup{Key: []string{"2026-05-01", fmt.Sprintf("model-%d", i)}, CostUsage: CostUsage{Calls: 1, CostUSD: &cost}})
+	}
+	c := newChart(days, "cost", func(u CostUsage) float64 { return deref(u.CostUSD) }, formatUSD)
+	var legend, bars []string
+	for _, l := range c.Legend {
+		legend = append(legend, l.Model+" "+l.Class+" "+l.Series)
+	}
+	for _, b := range c.Bars {
+		bars = append(bars, b.Class+" "+b.Series)
+	}
+	wantLegend := "[model-0 m0 s0 model-1 m1 s1 model-2 m2 s2 model-3 m3 s3 model-4 m4 s4 model-5 m5 s5 model-6 m6 s6 model-7 m7 s7 model-8 m0 s8]"
+	wantBars := "[m0 s0 m1 s1 m2 s2 m3 s3 m4 s4 m5 s5 m6 s6 m7 s7 m0 s8]"
+	if fmt.Sprint(legend) != wantLegend || fmt.Sprint(bars) != wantBars {
+		t.Errorf("chart of 9 models:\nlegend %v\n  bars %v\nwant legend %s\n  bars %s", legend, bars, wantLegend, wantBars)
 	}
 }

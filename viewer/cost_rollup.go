@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -37,13 +38,9 @@ import (
 type costPlan struct {
 	project        string
 	fromDay, toDay uint32     // days [fromDay, toDay) read from the summaries; none when equal
-	head, tail     CostFilter // read live; empty ranges read nothing
+	head, tail     CostFilter // read live; the zero range reads nothing
 	versions       []string   // costVersion keys of the summarized days
 }
-
-// emptyRange is a live range that selects no turn, and that the ts bounds
-// of costArgs prune to no part (ToNS 0 would mean no end).
-var emptyRange = CostFilter{FromNS: 1, ToNS: 1}
 
 // planCost splits f into whole days before now's UTC day, read from the
 // summaries, and the live rest.
@@ -54,7 +51,7 @@ func planCost(f CostFilter, now time.Time) costPlan {
 	}
 	first := (f.FromNS + dayNS - 1) / dayNS
 	last := min(to/dayNS, uint64(now.UnixNano())/dayNS)
-	head, tail := emptyRange, emptyRange
+	var head, tail CostFilter
 	head.Project, tail.Project = f.Project, f.Project
 	p := costPlan{project: f.Project}
 	if first >= last {
@@ -100,7 +97,7 @@ func (s store) refreshCost(ctx context.Context, p *costPlan) error {
 	// Taken before the fingerprints are read: a reprice that invalidates
 	// these days after its mutations finished has a later version and
 	// wins over this recompute of old costs.
-	version := nextUpdatedNS(0)
+	version := nextVersion()
 	g, gctx := errgroup.WithContext(ctx)
 	var (
 		fps    map[uint32]costFingerprint
@@ -137,25 +134,66 @@ func (s store) refreshCost(ctx context.Context, p *costPlan) error {
 		for j < len(stale) && stale[j] == stale[j-1]+1 {
 			j++
 		}
-		if err := s.recomputeCost(ctx, stale[i], stale[j-1]+1, version); err != nil {
+		keys, err := s.recomputeDays(ctx, stale[i:j], fps, version)
+		if err != nil {
 			return err
 		}
+		p.versions = append(p.versions, keys...)
 		i = j
-	}
-	// The states go last: a reader that finds a version finds all its
-	// rows.
-	if err := s.insertCostStates(ctx, stale, fps, version); err != nil {
-		return err
-	}
-	for _, d := range stale {
-		p.versions = append(p.versions, costVersion(d, version))
 	}
 	return nil
 }
 
-// costData returns the cells and the most expensive threads of f's range,
-// refreshing the summaries it reads.
-func (s store) costData(ctx context.Context, f CostFilter, threadLimit int, now time.Time) ([]CostCell, []CostThread, error) {
+// recomputeDays makes the summaries of run, consecutive stale days with
+// fingerprints fps, current as version and returns the costVersion keys
+// to read them by. Concurrent requests for the same days share one
+// recompute (seconds of FINAL scans on a cold range); a request that
+// found the days stale just before another's recompute ended finds them
+// current when it checks again, and reads that version.
+func (s store) recomputeDays(ctx context.Context, run []uint32, fps map[uint32]costFingerprint, version uint64) ([]string, error) {
+	from, to := run[0], run[len(run)-1]+1
+	recompute := func() ([]string, error) {
+		states, err := s.costStates(ctx, from, to)
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]string, 0, len(run))
+		for _, d := range run {
+			if st, ok := states[d]; ok && st.costFingerprint == fps[d] {
+				keys = append(keys, costVersion(d, st.version))
+			}
+		}
+		if len(keys) == len(run) {
+			return keys, nil
+		}
+		if err := s.recomputeCost(ctx, from, to, version); err != nil {
+			return nil, err
+		}
+		// The states go last: a reader that finds a version finds all
+		// its rows.
+		if err := s.insertCostStates(ctx, run, fps, version); err != nil {
+			return nil, err
+		}
+		keys = keys[:0]
+		for _, d := range run {
+			keys = append(keys, costVersion(d, version))
+		}
+		return keys, nil
+	}
+	if s.flights == nil {
+		return recompute()
+	}
+	keys, err, _ := s.flights.Do(fmt.Sprintf("cost days %d-%d", from, to), func() (any, error) { return recompute() })
+	if err != nil {
+		return nil, err
+	}
+	return keys.([]string), nil
+}
+
+// costData returns the cells (when withCells) and at most threadLimit of
+// the most expensive threads of f's range, refreshing the summaries it
+// reads. A caller that needs one of the two does not pay for the other.
+func (s store) costData(ctx context.Context, f CostFilter, withCells bool, threadLimit int, now time.Time) ([]CostCell, []CostThread, error) {
 	p := planCost(f, now)
 	if err := s.refreshCost(ctx, &p); err != nil {
 		return nil, nil, err
@@ -167,10 +205,12 @@ func (s store) costData(ctx context.Context, f CostFilter, threadLimit int, now 
 		cells   []CostCell
 		threads []CostThread
 	)
-	g.Go(func() (err error) {
-		cells, err = s.costCells(gctx, p)
-		return err
-	})
+	if withCells {
+		g.Go(func() (err error) {
+			cells, err = s.costCells(gctx, p)
+			return err
+		})
+	}
 	if threadLimit > 0 {
 		g.Go(func() (err error) {
 			threads, err = s.costThreads(gctx, p, threadLimit)
@@ -181,4 +221,20 @@ func (s store) costData(ctx context.Context, f CostFilter, threadLimit int, now 
 		return nil, nil, err
 	}
 	return cells, threads, nil
+}
+
+// versionClock hands out summary versions that increase strictly within
+// the process, even when two recomputes share a clock reading.
+var versionClock struct {
+	sync.Mutex
+	last uint64
+}
+
+// nextVersion returns a version newer than the last one handed out: the
+// clock in Unix nanoseconds, or one past the last.
+func nextVersion() uint64 {
+	versionClock.Lock()
+	defer versionClock.Unlock()
+	versionClock.last = max(uint64(time.Now().UnixNano()), versionClock.last+1)
+	return versionClock.last
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -300,5 +302,54 @@ func TestCostRollupReprice(t *testing.T) {
 	}
 	if d := want.diff(reportFacts(t, h, from, to, "")); d != "" {
 		t.Errorf("after reprice:\n%s", d)
+	}
+}
+
+// Concurrent cold reports of one range recompute each day once: they
+// share the recompute, or find it done, and all answer the same.
+func TestCostRollupConcurrentColdReports(t *testing.T) {
+	h, conn := costServer(t)
+	insertTurns(t, conn, costFixture()...)
+	const n = 6
+	var (
+		wg     sync.WaitGroup
+		status [n]int
+		bodies [n]string
+	)
+	for i := range n {
+		wg.Go(func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, costPath("/api/cost", ""), nil))
+			status[i], bodies[i] = rec.Code, rec.Body.String()
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if status[i] != http.StatusOK || bodies[i] != bodies[0] {
+			t.Errorf("report %d: status %d, body\n%s\nwant 200 and the body of report 0:\n%s", i, status[i], bodies[i], bodies[0])
+		}
+	}
+	for _, table := range []string{"cost_days", "cost_daily", "cost_thread_daily"} {
+		rows, err := conn.Query(context.Background(), `SELECT day, uniqExact(computed_ns) FROM `+table+` GROUP BY day ORDER BY day`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var (
+				day      uint32
+				versions uint64
+			)
+			if err := rows.Scan(&day, &versions); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s:%d", time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly), versions))
+		}
+		rows.Close()
+		// The fixture's first day starts after midnight and is read live;
+		// the second day is summarized, the third has no turns.
+		if want := "[2026-05-02:1]"; fmt.Sprint(got) != want {
+			t.Errorf("%s: versions per day %v, want %s", table, got, want)
+		}
 	}
 }

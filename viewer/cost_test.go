@@ -4,7 +4,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,7 +214,7 @@ func TestCostCSV(t *testing.T) {
 		{"phase", "phase,calls", "review,1", 3},
 		{"provider", "provider,calls", "anthropic,1", 3},
 		{"speaker", "speaker,calls", "critic,1", 3},
-		{"agent", "agent,calls", ",4,1003050,101550,800000,,,3.36250", 1},
+		{"agent", "agent,calls", ",4,1003050,101550,800000,,,3.3625,1,0.9", 1},
 		{"day", "day,calls", "2026-05-01,2", 2},
 		{"day_model", "day,model,calls", "2026-05-01,claude-sonnet-4-5,1", 4},
 		{"threads", "thread_id,project,calls", "th-a,proj,2,1001000,100500,800000,,,3.35,0,", 2},
@@ -229,7 +232,7 @@ func TestCostCSV(t *testing.T) {
 		}
 		header, first := strings.Join(records[0], ","), ""
 		if len(records) > 1 {
-			first = strings.Join(records[1], ",")
+			first = strings.Join(roundDollars(records[1]), ",")
 		}
 		if !strings.HasPrefix(header, c.wantHeader) || !strings.HasPrefix(first, c.wantFirst) || len(records)-1 != c.wantRows {
 			t.Errorf("table %s: header %q, first record %q, %d records;\nwant header %q…, first %q…, %d records", c.table,
@@ -239,6 +242,18 @@ func TestCostCSV(t *testing.T) {
 	if res := get(t, h, "/api/cost/csv?table=nope"); res.status != http.StatusBadRequest || !strings.Contains(res.body, "table") {
 		t.Errorf("unknown table: status %d, body %s; want 400 naming table", res.status, res.body)
 	}
+}
+
+// roundDollars rounds a record's decimal fields (dollars) to nine places,
+// so that a sum's float noise (3.3625000000000003) compares as its value.
+func roundDollars(record []string) []string {
+	out := slices.Clone(record)
+	for i, f := range out {
+		if v, err := strconv.ParseFloat(f, 64); err == nil && strings.Contains(f, ".") {
+			out[i] = strconv.FormatFloat(math.Round(v*1e9)/1e9, 'f', -1, 64)
+		}
+	}
+	return out
 }
 
 func TestThreadCostByPhase(t *testing.T) {
@@ -270,6 +285,47 @@ func TestThreadCostByPhase(t *testing.T) {
 	}
 }
 
+// A thread's phase totals group phases as its page does, case- and
+// space-insensitively, and come in the page's phase order: canonical
+// phases first, then the others as they began.
+func TestThreadCostPhasesFoldCase(t *testing.T) {
+	h, conn := costServer(t)
+	p1, r1 := call("th-c", "c1", "design", 0, "planner", "openai", "gpt-5", 0, "design", "d")
+	p2, r2 := call("th-c", "c2", "Plan", 0, "planner", "openai", "gpt-5", 10, "plan", "p")
+	p3, r3 := call("th-c", "c3", "review", 0, "critic", "openai", "gpt-5", 20, "review", "r")
+	p4, r4 := call("th-c", "c4", "plan", 1, "planner", "openai", "gpt-5", 30, "plan again", "p2")
+	p5, r5 := call("th-c", "c5", " plan", 2, "planner", "openai", "gpt-5", 40, "plan more", "p3")
+	insertTurns(t, conn,
+		p1, usage(r1, 100, 10, 0, f64(0.5), schema.CostPriced),
+		p2, usage(r2, 1000, 100, 0, f64(1.25), schema.CostPriced),
+		p3, usage(r3, 10, 1, 0, f64(0.125), schema.CostPriced),
+		p4, usage(r4, 2000, 200, 0, f64(2.5), schema.CostProvided),
+		p5, usage(r5, 30, 3, 0, nil, schema.CostUnknown))
+	var body struct {
+		Phases []struct {
+			Phase    string   `json:"phase"`
+			Calls    uint64   `json:"calls"`
+			TokensIn *uint64  `json:"tokens_in"`
+			CostUSD  *float64 `json:"cost_usd"`
+			Unpriced uint64   `json:"unpriced_calls"`
+		} `json:"phases"`
+	}
+	getJSON(t, h, "/api/threads/th-c/cost", http.StatusOK, &body)
+	var got strings.Builder
+	for _, p := range body.Phases {
+		name := p.Phase
+		if strings.EqualFold(strings.TrimSpace(name), "plan") {
+			name = "plan" // any spelling of the group may name it
+		}
+		fmt.Fprintf(&got, "%s calls=%d in=%s cost=%s unpriced=%d|", name, p.Calls, showU(p.TokensIn), showF(p.CostUSD), p.Unpriced)
+	}
+	want := "plan calls=3 in=3030 cost=3.750000 unpriced=1|review calls=1 in=10 cost=0.125000 unpriced=0|" +
+		"design calls=1 in=100 cost=0.500000 unpriced=0|"
+	if got.String() != want {
+		t.Errorf("GET /api/threads/th-c/cost:\n got %s\nwant %s", got.String(), want)
+	}
+}
+
 func TestCostPage(t *testing.T) {
 	h, conn := costServer(t)
 	insertTurns(t, conn, costFixture()...)
@@ -279,7 +335,7 @@ func TestCostPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<span class="value" id="cost-total">$3.3625</span>`,
-		`<svg class="chart"`, `<rect class="bar m0"`,
+		`<svg class="chart"`, `<rect class="bar m0 s0"`, `data-series="s0"`,
 		`<title>2026-05-01 gpt-5: $1.35</title>`,
 		`<a href="/threads/th-a">th-a</a>`,
 		`href="/api/cost/csv?from=2026-05-01T09%3A00%3A00Z&amp;project=proj&amp;table=model&amp;to=2026-05-04T09%3A00%3A00Z"`,
@@ -296,6 +352,25 @@ func TestCostPage(t *testing.T) {
 	for _, bad := range []struct{ query, field string }{{"?from=yesterday", "from"}, {"?from=1d&to=2020-01-01", "to"}} {
 		if r := get(t, h, "/api/cost"+bad.query); r.status != http.StatusBadRequest || !strings.Contains(r.body, bad.field) {
 			t.Errorf("GET /api/cost%s: status %d, body %s; want 400 naming %s", bad.query, r.status, r.body, bad.field)
+		}
+	}
+}
+
+// The default range starts at UTC midnight 30 days back, a whole day the
+// summaries answer; a from given is kept as given.
+func TestParseCostRangeDefault(t *testing.T) {
+	now := time.Date(2026, 5, 31, 15, 4, 5, 0, time.FixedZone("UTC+10", 10*3600)) // 05:04:05 UTC
+	cases := []struct{ from, wantFrom string }{
+		{"", "2026-05-01T00:00:00Z"},
+		{"  ", "2026-05-01T00:00:00Z"},
+		{"30d", "2026-05-01T05:04:05Z"},
+		{"2026-05-20T12:00", "2026-05-20T12:00:00Z"},
+	}
+	for _, c := range cases {
+		f, err := viewer.ParseCostRange(c.from, "", now)
+		got := time.Unix(0, int64(f.FromNS)).UTC().Format(time.RFC3339)
+		if err != nil || got != c.wantFrom || f.ToNS != uint64(now.UnixNano()) {
+			t.Errorf("ParseCostRange(%q, \"\", %v) = from %s, to %d, %v; want from %s, to %d", c.from, now, got, f.ToNS, err, c.wantFrom, now.UnixNano())
 		}
 	}
 }

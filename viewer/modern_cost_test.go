@@ -61,7 +61,7 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	if got, want := fmt.Sprint(out.Results[4].Rows), fmt.Sprintf("[map[day:1 st_start_sum:%d st_turns:3 version:100]]", 3*day+3); got != want {
 		t.Errorf("cost states:\n got %s\nwant %s", got, want)
 	}
-	if ph := out.Results[2].Rows; len(ph) != 2 || ph[0]["phase"] != "plan" || fmt.Sprint(ph[1]["unpriced"]) != "1" {
+	if ph := out.Results[2].Rows; len(ph) != 2 || ph[0]["phase_name"] != "plan" || fmt.Sprint(ph[1]["unpriced"]) != "1" {
 		t.Errorf("phase totals = %v, want plan, then review with one unpriced call", ph)
 	}
 }

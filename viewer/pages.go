@@ -53,15 +53,7 @@ func formatCount[T uint32 | uint64](n *T) string {
 	if n == nil {
 		return unknown
 	}
-	s := strconv.FormatUint(uint64(*n), 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return FormatCount(uint64(*n))
 }
 
 // formatCost writes dollars with up to four decimals, at least two, —

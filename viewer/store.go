@@ -16,6 +16,7 @@ type store struct {
 	db          DB
 	threadLimit int
 	// flights lets concurrent requests share one refresh of a summary
-	// table instead of each recomputing the same rows.
+	// table instead of each recomputing the same rows; nil shares none
+	// (the store of RecentContext and QueryCost, which serve one caller).
 	flights *singleflight.Group
 }

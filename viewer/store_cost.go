@@ -3,9 +3,12 @@ package viewer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/convtrace/convtrace/schema"
 )
 
 // CostUsage is what a group of calls used and cost. Sums are nil when no
@@ -62,28 +65,22 @@ const costUsageColumns = `
 
 const (
 	// selectPhaseTotals is a thread's usage per phase, in the order the
-	// phases began.
+	// phases began. Phases group case-insensitively, as the thread page
+	// groups its turns; phaseTotals also folds what differs only in
+	// surrounding space.
 	selectPhaseTotals = `
-SELECT phase, min(start_ns) AS first_ns,` + costUsageColumns + `
+SELECT any(phase) AS phase_name, min(start_ns) AS first_ns,` + costUsageColumns + `
 FROM conversations FINAL
 WHERE thread_id = ? AND cost_source != ''
-GROUP BY phase
-ORDER BY first_ns, phase`
+GROUP BY lowerUTF8(phase)
+ORDER BY first_ns, phase_name`
 )
 
 // costArgs are the bound arguments of costLiveRows: the ts partition
-// column first (whole seconds, so the bounds widen by one), then exactly
-// start_ns.
+// column first, then exactly start_ns. The zero range reads nothing.
 func (f CostFilter) costArgs() []any {
-	to := f.ToNS
-	if to == 0 {
-		to = ^uint64(0)
-	}
-	toSec := to/uint64(time.Second) + 1
-	if toSec > 1<<32-1 {
-		toSec = 1<<32 - 1 // DateTime ends in 2106
-	}
-	return []any{f.FromNS / uint64(time.Second), toSec, f.FromNS, to, f.Project, f.Project}
+	fromSec, toSec := schema.TSBounds(f.FromNS, f.ToNS)
+	return []any{fromSec, toSec, f.FromNS, f.ToNS, f.Project, f.Project}
 }
 
 // PhaseTotal is a thread's usage in one phase.
@@ -92,15 +89,17 @@ type PhaseTotal struct {
 	CostUsage
 }
 
-// phaseTotals returns a thread's usage per phase, in the order the phases
-// began; empty when no call of the thread reported usage.
+// phaseTotals returns a thread's usage per phase, grouped and ordered as
+// the thread page groups its turns (see phaseOrder); empty when no call of
+// the thread reported usage.
 func (s store) phaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, error) {
 	rows, err := s.db.Query(ctx, selectPhaseTotals, threadID)
 	if err != nil {
 		return nil, fmt.Errorf("query phase totals: %w", err)
 	}
 	defer rows.Close()
-	totals := []PhaseTotal{}
+	byKey := map[string]*PhaseTotal{}
+	var firstSeen []string // phase keys in the order the phases began
 	for rows.Next() {
 		var (
 			p     PhaseTotal
@@ -109,10 +108,20 @@ func (s store) phaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, 
 		if err := rows.Scan(append([]any{&p.Phase, &first}, p.CostUsage.dest()...)...); err != nil {
 			return nil, fmt.Errorf("scan phase total: %w", err)
 		}
-		totals = append(totals, p)
+		key := strings.ToLower(strings.TrimSpace(p.Phase))
+		if t, ok := byKey[key]; ok {
+			t.Add(p.CostUsage)
+			continue
+		}
+		byKey[key] = &p
+		firstSeen = append(firstSeen, key)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read phase totals: %w", err)
+	}
+	totals := make([]PhaseTotal, 0, len(firstSeen))
+	for _, key := range phaseOrder(firstSeen) {
+		totals = append(totals, *byKey[key])
 	}
 	return totals, nil
 }
@@ -128,7 +137,7 @@ func (u *CostUsage) dest() []any {
 // the cost page it reads and refreshes the summaries, so db must also
 // insert into them.
 func QueryCost(ctx context.Context, db DB, f CostFilter, p CachePricer) ([]CostCell, error) {
-	cells, _, err := store{db: db}.costData(ctx, f, 0, time.Now())
+	cells, _, err := store{db: db}.costData(ctx, f, true, 0, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package viewer
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -95,23 +94,6 @@ func (s store) readNotes(ctx context.Context, threadID, query string, args ...an
 type NoteChange struct {
 	Starred *bool   `json:"starred"`
 	Memo    *string `json:"memo"`
-}
-
-// noteClock hands out updated_ns values that increase strictly within the
-// process, even when two changes share a clock reading.
-var noteClock struct {
-	sync.Mutex
-	last uint64
-}
-
-// nextUpdatedNS returns a version newer than both the clock's last value
-// and after, the newest version already stored.
-func nextUpdatedNS(after uint64) uint64 {
-	noteClock.Lock()
-	defer noteClock.Unlock()
-	v := max(uint64(time.Now().UnixNano()), noteClock.last+1, after+1)
-	noteClock.last = v
-	return v
 }
 
 // putNote applies ch to a turn's note and returns the note as stored;

@@ -565,6 +565,9 @@ type fingerprint struct{ rows, hash uint64 }
 // recomputing the same threads; the refresh outlives a caller that gives
 // up, so the others still get it.
 func (s store) refreshSummaries(ctx context.Context) error {
+	if s.flights == nil {
+		return s.refreshSummariesNow(ctx)
+	}
 	ch := s.flights.DoChan("thread_summary", func() (any, error) {
 		return nil, s.refreshSummariesNow(context.WithoutCancel(ctx))
 	})

@@ -185,7 +185,6 @@ func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
 	for _, pc := range counts {
 		v.Chips = append(v.Chips, phaseChip{PhaseCount: pc, On: len(v.Filter.Phases) == 0 || slices.Contains(v.Filter.Phases, pc.Key)})
 	}
-	v.Costs = inPhaseOrder(v.Costs)
 	for _, id := range ids {
 		v.Traces = append(v.Traces, traceLink{ID: id, URL: traceURL(id)})
 	}
@@ -265,21 +264,4 @@ func (s *Server) turnContent(c *gin.Context) {
 		TurnID  string `json:"turn_id"`
 		Content string `json:"content"`
 	}{turnID, content})
-}
-
-// inPhaseOrder sorts a thread's phase totals as the page orders its phase
-// groups.
-func inPhaseOrder(totals []PhaseTotal) []PhaseTotal {
-	byKey := make(map[string]PhaseTotal, len(totals))
-	keys := make([]string, 0, len(totals))
-	for _, pt := range totals {
-		key := phaseKey(pt.Phase)
-		byKey[key] = pt
-		keys = append(keys, key)
-	}
-	sorted := make([]PhaseTotal, 0, len(totals))
-	for _, key := range phaseOrder(keys) {
-		sorted = append(sorted, byKey[key])
-	}
-	return sorted
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -77,10 +78,10 @@ func loadPrices(path string) (collector.Prices, error) {
 
 // flagError names the command-line flag of a viewer parameter error.
 func flagError(err error, flags map[string]string) error {
-	msg := err.Error()
-	for param, flag := range flags {
-		if rest, ok := strings.CutPrefix(msg, param+":"); ok {
-			return fmt.Errorf("%s:%s", flag, rest)
+	var pe *viewer.ParamError
+	if errors.As(err, &pe) {
+		if flag, ok := flags[pe.Param]; ok {
+			return fmt.Errorf("%s: %s", flag, pe.Reason)
 		}
 	}
 	return err
@@ -106,8 +107,8 @@ func writeCostTable(w io.Writer, t viewer.CostTable, total viewer.CostUsage) err
 	header := append(upper(t.By), "CALLS", "TOKENS IN", "TOKENS OUT", "CACHE READ", "CACHE WRITE", "COST USD", "UNPRICED", "CACHE SAVED")
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	line := func(key []string, u viewer.CostUsage) {
-		rec := u.Record() // calls, in, out, read, write, reasoning, cost, unpriced, savings
-		cells := append(key, rec[0], count(rec[1]), count(rec[2]), count(rec[3]), count(rec[4]), usd(rec[6]), rec[7], usd(rec[8]))
+		cells := append(key, strconv.FormatUint(u.Calls, 10), count(u.TokensIn), count(u.TokensOut), count(u.CacheRead),
+			count(u.CacheWrite), usd(u.CostUSD), strconv.FormatUint(u.Unpriced, 10), usd(u.CacheSavingsUSD))
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	for _, r := range t.Rows {
@@ -136,27 +137,17 @@ func upper(ss []string) []string {
 	return out
 }
 
-// count and usd format a field of CostUsage.Record for the table.
-func count(field string) string {
-	n, err := strconv.ParseUint(field, 10, 64)
-	if err != nil {
+// count and usd format a sum of CostUsage for the table: — when unknown.
+func count(n *uint64) string {
+	if n == nil {
 		return "—"
 	}
-	s := strconv.FormatUint(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return viewer.FormatCount(*n)
 }
 
-func usd(field string) string {
-	f, err := strconv.ParseFloat(field, 64)
-	if err != nil {
+func usd(f *float64) string {
+	if f == nil {
 		return "—"
 	}
-	return strconv.FormatFloat(f, 'f', 4, 64)
+	return strconv.FormatFloat(*f, 'f', 4, 64)
 }

@@ -6,8 +6,11 @@
 -- A version is the set of rows of one recompute, named by its computed_ns.
 -- computed_ns is in every ORDER BY, so a merge never folds rows of two
 -- versions together: a reader that picked a version reads all of it, even
--- while another recompute of the same day lands. The same version inserted
--- twice folds into one.
+-- while another recompute of the same day lands. One recompute inserts one
+-- row per key (its SELECT groups by the key), so merges fold nothing: the
+-- ReplacingMergeTree's version column never decides between rows, and a
+-- version that lost to a newer one stays (never read) until the tables are
+-- dropped.
 --
 -- day is the UTC day number (start_ns divided by 86400 s): no time zone.
 CREATE TABLE IF NOT EXISTS cost_daily
