@@ -286,8 +286,10 @@ func threadsQuery(f ThreadFilter) (string, []any) {
 var keyedThreadsQuery = fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfKeys)+")", "", "")
 
 // threadQuery is the query of one thread, whose id is both its
-// arguments: its summaries computed directly, which the primary key keeps
-// to the thread's few granules.
+// arguments: its summaries computed directly. The primary key keeps the
+// summary to the thread's granules, but finding the thread's projects
+// (sumsOfThread) reads the whole thread_id column: part of the fixed cost
+// of every thread page.
 func threadQuery() string {
 	return fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfThread)+")", "", "")
 }
