@@ -91,39 +91,74 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir, TCPPort: ports[0], HTTPPort: ports[1], exited: make(chan struct{})}
+	s := &Server{dir: dir, TCPPort: ports[0], HTTPPort: ports[1]}
 	if err := s.writeConfig(); err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(dir, "log", "stdout.log"))
+	if err := s.launch(ctx, bin); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Restart starts a server this process started again, in the same folder
+// on the same ports, once the previous process has exited (killed, say).
+func (s *Server) Restart(ctx context.Context) error {
+	if s.cmd == nil {
+		return errors.New("restart: the server was started by another process")
+	}
+	<-s.exited
+	bin, err := FindBinary()
 	if err != nil {
-		return nil, fmt.Errorf("create server log: %w", err)
+		return err
+	}
+	return s.launch(ctx, bin)
+}
+
+// Signal sends sig to a server this process started: SIGSTOP freezes it,
+// SIGCONT resumes it, SIGKILL kills it.
+func (s *Server) Signal(sig syscall.Signal) error {
+	if s.cmd == nil {
+		return errors.New("signal: the server was started by another process")
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
+// launch starts the server process on the written configuration and waits
+// until it answers.
+func (s *Server) launch(ctx context.Context, bin []string) error {
+	logFile, err := os.OpenFile(filepath.Join(s.dir, "log", "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("create server log: %w", err)
 	}
 	defer logFile.Close()
-	args := append(bin[1:], "--config-file="+filepath.Join(dir, "config.xml"))
+	args := append(bin[1:], "--config-file="+filepath.Join(s.dir, "config.xml"))
 	s.cmd = exec.Command(bin[0], args...)
-	s.cmd.Dir = dir
+	s.cmd.Dir = s.dir
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	// Its own process group keeps a terminal's Ctrl-C for convtrace, which
 	// then stops the server in order; Pdeathsig stops it if convtrace dies.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin[0], err)
+		return fmt.Errorf("start %s: %w", bin[0], err)
 	}
+	exited := make(chan struct{})
+	s.exited = exited
+	cmd := s.cmd
 	go func() {
-		s.waitErr = s.cmd.Wait()
-		close(s.exited)
+		s.waitErr = cmd.Wait()
+		close(exited)
 	}()
 	if err := s.waitReady(ctx); err != nil {
 		_ = s.Stop(context.Background())
-		return nil, err
+		return err
 	}
 	st, _ := json.Marshal(state{PID: s.cmd.Process.Pid, TCPPort: s.TCPPort, HTTPPort: s.HTTPPort})
-	if err := os.WriteFile(filepath.Join(dir, "server.json"), st, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(s.dir, "server.json"), st, 0o644); err != nil {
 		_ = s.Stop(context.Background())
-		return nil, fmt.Errorf("write server state: %w", err)
+		return fmt.Errorf("write server state: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
 // DSN returns a clickhouse-go DSN for database on this server.
