@@ -20,7 +20,6 @@ type config struct {
 	writeTimeout  time.Duration
 	pendingAfter  time.Duration
 	joinWindow    time.Duration
-	maxHeld       int
 	observeInsert func(time.Duration)
 	prices        Prices
 }
@@ -39,7 +38,6 @@ func newConfig(opts []Option) (config, error) {
 		writeTimeout:  30 * time.Second,
 		pendingAfter:  time.Second,
 		joinWindow:    30 * time.Second,
-		maxHeld:       100_000,
 		prices:        DefaultPrices(),
 	}
 	for _, o := range opts {
@@ -56,7 +54,7 @@ func (c config) validate() error {
 	if c.logger == nil {
 		errs = append(errs, errors.New("logger must not be nil"))
 	}
-	for name, n := range map[string]int{"queue size": c.queueRows, "batch size": c.batchRows, "join capacity": c.maxHeld} {
+	for name, n := range map[string]int{"queue size": c.queueRows, "batch size": c.batchRows} {
 		if n <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, n))
 		}
@@ -102,15 +100,11 @@ func WithPendingAfter(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.pendingAfter = d })
 }
 
-// WithJoinWindow sets how long the collector holds an OTLP span whose
-// content may still arrive as log records, and log records whose span has
-// not arrived (default 30 s). When it expires they are written with what is
-// known.
+// WithJoinWindow sets how long an OTLP call whose content comes as log
+// records waits for its span, its input and its answer before its turns
+// are written with what is known (default 30 s). Records arriving later
+// are merged into the same turns.
 func WithJoinWindow(d time.Duration) Option { return optionFunc(func(c *config) { c.joinWindow = d }) }
-
-// WithJoinCapacity bounds how many spans and log groups the join window
-// holds (default 100,000); past it the oldest are written at once.
-func WithJoinCapacity(n int) Option { return optionFunc(func(c *config) { c.maxHeld = n }) }
 
 // WithInsertObserver calls f with the duration of every insert into
 // ClickHouse, e.g. to feed a latency histogram.

@@ -34,18 +34,23 @@ type IngestStats struct {
 	LogsRejected  int64 // log records that are not GenAI events of a span
 	TurnsMapped   int64
 	MapFailures   int64 // spans stored without turns because mapping failed
-	Held          int64 // spans and log groups waiting in the join window
+	Staged        int64 // halves of calls stored in join_staging to be joined
+	Joined        int64 // calls whose turns were written from join_staging
+	JoinFailures  int64 // attempts to join staged calls that failed; a sweep retries them
 }
 
 // Ingester stores OTLP traces and logs: every span as a spans row, the
 // turns of GenAI calls as conversations rows, log records joined to their
-// span. Traces and Logs return once the rows they could form are stored.
+// span. Traces and Logs return once what they received is stored: rows,
+// or halves of calls in join_staging, which any Ingester on the same
+// database completes (see staging.go).
 type Ingester struct {
-	w *writer
-	j *joiner
+	w  *writer
+	st *stager
 
 	spansReceived, logsReceived, logsRejected atomic.Int64
 	turnsMapped, mapFailures                  atomic.Int64
+	staged, joined, joinFailures              atomic.Int64
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -65,11 +70,12 @@ func NewIngester(dsn string, opts ...Option) (*Ingester, error) {
 	}
 	in := &Ingester{
 		w:       newWriter(dialDSN(dsn), cfg),
-		j:       newJoiner(cfg.joinWindow, cfg.maxHeld),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	go in.expireLoop(max(cfg.joinWindow/10, 10*time.Millisecond))
+	in.st = &stager{w: in.w, window: cfg.joinWindow, grace: cfg.writeTimeout, turns: in.turns,
+		dial: func(ctx context.Context) (stagingConn, error) { return schema.Open(ctx, dsn) }}
+	go in.sweepLoop(min(max(cfg.joinWindow/10, 10*time.Millisecond), 5*time.Second), time.Minute)
 	return in, nil
 }
 
@@ -82,10 +88,12 @@ func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (R
 	for _, s := range spans {
 		it.spans = append(it.spans, mapSpan(s))
 	}
-	it.turns = in.turns(in.j.addSpans(time.Now(), spans))
+	direct, staged := stageSpans(rss, spans)
+	it.turns, it.staged = in.turns(direct), staged
 	if err := in.w.writeWait(ctx, it); err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
+	in.join(ctx, staged)
 	return Result{}, nil
 }
 
@@ -95,26 +103,38 @@ func (in *Ingester) Logs(ctx context.Context, rls []*logspb.ResourceLogs) (Resul
 	logs := logsFromOTLP(rls)
 	in.logsReceived.Add(int64(len(logs)))
 	var res Result
-	kept := logs[:0]
-	for _, l := range logs {
-		if l.traceID == "" || l.spanID == "" || !strings.HasPrefix(l.eventName, "gen_ai.") {
-			res.Rejected++
-			continue
-		}
-		kept = append(kept, l)
+	keep := func(l logRecord) bool {
+		return l.traceID != "" && l.spanID != "" && strings.HasPrefix(l.eventName, "gen_ai.")
 	}
-	if res.Rejected > 0 {
+	staged := stageLogs(rls, logs, keep)
+	if res.Rejected = int64(len(logs) - len(staged)); res.Rejected > 0 {
 		in.logsRejected.Add(res.Rejected)
 		res.Message = fmt.Sprintf("%d log records refused: convtrace stores GenAI events (event name gen_ai.*) that carry a trace and span id", res.Rejected)
 	}
-	ready := in.j.addLogs(time.Now(), kept)
-	if len(ready) == 0 {
+	if len(staged) == 0 {
 		return res, nil
 	}
-	if err := in.w.writeWait(ctx, item{turns: in.turns(ready)}); err != nil {
+	if err := in.w.writeWait(ctx, item{staged: staged}); err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
+	in.join(ctx, staged)
 	return res, nil
+}
+
+// join writes the turns of the calls a request staged that are complete
+// now. The request is acknowledged whatever happens here: its records are
+// stored, and a sweep completes them when this fails.
+func (in *Ingester) join(ctx context.Context, staged []schema.Staged) {
+	in.staged.Add(int64(len(staged)))
+	if len(staged) == 0 {
+		return
+	}
+	n, err := in.st.complete(ctx, keysOf(staged))
+	in.joined.Add(int64(n))
+	if err != nil {
+		in.joinFailures.Add(1)
+		in.w.cfg.logger.Warn("convtrace: staged calls not joined yet; a sweep retries", "err", err)
+	}
 }
 
 // turns maps spans to turns. A span whose mapping panics on input no
@@ -143,18 +163,29 @@ func safeMapTurns(s span) (turns []schema.Turn, err error) {
 	return mapTurns(s), nil
 }
 
-// expireLoop writes what outlived the join window.
-func (in *Ingester) expireLoop(every time.Duration) {
+// sweepLoop completes the staged calls whose join window ended, whichever
+// instance staged them.
+func (in *Ingester) sweepLoop(every, margin time.Duration) {
 	defer close(in.stopped)
+	defer in.st.close()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-in.stop
+		cancel()
+	}()
 	for {
 		select {
-		case now := <-tick.C:
-			if ready := in.j.expire(now); len(ready) > 0 {
-				in.w.write(item{turns: in.turns(ready)})
+		case <-tick.C:
+			n, err := in.st.sweep(ctx, margin)
+			in.joined.Add(int64(n))
+			if err != nil && ctx.Err() == nil {
+				in.joinFailures.Add(1)
+				in.w.cfg.logger.Warn("convtrace: sweep of staged calls failed; the next one retries", "err", err)
 			}
-		case <-in.stop:
+		case <-ctx.Done():
 			return
 		}
 	}
@@ -177,19 +208,19 @@ func (in *Ingester) Stats() IngestStats {
 		LogsRejected:  in.logsRejected.Load(),
 		TurnsMapped:   in.turnsMapped.Load(),
 		MapFailures:   in.mapFailures.Load(),
-		Held:          int64(in.j.held()),
+		Staged:        in.staged.Load(),
+		Joined:        in.joined.Load(),
+		JoinFailures:  in.joinFailures.Load(),
 	}
 }
 
-// Shutdown writes what the join window holds and what is queued, then
-// stops. It is safe to call more than once.
+// Shutdown writes what is queued, then stops. Staged calls stay staged:
+// the next Ingester on the database completes them. It is safe to call
+// more than once.
 func (in *Ingester) Shutdown(ctx context.Context) error {
 	in.stopOnce.Do(func() {
 		close(in.stop)
 		<-in.stopped
-		if ready := in.j.drain(); len(ready) > 0 {
-			in.w.write(item{turns: in.turns(ready)})
-		}
 	})
 	return in.w.shutdown(ctx)
 }

@@ -77,7 +77,7 @@ type turnRow struct{ Role, Content, Model, Provider, Project, Thread string }
 
 func TestIngesterTracesAndLogs(t *testing.T) {
 	conn, dsn := chtest.Open(t)
-	in, err := collector.NewIngester(dsn, collector.WithJoinWindow(200*time.Millisecond), collector.WithFlushInterval(20*time.Millisecond))
+	in, err := collector.NewIngester(dsn, collector.WithJoinWindow(time.Second), collector.WithWriteTimeout(time.Second), collector.WithFlushInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +163,12 @@ func TestIngesterTracesAndLogs(t *testing.T) {
 		t.Errorf("orphan log records after the window: %+v", got)
 	}
 
+	// The sweep counts its write after the turns are stored.
+	for in.Stats().Joined < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	st := in.Stats()
-	if st.SpansReceived != 3 || st.LogsReceived != 7 || st.LogsRejected != 1 || st.Held != 0 || st.MapFailures != 0 {
+	if st.SpansReceived != 3 || st.LogsReceived != 7 || st.LogsRejected != 1 || st.Staged != 8 || st.Joined != 3 || st.MapFailures != 0 {
 		t.Errorf("stats = %+v", st)
 	}
 	var spanRows uint64

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,18 +18,36 @@ import (
 // attachLogs adds each log record to s.events as an event named by its
 // event name, its body filed under gen_ai.event.content, so GenAI mapping
 // reads span events and log records the same way. Events stay in time
-// order.
+// order. Records of the same instant, which instrumentations send in
+// separate requests as often as in one, go system messages first and
+// answers last, and else in the order of their request.
 func (s *span) attachLogs(logs []logRecord) {
 	if len(logs) == 0 {
 		return
 	}
+	sorted := slices.Clone(logs)
+	slices.SortStableFunc(sorted, func(a, b logRecord) int {
+		return cmp.Or(cmp.Compare(a.timeNS, b.timeNS), cmp.Compare(eventRank(a.eventName), eventRank(b.eventName)), cmp.Compare(a.pos, b.pos))
+	})
 	events := make([]event, 0, len(s.events)+len(logs))
 	events = append(events, s.events...)
-	for _, l := range logs {
+	for _, l := range sorted {
 		events = append(events, l.event())
 	}
 	sort.SliceStable(events, func(i, j int) bool { return events[i].timeNS < events[j].timeNS })
 	s.events = events
+}
+
+// eventRank orders GenAI events of one instant: system instructions, then
+// the conversation so far, then the answer.
+func eventRank(name string) int {
+	switch name {
+	case schema.EventSystemMessage:
+		return 0
+	case schema.EventChoice, eventContentCompletion:
+		return 2
+	}
+	return 1
 }
 
 func (l logRecord) event() event {

@@ -105,6 +105,7 @@ func spanKind(k tracepb.Span_SpanKind) string {
 type logRecord struct {
 	traceID, spanID string // lowercase hex, "" when absent/invalid
 	timeNS          uint64 // time_unix_nano, else observed_time_unix_nano
+	pos             uint32 // the record's position in its request
 	eventName       string // the log's event_name field, else its "event.name" attribute
 	body            string // the body: a string body as is, a map/array body as JSON
 	attrs           attrs
@@ -115,7 +116,8 @@ type logRecord struct {
 // the event_name field existed.
 const keyEventName = "event.name"
 
-// logsFromOTLP converts the log records of an OTLP logs request.
+// logsFromOTLP converts the log records of an OTLP logs request, in
+// request order.
 func logsFromOTLP(rls []*logspb.ResourceLogs) []logRecord {
 	var logs []logRecord
 	for _, rl := range rls {
@@ -123,6 +125,7 @@ func logsFromOTLP(rls []*logspb.ResourceLogs) []logRecord {
 		for _, sl := range rl.GetScopeLogs() {
 			for _, lr := range sl.GetLogRecords() {
 				l := logRecord{
+					pos:       uint32(len(logs)),
 					traceID:   hexID(lr.GetTraceId(), 16),
 					spanID:    hexID(lr.GetSpanId(), 8),
 					timeNS:    lr.GetTimeUnixNano(),

@@ -151,10 +151,10 @@ func TestOTLPLogs(t *testing.T) {
 		body:  `{"index":0,"message":{"content":"hi` + "\uFFFD" + `"}}`,
 		attrs: attrs{list: []schema.Attr{{Key: "event.name", Value: "ignored: the field wins"}}}, resource: res,
 	}, {
-		traceID: "", spanID: "eee19b7ec3c1b174", timeNS: 30, eventName: "gen_ai.user.message", body: "plain\uFFFD",
+		traceID: "", spanID: "eee19b7ec3c1b174", pos: 1, timeNS: 30, eventName: "gen_ai.user.message", body: "plain\uFFFD",
 		attrs: attrs{list: []schema.Attr{{Key: "event.name", Value: "gen_ai.user.message"}}}, resource: res,
 	}, {
-		timeNS: 40, resource: res,
+		pos: 2, timeNS: 40, resource: res,
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("logsFromOTLP:\n got %+v\nwant %+v", got, want)

@@ -42,8 +42,9 @@ func dialDSN(dsn string) dialer {
 }
 
 var (
-	insertTurns = "INSERT INTO conversations (" + strings.Join(schema.TurnColumns, ", ") + ")"
-	insertSpans = "INSERT INTO spans (" + strings.Join(schema.SpanColumns, ", ") + ")"
+	insertTurns  = "INSERT INTO conversations (" + strings.Join(schema.TurnColumns, ", ") + ")"
+	insertSpans  = "INSERT INTO spans (" + strings.Join(schema.SpanColumns, ", ") + ")"
+	insertStaged = "INSERT INTO join_staging (" + strings.Join(schema.StagedColumns, ", ") + ")"
 )
 
 // Stats counts what a writer did with the rows handed to it.
@@ -59,8 +60,9 @@ type Stats struct {
 type item struct {
 	turns   []schema.Turn
 	spans   []schema.Span
-	early   bool       // prompt rows of calls still running
-	stored  chan error // when set, told whether the rows were stored
+	staged  []schema.Staged // halves of OTLP calls waiting to be joined
+	early   bool            // prompt rows of calls still running
+	stored  chan error      // when set, told whether the rows were stored
 	flushed chan struct{}
 }
 
@@ -118,7 +120,7 @@ func (w *writer) write(it item) bool {
 	for i := range it.turns {
 		w.cfg.prices.price(&it.turns[i])
 	}
-	n := int64(len(it.turns) + len(it.spans))
+	n := int64(it.rows())
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed || w.queued.Load()+n > int64(w.cfg.queueRows) {
@@ -197,18 +199,20 @@ func (w *writer) stats() Stats {
 
 // pending is the batch being gathered.
 type pending struct {
-	turns []schema.Turn
-	spans []schema.Span
-	early []string // ids of the early prompt rows in turns
-	ids   map[string]bool
-	acks  []chan error // of the items in the batch that wait for storage
+	turns  []schema.Turn
+	spans  []schema.Span
+	staged []schema.Staged
+	early  []string // ids of the early prompt rows in turns
+	ids    map[string]bool
+	acks   []chan error // of the items in the batch that wait for storage
 }
 
 // reset empties the batch, keeping its memory for the next one.
 func (p *pending) reset() {
 	clear(p.turns)
 	clear(p.spans)
-	p.turns, p.spans, p.early = p.turns[:0], p.spans[:0], p.early[:0]
+	clear(p.staged)
+	p.turns, p.spans, p.staged, p.early = p.turns[:0], p.spans[:0], p.staged[:0], p.early[:0]
 	clear(p.ids)
 	clear(p.acks)
 	p.acks = p.acks[:0]
@@ -242,7 +246,7 @@ func (w *writer) run() {
 	timer.Stop()
 	send := func() {
 		timer.Stop()
-		rows := len(p.turns) + len(p.spans)
+		rows := p.rows()
 		w.send(&p)
 		lastSend = time.Now()
 		gap = max(minGap, time.Duration(min(rows, loadRows))*w.cfg.flushInterval/loadRows)
@@ -257,7 +261,7 @@ func (w *writer) run() {
 				}
 				return
 			}
-			w.queued.Add(-int64(len(it.turns) + len(it.spans)))
+			w.queued.Add(-int64(it.rows()))
 			if it.flushed != nil {
 				send()
 				close(it.flushed)
@@ -269,7 +273,7 @@ func (w *writer) run() {
 			// An early prompt is written at once: it exists to be seen while
 			// its call runs.
 			switch {
-			case it.early || wait <= 0 || len(p.turns)+len(p.spans) >= w.cfg.batchRows:
+			case it.early || wait <= 0 || p.rows() >= w.cfg.batchRows:
 				send()
 			case wasEmpty:
 				timer.Reset(wait)
@@ -280,7 +284,11 @@ func (w *writer) run() {
 	}
 }
 
-func (p *pending) empty() bool { return len(p.turns)+len(p.spans)+len(p.acks) == 0 }
+func (p *pending) rows() int { return len(p.turns) + len(p.spans) + len(p.staged) }
+
+func (p *pending) empty() bool { return p.rows()+len(p.acks) == 0 }
+
+func (it item) rows() int { return len(it.turns) + len(it.spans) + len(it.staged) }
 
 // add puts an item's rows into the batch, leaving out a prompt row stored
 // (or about to be stored) early while its call ran.
@@ -302,6 +310,7 @@ func (w *writer) add(p *pending, it item) {
 		p.turns = append(p.turns, t)
 	}
 	p.spans = append(p.spans, it.spans...)
+	p.staged = append(p.staged, it.staged...)
 	if it.stored != nil {
 		p.acks = append(p.acks, it.stored)
 	}
@@ -325,8 +334,24 @@ func (w *writer) store(p *pending) error {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.writeTimeout)
 	defer cancel()
 	if err := w.connect(ctx); err != nil {
-		w.lost(len(p.turns)+len(p.spans), err)
+		w.lost(p.rows(), err)
 		return err
+	}
+	// Staged halves go first: a request that stages them is acknowledged
+	// only once they are durable. Their receive time is when they are
+	// stored, so that a row becomes visible at most a write timeout after
+	// it (see staging.go).
+	for i := range p.staged {
+		p.staged[i].ReceivedNS = uint64(time.Now().UnixNano())
+	}
+	stagedErr := w.timed(len(p.staged), func() error {
+		return insertRows(ctx, w.conn, insertStaged, p.staged, (*schema.Staged).Values)
+	})
+	if stagedErr != nil {
+		stagedErr = fmt.Errorf("write join_staging: %w", stagedErr)
+		w.lost(len(p.staged), stagedErr)
+	} else {
+		w.written.Add(int64(len(p.staged)))
 	}
 	turnsErr := w.timed(len(p.turns), func() error {
 		return insertRows(ctx, w.conn, insertTurns, p.turns, (*schema.Turn).Values)
@@ -349,7 +374,7 @@ func (w *writer) store(p *pending) error {
 	} else {
 		w.written.Add(int64(len(p.spans)))
 	}
-	err := errors.Join(turnsErr, spansErr)
+	err := errors.Join(stagedErr, turnsErr, spansErr)
 	w.connected.Store(err == nil)
 	return err
 }

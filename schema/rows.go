@@ -75,6 +75,9 @@ type Turn struct {
 	StartNS    uint64
 	DurationNS uint64
 	Attributes []Attr
+	// Revision orders copies of a turn written more than once: the highest
+	// holds the most (0008_join_staging.sql, 0009_revision.sql).
+	Revision uint64
 }
 
 // TurnColumns is the column list of every insert into conversations, in the
@@ -86,7 +89,7 @@ var TurnColumns = []string{
 	"content", "content_bytes", "truncated",
 	"tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
 	"cost_usd", "cost_source", "status", "error", "start_ns", "duration_ns",
-	"attributes.key", "attributes.value",
+	"attributes.key", "attributes.value", "revision",
 }
 
 // TSBounds returns bounds on the ts column (DateTime: start_ns in whole
@@ -108,7 +111,7 @@ func (t *Turn) Values() []any {
 		t.Content, t.ContentBytes, boolByte(t.Truncated),
 		t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning,
 		t.CostUSD, t.costSource(), t.Status, t.Error, t.StartNS, t.DurationNS,
-		keys, values,
+		keys, values, t.Revision,
 	}
 }
 
@@ -217,4 +220,33 @@ func ResponseTurnID(spanID string, failed bool) string {
 		return TurnID(spanID, RoleError, 1)
 	}
 	return TurnID(spanID, RoleResponse, 1)
+}
+
+// Kinds of a join_staging row.
+const (
+	StagedSpan    uint8 = 0 // a GenAI span that carries no content
+	StagedLog     uint8 = 1 // a log record carrying a call's content
+	StagedWritten uint8 = 2 // turns were written from the records before it
+)
+
+// Staged is one row of join_staging: half of an OTLP call waiting for the
+// other half, or the record that its turns were written.
+type Staged struct {
+	TraceID    string
+	SpanID     string
+	RecordID   string // "span" for the span; a hash of a log record's payload
+	Kind       uint8
+	Pos        uint32 // a log record's position in its request
+	ReceivedNS uint64
+	Merged     uint32 // of a StagedWritten row: how many records the turns merged
+	Payload    []byte
+}
+
+// StagedColumns is the column list of every insert into join_staging, in
+// the order of Staged.Values.
+var StagedColumns = []string{"trace_id", "span_id", "record_id", "kind", "pos", "received_ns", "merged", "payload"}
+
+// Values returns the row's column values in StagedColumns order.
+func (s *Staged) Values() []any {
+	return []any{s.TraceID, s.SpanID, s.RecordID, s.Kind, s.Pos, s.ReceivedNS, s.Merged, string(s.Payload)}
 }

@@ -32,7 +32,7 @@ WHERE thread_id = ?
 	contextOlder = `
   AND (start_ns < ? OR (start_ns = ? AND (seq < ? OR (seq = ? AND turn_id < ?))))`
 	contextNewestFirst = `
-ORDER BY start_ns DESC, seq DESC, turn_id DESC
+ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
 LIMIT 1 BY turn_id
 LIMIT ?`
 )

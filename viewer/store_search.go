@@ -66,11 +66,11 @@ WHERE (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF
 	searchNewer = `
   AND (start_ns > ? OR (start_ns = ? AND turn_id > ?))`
 	searchNewestFirst = `
-ORDER BY start_ns DESC, turn_id DESC
+ORDER BY start_ns DESC, turn_id DESC, revision DESC
 LIMIT 1 BY turn_id
 LIMIT ?`
 	searchOldestFirst = `
-ORDER BY start_ns, turn_id
+ORDER BY start_ns, turn_id, revision DESC
 LIMIT 1 BY turn_id
 LIMIT ?`
 )

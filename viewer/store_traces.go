@@ -77,6 +77,7 @@ FROM
            start_ns, tokens_in, tokens_out, cost_usd, role, status, duration_ns, error
     FROM conversations
     WHERE trace_id = ?
+    ORDER BY turn_id, revision DESC
     LIMIT 1 BY turn_id
 )
 GROUP BY span_id`
@@ -101,7 +102,7 @@ SELECT turn_id, thread_id, role, seq, speaker, phase, model, tool_name, status, 
        content_bytes
 FROM conversations
 WHERE trace_id = ? AND span_id = ?
-ORDER BY start_ns, seq, turn_id
+ORDER BY start_ns, seq, turn_id, revision DESC
 LIMIT 1 BY turn_id`
 
 // spanTurnRunes is how much of a turn's content the trace page shows: about

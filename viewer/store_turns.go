@@ -91,7 +91,7 @@ const allContent = 1 << 32
 
 // selectTurns reads a thread's turns, at most the number of content bytes
 // asked for of each. LIMIT 1 BY turn_id keeps one copy of a turn delivered
-// twice, merged or not. The prefix has an alias of its own: ClickHouse
+// twice, merged or not: the highest revision, which holds the most. The prefix has an alias of its own: ClickHouse
 // would substitute an alias named content into the search condition.
 //
 // callEnded is true of a row that shows its call has ended: an answer
@@ -156,7 +156,7 @@ const (
 	// Newest first, so that LIMIT keeps the newest turns; the caller
 	// puts them back in the order they were said.
 	orderTurns = `
-ORDER BY start_ns DESC, seq DESC, turn_id DESC
+ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
 LIMIT 1 BY turn_id
 LIMIT ?`
 )

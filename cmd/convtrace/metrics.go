@@ -25,7 +25,9 @@ func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
 		counter("rows_failed_total", "Rows ClickHouse did not take.", func(s collector.IngestStats) int64 { return s.Failed }),
 		counter("rows_dropped_total", "Rows refused because the write queue was full.", func(s collector.IngestStats) int64 { return s.Dropped }),
 		gauge("queue_rows", "Rows waiting to be written.", func(s collector.IngestStats) int64 { return s.Queued }),
-		gauge("join_held", "Spans and log groups waiting in the join window.", func(s collector.IngestStats) int64 { return s.Held }),
+		counter("join_staged_total", "Halves of OTLP calls (content-less spans, content log records) stored in join_staging.", func(s collector.IngestStats) int64 { return s.Staged }),
+		counter("join_written_total", "Writes of a staged call's turns, first or merging late records.", func(s collector.IngestStats) int64 { return s.Joined }),
+		counter("join_failures_total", "Attempts to write staged calls that failed; a later sweep retries them.", func(s collector.IngestStats) int64 { return s.JoinFailures }),
 	)
 }
 

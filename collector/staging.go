@@ -1,0 +1,530 @@
+package collector
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// OTLP GenAI instrumentations may send a call as a span without content
+// and log records that carry it, in separate requests that reach
+// different collector instances in any order. Both halves are stored in
+// join_staging (schema/sql/0008_join_staging.sql) before the request is
+// acknowledged; a stager then writes a call's turns once it is complete
+// (its span, an input and an answer), or once the join window and a grace
+// have passed since its first record, from whatever instance gets there
+// first. A record arriving later makes the stager write the call again,
+// merged, under the same turn ids.
+//
+// Every copy of a turn has the same sort key, whoever writes it, because
+// the key follows from the stored records alone: the span's when the span
+// was stored within the window of the call's first record, else the one
+// the log records stored within that window imply. The grace (the longest
+// a staged row takes to become visible) makes sure that whoever writes
+// first sees every record stored within the window.
+//
+// A writer that has written a call reads its records again afterwards and
+// writes again when more arrived meanwhile, so the last copy written holds
+// every acknowledged record.
+
+// stagingKept is how long staged records are kept: a record arriving
+// later than this after its call's first one can no longer be merged.
+const stagingKept = 24 * time.Hour
+
+// recordSpan is the record id of a call's span in join_staging.
+const recordSpan = "span"
+
+// recordWritten is the record id of the row that says turns were written.
+const recordWritten = "written"
+
+type joinKey struct{ traceID, spanID string }
+
+// stageSpans splits the spans of a request (spansFromOTLP(rss)) into those
+// to map now and the staged rows of GenAI calls whose content may come as
+// log records.
+func stageSpans(rss []*tracepb.ResourceSpans, spans []span) (direct []span, staged []schema.Staged) {
+	i := 0
+	for _, rs := range rss {
+		for _, ss := range rs.GetScopeSpans() {
+			for _, ps := range ss.GetSpans() {
+				s := spans[i]
+				i++
+				if !needsLogs(s) {
+					direct = append(direct, s)
+					continue
+				}
+				one := &tracepb.ResourceSpans{Resource: rs.GetResource(), SchemaUrl: rs.GetSchemaUrl(),
+					ScopeSpans: []*tracepb.ScopeSpans{{Scope: ss.GetScope(), SchemaUrl: ss.GetSchemaUrl(), Spans: []*tracepb.Span{ps}}}}
+				staged = append(staged, stagedRow(s.traceID, s.spanID, schema.StagedSpan, 0, one))
+			}
+		}
+	}
+	return direct, staged
+}
+
+// stageLogs returns the staged rows of the log records of a request
+// (logsFromOTLP(rls)) that keep says to keep.
+func stageLogs(rls []*logspb.ResourceLogs, logs []logRecord, keep func(logRecord) bool) []schema.Staged {
+	var staged []schema.Staged
+	i := 0
+	for _, rl := range rls {
+		for _, sl := range rl.GetScopeLogs() {
+			for _, lr := range sl.GetLogRecords() {
+				l := logs[i]
+				i++
+				if !keep(l) {
+					continue
+				}
+				one := &logspb.ResourceLogs{Resource: rl.GetResource(), SchemaUrl: rl.GetSchemaUrl(),
+					ScopeLogs: []*logspb.ScopeLogs{{Scope: sl.GetScope(), SchemaUrl: sl.GetSchemaUrl(), LogRecords: []*logspb.LogRecord{lr}}}}
+				staged = append(staged, stagedRow(l.traceID, l.spanID, schema.StagedLog, l.pos, one))
+			}
+		}
+	}
+	return staged
+}
+
+// stagedRow stores one record as a one-record OTLP request. A log record's
+// id is a hash of that payload, so a record delivered twice is one record.
+// The writer stamps its receive time as it stores it.
+func stagedRow(traceID, spanID string, kind uint8, pos uint32, one proto.Message) schema.Staged {
+	payload, err := proto.MarshalOptions{Deterministic: true}.Marshal(one)
+	if err != nil {
+		panic(fmt.Sprintf("marshal a decoded OTLP message: %v", err)) // it was just decoded from the wire
+	}
+	id := recordSpan
+	if kind == schema.StagedLog {
+		sum := sha256.Sum256(payload)
+		id = hex.EncodeToString(sum[:16])
+	}
+	return schema.Staged{TraceID: traceID, SpanID: spanID, RecordID: id, Kind: kind, Pos: pos, Payload: payload}
+}
+
+func keysOf(rows []schema.Staged) []joinKey {
+	seen := make(map[joinKey]bool, len(rows))
+	var keys []joinKey
+	for _, r := range rows {
+		k := joinKey{r.TraceID, r.SpanID}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// stagedCall is what join_staging holds of one call.
+type stagedCall struct {
+	key      joinKey
+	span     *span
+	spanRecv uint64 // when the span was stored
+	logs     []logRecord
+	logsRecv []uint64 // when each log record was stored
+	records  uint32   // distinct span and log records
+	firstNS  uint64   // when its first record was stored
+	merged   uint32   // records the last written turns merged; 0: none written
+}
+
+// spanKeyed reports whether the turns take the span's sort key: whether
+// the span was stored within the window of the call's first record. A
+// record stored earlier than those seen so far may still become visible
+// until a grace after it was stored, so before then the first record is
+// taken to be as late as it can be; once the answer is yes it stays yes.
+func (c *stagedCall) spanKeyed(now time.Time, window, grace time.Duration) bool {
+	first := min(c.firstNS, uint64(now.Add(-grace).UnixNano()))
+	return c.span != nil && c.spanRecv <= first+uint64(window)
+}
+
+// due reports whether the call's turns are to be written now: records
+// arrived since the last write, and it was written before (a late record
+// merges at once), its window and grace are over, or it is complete with
+// a span that keys it.
+func (c *stagedCall) due(now time.Time, window, grace time.Duration) bool {
+	switch {
+	case c.records == 0 || c.merged >= c.records:
+		return false
+	case c.merged > 0 || uint64(now.Add(-window-grace).UnixNano()) >= c.firstNS:
+		return true
+	case !c.spanKeyed(now, window, grace):
+		return false
+	}
+	s := c.joined()
+	x, ok := genAIContent(s)
+	return ok && len(x.input) > 0 && (s.failed || len(x.output) > 0)
+}
+
+// joined is the call's span with its records as events, or the span its
+// records imply when the span has not arrived.
+func (c *stagedCall) joined() span {
+	if c.span == nil {
+		return logsOnly(c.logs)
+	}
+	s := *c.span
+	s.attachLogs(c.logs)
+	return s
+}
+
+// logsOnly is the span log records imply. Without an answer among them it
+// is still running, so it yields its prompt only: the span may yet come and
+// say the call failed, which makes an error turn, not a response.
+func logsOnly(logs []logRecord) span {
+	s := spanFromLogs(logs)
+	if x, ok := genAIContent(s); ok && len(x.output) == 0 {
+		s.ended = false
+	}
+	return s
+}
+
+// sortKeys gives turns the sort key of the call: the span's when it keys
+// the call, which the turns have, else, turn by turn in call order (seq),
+// that of the span the log records stored within the window imply. Both
+// are final by the time due lets a call be written.
+func (c *stagedCall) sortKeys(turns []schema.Turn, now time.Time, window, grace time.Duration) {
+	if c.spanKeyed(now, window, grace) {
+		return
+	}
+	var early []logRecord
+	for i, l := range c.logs {
+		if c.logsRecv[i] <= c.firstNS+uint64(window) {
+			early = append(early, l)
+		}
+	}
+	keys := mapTurns(spanFromLogs(early))
+	for i := range turns {
+		for _, k := range keys {
+			if k.Seq == turns[i].Seq {
+				turns[i].Project, turns[i].ThreadID, turns[i].StartNS = k.Project, k.ThreadID, k.StartNS
+			}
+		}
+	}
+}
+
+// written is the row saying that turns merging every record were written.
+func (c *stagedCall) written() schema.Staged {
+	return schema.Staged{TraceID: c.key.traceID, SpanID: c.key.spanID, RecordID: recordWritten,
+		Kind: schema.StagedWritten, Merged: c.records}
+}
+
+// stagingConn is what a stager needs of a ClickHouse connection.
+type stagingConn interface {
+	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
+	Exec(ctx context.Context, query string, args ...any) error
+	Close() error
+}
+
+// stager completes staged calls. Requests call complete for the calls they
+// staged; a loop sweeps for calls whose window ended, or whose completion
+// failed, on any instance.
+type stager struct {
+	w      *writer
+	window time.Duration
+	grace  time.Duration // the longest a staged row takes to become visible
+	turns  func([]span) []schema.Turn
+	dial   func(ctx context.Context) (stagingConn, error)
+
+	mu       sync.Mutex
+	conn     stagingConn
+	busy     map[joinKey]bool // calls being completed in this process
+	released *sync.Cond       // on mu, when calls stop being busy
+
+	// Only the sweep loop touches these.
+	sweptFrom time.Time // the earliest receive time the next sweep reads
+	dropped   time.Time // when old partitions were last dropped
+}
+
+func (st *stager) connection(ctx context.Context) (stagingConn, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conn != nil {
+		return st.conn, nil
+	}
+	conn, err := st.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	st.conn = conn
+	return conn, nil
+}
+
+func (st *stager) close() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conn != nil {
+		_ = st.conn.Close()
+		st.conn = nil
+	}
+}
+
+// claim waits until no other goroutine completes any of the calls of keys,
+// then marks them busy until release. Claiming all at once cannot
+// deadlock.
+func (st *stager) claim(keys []joinKey) (release func()) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.busy == nil {
+		st.busy = make(map[joinKey]bool)
+		st.released = sync.NewCond(&st.mu)
+	}
+	for slices.ContainsFunc(keys, func(k joinKey) bool { return st.busy[k] }) {
+		st.released.Wait()
+	}
+	for _, k := range keys {
+		st.busy[k] = true
+	}
+	return func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		for _, k := range keys {
+			delete(st.busy, k)
+		}
+		st.released.Broadcast()
+	}
+}
+
+// complete writes the turns of the calls of keys that are due, and again
+// while records keep arriving for them. It returns how many calls it wrote.
+// In this process one goroutine at a time completes a call, so a request
+// and a sweep do not write the same call twice; two instances may, which
+// storage folds.
+func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
+	defer st.claim(keys)()
+	written := 0
+	// After a write, a call is written again only when more records
+	// arrived than this write merged: another writer's mark may count them
+	// while its copy was inserted before this one.
+	var mine map[joinKey]uint32
+	for len(keys) > 0 {
+		calls, err := st.read(ctx, keys)
+		if err != nil {
+			return written, err
+		}
+		now := time.Now()
+		var (
+			it   item
+			done []schema.Staged
+		)
+		keys = nil
+		wrote := make(map[joinKey]uint32, len(calls))
+		for _, c := range calls {
+			if n, ok := mine[c.key]; ok {
+				c.merged = n
+			}
+			if !c.due(now, st.window, st.grace) {
+				continue
+			}
+			turns := st.turns([]span{c.joined()})
+			c.sortKeys(turns, now, st.window, st.grace)
+			for i := range turns {
+				turns[i].Revision = uint64(now.UnixNano())
+			}
+			it.turns = append(it.turns, turns...)
+			done = append(done, c.written())
+			keys = append(keys, c.key)
+			wrote[c.key] = c.records
+		}
+		if len(done) == 0 {
+			return written, nil
+		}
+		if err := st.w.writeWait(ctx, it); err != nil {
+			return written, fmt.Errorf("write joined turns: %w", err)
+		}
+		if err := st.w.writeWait(ctx, item{staged: done}); err != nil {
+			return written, fmt.Errorf("write join marks: %w", err)
+		}
+		written += len(done)
+		mine = wrote
+	}
+	return written, nil
+}
+
+const selectStaged = `
+SELECT trace_id, span_id, record_id, kind, pos, received_ns, merged, payload
+FROM join_staging
+WHERE (trace_id, span_id) IN (?)
+ORDER BY received_ns, record_id`
+
+// read returns what join_staging holds of the calls of keys.
+func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, error) {
+	conn, err := st.connection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	set := make([]clickhouse.GroupSet, len(keys))
+	for i, k := range keys {
+		set[i] = clickhouse.GroupSet{Value: []any{k.traceID, k.spanID}}
+	}
+	rows, err := conn.Query(ctx, selectStaged, set)
+	if err != nil {
+		st.close()
+		return nil, fmt.Errorf("read join_staging: %w", err)
+	}
+	defer rows.Close()
+	calls := make(map[joinKey]*stagedCall, len(keys))
+	seen := make(map[joinKey]map[string]bool, len(keys))
+	for rows.Next() {
+		var r schema.Staged
+		var payload string
+		if err := rows.Scan(&r.TraceID, &r.SpanID, &r.RecordID, &r.Kind, &r.Pos, &r.ReceivedNS, &r.Merged, &payload); err != nil {
+			return nil, fmt.Errorf("read join_staging: %w", err)
+		}
+		k := joinKey{r.TraceID, r.SpanID}
+		c := calls[k]
+		if c == nil {
+			c = &stagedCall{key: k}
+			calls[k] = c
+			seen[k] = make(map[string]bool)
+		}
+		if r.Kind == schema.StagedWritten {
+			c.merged = max(c.merged, r.Merged)
+			continue
+		}
+		if seen[k][r.RecordID] {
+			continue // delivered twice, not yet folded
+		}
+		seen[k][r.RecordID] = true
+		if c.records == 0 || r.ReceivedNS < c.firstNS {
+			c.firstNS = r.ReceivedNS
+		}
+		c.records++
+		if err := c.add(r.Kind, r.Pos, r.ReceivedNS, []byte(payload)); err != nil {
+			return nil, fmt.Errorf("staged record %s/%s/%s: %w", r.TraceID, r.SpanID, r.RecordID, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read join_staging: %w", err)
+	}
+	out := make([]*stagedCall, 0, len(calls))
+	for _, k := range keys {
+		if c := calls[k]; c != nil {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// add decodes a staged span or log record into the call.
+func (c *stagedCall) add(kind uint8, pos uint32, received uint64, payload []byte) error {
+	if kind == schema.StagedSpan {
+		var rs tracepb.ResourceSpans
+		if err := proto.Unmarshal(payload, &rs); err != nil {
+			return err
+		}
+		if spans := spansFromOTLP([]*tracepb.ResourceSpans{&rs}); len(spans) == 1 {
+			c.span, c.spanRecv = &spans[0], received
+		}
+		return nil
+	}
+	var rl logspb.ResourceLogs
+	if err := proto.Unmarshal(payload, &rl); err != nil {
+		return err
+	}
+	for _, l := range logsFromOTLP([]*logspb.ResourceLogs{&rl}) {
+		l.pos = pos
+		c.logs = append(c.logs, l)
+		c.logsRecv = append(c.logsRecv, received)
+	}
+	return nil
+}
+
+// selectDue finds the calls with records not yet merged into written turns
+// whose first record was received before the cutoff.
+const selectDue = `
+SELECT trace_id, span_id
+FROM join_staging
+WHERE ts >= ?
+GROUP BY trace_id, span_id
+HAVING uniqExactIf(record_id, kind < 2) > maxIf(merged, kind = 2)
+   AND minIf(received_ns, kind < 2) <= ?
+LIMIT 10000`
+
+// sweep completes the calls whose window ended, including those staged by
+// another instance, or by this one before a crash: the first sweep reads
+// every record kept, later ones what arrived since a little before the
+// previous sweep. Once a minute it drops what is past stagingKept.
+func (st *stager) sweep(ctx context.Context, margin time.Duration) (int, error) {
+	now := time.Now()
+	from := st.sweptFrom
+	if from.IsZero() {
+		from = now.Add(-stagingKept)
+	}
+	conn, err := st.connection(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := conn.Query(ctx, selectDue, from.Truncate(time.Second), uint64(now.Add(-st.window-st.grace).UnixNano()))
+	if err != nil {
+		st.close()
+		return 0, fmt.Errorf("find due calls: %w", err)
+	}
+	var keys []joinKey
+	for rows.Next() {
+		var k joinKey
+		if err := rows.Scan(&k.traceID, &k.spanID); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("find due calls: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("find due calls: %w", err)
+	}
+	written := 0
+	for chunk := range slices.Chunk(keys, 500) {
+		n, err := st.complete(ctx, chunk)
+		written += n
+		if err != nil {
+			return written, err
+		}
+	}
+	if len(keys) < 10000 {
+		st.sweptFrom = now.Add(-st.window - st.grace - margin)
+	}
+	if now.Sub(st.dropped) >= time.Minute {
+		if err := st.dropOld(ctx, conn, now); err != nil {
+			return written, err
+		}
+		st.dropped = now
+	}
+	return written, nil
+}
+
+// dropOld drops the hourly partitions of join_staging past stagingKept.
+func (st *stager) dropOld(ctx context.Context, conn stagingConn, now time.Time) error {
+	rows, err := conn.Query(ctx, `SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = 'join_staging' AND active`)
+	if err != nil {
+		return fmt.Errorf("list join_staging partitions: %w", err)
+	}
+	var old []string
+	oldest := now.Add(-stagingKept).Unix() / 3600
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return fmt.Errorf("list join_staging partitions: %w", err)
+		}
+		if hour, err := strconv.ParseInt(p, 10, 64); err == nil && hour < oldest {
+			old = append(old, strconv.FormatInt(hour, 10))
+		}
+	}
+	rows.Close()
+	for _, p := range old {
+		if err := conn.Exec(ctx, "ALTER TABLE join_staging DROP PARTITION "+p); err != nil {
+			return fmt.Errorf("drop join_staging partition %s: %w", p, err)
+		}
+	}
+	return nil
+}
