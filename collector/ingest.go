@@ -80,7 +80,7 @@ func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (R
 	in.spansReceived.Add(int64(len(spans)))
 	it := item{spans: make([]schema.Span, 0, len(spans))}
 	for _, s := range spans {
-		it.spans = append(it.spans, mapSpan(s))
+		it.addSpan(s)
 	}
 	it.turns = in.turns(in.j.addSpans(time.Now(), spans))
 	if err := in.w.writeWait(ctx, it); err != nil {

@@ -108,7 +108,7 @@ func TestOTLPSpans(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("spansFromOTLP:\n got %+v\nwant %+v", got, want)
 	}
-	if row := mapSpan(got[0]); row.Kind != "client" || row.Status != schema.StatusError || row.StatusMsg != "overloaded\uFFFD" || row.Project != "svc\uFFFD" {
+	if row, _ := mapSpan(got[0]); row.Kind != "client" || row.Status != schema.StatusError || row.StatusMsg != "overloaded\uFFFD" || row.Project != "svc\uFFFD" {
 		t.Errorf("mapSpan of an OTLP span = %+v", row)
 	}
 

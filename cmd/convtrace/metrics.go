@@ -24,6 +24,7 @@ func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
 		counter("rows_written_total", "Rows stored in ClickHouse.", func(s collector.IngestStats) int64 { return s.Written }),
 		counter("rows_failed_total", "Rows ClickHouse did not take.", func(s collector.IngestStats) int64 { return s.Failed }),
 		counter("rows_dropped_total", "Rows refused because the write queue was full.", func(s collector.IngestStats) int64 { return s.Dropped }),
+		counter("values_sanitised_total", "Costs and token counts stored as unknown because they were negative, NaN, infinite or too large.", func(s collector.IngestStats) int64 { return s.ValuesSanitised }),
 		gauge("queue_rows", "Rows waiting to be written.", func(s collector.IngestStats) int64 { return s.Queued }),
 		gauge("join_held", "Spans and log groups waiting in the join window.", func(s collector.IngestStats) int64 { return s.Held }),
 	)
