@@ -73,11 +73,13 @@ func NewIngester(dsn string, opts ...Option) (*Ingester, error) {
 	return in, nil
 }
 
-// Traces stores the spans of one OTLP request. Every span gets a spans row,
-// even one whose turns cannot be mapped.
+// Traces stores the spans of one OTLP request. Every span with valid ids
+// gets a spans row, even one whose turns cannot be mapped; the result
+// refuses the others.
 func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (Result, error) {
 	spans := spansFromOTLP(rss)
 	in.spansReceived.Add(int64(len(spans)))
+	spans, res := validSpans(spans)
 	it := item{spans: make([]schema.Span, 0, len(spans))}
 	for _, s := range spans {
 		it.addSpan(s)
@@ -86,7 +88,7 @@ func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (R
 	if err := in.w.writeWait(ctx, it); err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
-	return Result{}, nil
+	return res, nil
 }
 
 // Logs stores the GenAI events of one OTLP logs request with their spans.

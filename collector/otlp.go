@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -55,6 +56,37 @@ func spansFromOTLP(rss []*tracepb.ResourceSpans) []span {
 		}
 	}
 	return spans
+}
+
+// validSpans returns the spans of a request that can be stored, in their
+// order and in spans' backing array. A span whose trace or span id is
+// invalid is refused: its turns would share ids with every other such span.
+// Copies of one span (same trace and span id) fold into the most complete:
+// ended over running, else the later in the request.
+func validSpans(spans []span) ([]span, Result) {
+	type id struct{ trace, span string }
+	var res Result
+	at := make(map[id]int, len(spans))
+	kept := spans[:0]
+	for _, s := range spans {
+		if s.traceID == "" || s.spanID == "" {
+			res.Rejected++
+			continue
+		}
+		k := id{s.traceID, s.spanID}
+		if i, ok := at[k]; ok {
+			if s.ended || !kept[i].ended {
+				kept[i] = s
+			}
+			continue
+		}
+		at[k] = len(kept)
+		kept = append(kept, s)
+	}
+	if res.Rejected > 0 {
+		res.Message = fmt.Sprintf("%d spans refused: a trace id must be 16 bytes and a span id 8 bytes, not all zero", res.Rejected)
+	}
+	return kept, res
 }
 
 func spanFromOTLP(ps *tracepb.Span) span {

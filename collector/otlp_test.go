@@ -2,7 +2,9 @@ package collector
 
 import (
 	"encoding/hex"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -158,5 +160,52 @@ func TestOTLPLogs(t *testing.T) {
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("logsFromOTLP:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestValidSpans(t *testing.T) {
+	const tid, tid2 = "5b8efff798038103d269b633813fc60c", "0af7651916cd43dd8448eb211c80319c"
+	sp := func(trace, id, name string, ended bool) span {
+		return span{traceID: trace, spanID: id, name: name, ended: ended}
+	}
+	show := func(spans []span) string {
+		var b strings.Builder
+		for _, s := range spans {
+			fmt.Fprintf(&b, "[%s/%s %s ended=%v]", s.traceID, s.spanID, s.name, s.ended)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name     string
+		in, want []span
+		rejected int64
+	}{
+		{"valid spans kept in order",
+			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid, "1111111111111111", "b", false)},
+			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid, "1111111111111111", "b", false)}, 0},
+		// hexID renders an all-zero or wrong-length id as "".
+		{"invalid ids refused beside a valid span",
+			[]span{sp("", "00f067aa0ba902b7", "no trace", true), sp(tid, "00f067aa0ba902b7", "ok", true), sp(tid, "", "no span", true)},
+			[]span{sp(tid, "00f067aa0ba902b7", "ok", true)}, 2},
+		{"ended copy replaces a running one",
+			[]span{sp(tid, "00f067aa0ba902b7", "running", false), sp(tid, "1111111111111111", "other", true), sp(tid, "00f067aa0ba902b7", "ended", true)},
+			[]span{sp(tid, "00f067aa0ba902b7", "ended", true), sp(tid, "1111111111111111", "other", true)}, 0},
+		{"running copy does not replace an ended one",
+			[]span{sp(tid, "00f067aa0ba902b7", "ended", true), sp(tid, "00f067aa0ba902b7", "running", false)},
+			[]span{sp(tid, "00f067aa0ba902b7", "ended", true)}, 0},
+		{"of two ended copies the later wins",
+			[]span{sp(tid, "00f067aa0ba902b7", "first", true), sp(tid, "00f067aa0ba902b7", "second", true), sp(tid, "00f067aa0ba902b7", "third", false)},
+			[]span{sp(tid, "00f067aa0ba902b7", "second", true)}, 0},
+		{"same span id in another trace is another span",
+			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)},
+			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)}, 0},
+		{"empty", nil, nil, 0},
+	}
+	for _, tt := range tests {
+		in := show(tt.in)
+		got, res := validSpans(tt.in)
+		if show(got) != show(tt.want) || res.Rejected != tt.rejected || (res.Rejected > 0) != (res.Message != "") {
+			t.Errorf("%s: validSpans(%s) = %s, %+v; want %s, %d rejected with a reason", tt.name, in, show(got), res, show(tt.want), tt.rejected)
+		}
 	}
 }
