@@ -98,7 +98,7 @@ func normalizedPrompt(content string, truncated bool) string {
 func setContent(t *schema.Turn, a attrs) {
 	t.Content = a.str(schema.KeyContent)
 	t.Truncated = a.bool(schema.KeyContentTruncated)
-	if n := a.uint32(schema.KeyContentBytes); n != nil {
+	if n, _ := a.uint32(schema.KeyContentBytes); n != nil {
 		t.ContentBytes = *n
 	} else {
 		t.ContentBytes = uint32(len(t.Content))

@@ -15,7 +15,8 @@ func RowsOf(rss []*tracepb.ResourceSpans) ([]schema.Turn, []schema.Span) {
 	var rows []schema.Span
 	for _, s := range spansFromOTLP(rss) {
 		turns = append(turns, mapTurns(s)...)
-		rows = append(rows, mapSpan(s))
+		row, _ := mapSpan(s)
+		rows = append(rows, row)
 	}
 	return turns, rows
 }

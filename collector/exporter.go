@@ -43,7 +43,7 @@ func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	for _, ro := range spans {
 		s := fromSDK(ro)
 		it.turns = append(it.turns, mapTurns(s)...)
-		it.spans = append(it.spans, mapSpan(s))
+		it.addSpan(s)
 	}
 	e.w.write(it)
 	return nil

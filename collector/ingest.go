@@ -79,22 +79,24 @@ func NewIngester(dsn string, opts ...Option) (*Ingester, error) {
 	return in, nil
 }
 
-// Traces stores the spans of one OTLP request. Every span gets a spans row,
-// even one whose turns cannot be mapped.
+// Traces stores the spans of one OTLP request. Every span with valid ids
+// gets a spans row, even one whose turns cannot be mapped; the result
+// refuses the others.
 func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (Result, error) {
 	spans := spansFromOTLP(rss)
 	in.spansReceived.Add(int64(len(spans)))
+	spans, res := validSpans(spans)
 	it := item{spans: make([]schema.Span, 0, len(spans))}
 	for _, s := range spans {
-		it.spans = append(it.spans, mapSpan(s))
+		it.addSpan(s)
 	}
-	direct, staged := stageSpans(rss, spans)
+	direct, staged := stageSpans(spans)
 	it.turns, it.staged = in.turns(direct), staged
 	if err := in.w.writeWait(ctx, it); err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
 	in.join(ctx, staged)
-	return Result{}, nil
+	return res, nil
 }
 
 // Logs stores the GenAI events of one OTLP logs request with their spans.
@@ -103,11 +105,14 @@ func (in *Ingester) Logs(ctx context.Context, rls []*logspb.ResourceLogs) (Resul
 	logs := logsFromOTLP(rls)
 	in.logsReceived.Add(int64(len(logs)))
 	var res Result
-	keep := func(l logRecord) bool {
-		return l.traceID != "" && l.spanID != "" && strings.HasPrefix(l.eventName, "gen_ai.")
+	kept := logs[:0]
+	for _, l := range logs {
+		if l.traceID != "" && l.spanID != "" && strings.HasPrefix(l.eventName, "gen_ai.") {
+			kept = append(kept, l)
+		}
 	}
-	staged := stageLogs(rls, logs, keep)
-	if res.Rejected = int64(len(logs) - len(staged)); res.Rejected > 0 {
+	staged := stageLogs(kept)
+	if res.Rejected = int64(len(logs) - len(kept)); res.Rejected > 0 {
 		in.logsRejected.Add(res.Rejected)
 		res.Message = fmt.Sprintf("%d log records refused: convtrace stores GenAI events (event name gen_ai.*) that carry a trace and span id", res.Rejected)
 	}

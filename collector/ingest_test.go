@@ -205,7 +205,6 @@ func TestIngesterKeepsValidSpansBesideUnmappableOnes(t *testing.T) {
 	req := genAISpan("6666666666666666", true)
 	bad := genAISpan("7777777777777777", false)[0].ScopeSpans[0].Spans[0]
 	bad.Attributes = append(bad.Attributes, kv("gen_ai.input.messages", `{"role": "user", "parts": [`), ikv("gen_ai.usage.input_tokens", -5))
-	bad.TraceId = []byte{1, 2, 3} // not a trace id
 	req[0].ScopeSpans[0].Spans = append(req[0].ScopeSpans[0].Spans, bad)
 	if _, err := in.Traces(context.Background(), req); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ type call struct {
 	tokensReasoning                   *uint32
 	costUSD                           *float64
 	toolName, toolCallID              string
+	sanitised                         int // usage values present but invalid, resolved as unknown
 }
 
 // contractKeys are the attributes resolve and the conventions consume; the
@@ -86,6 +87,14 @@ var (
 
 func resolve(s span) call {
 	a := s.attrs
+	sanitised := 0
+	count := func(keys []string) *uint32 {
+		n, invalid := a.uint32(keys...)
+		if invalid {
+			sanitised++
+		}
+		return n
+	}
 	c := call{
 		project:          s.resource.str(projectResKeys...),
 		thread:           a.str(threadKeys...),
@@ -97,15 +106,19 @@ func resolve(s span) call {
 		operation:        a.str(operationKeys...),
 		provider:         a.str(providerKeys...),
 		model:            a.str(modelKeys...),
-		tokensIn:         a.uint32(inputKeys...),
-		tokensOut:        a.uint32(outputKeys...),
-		tokensCacheRead:  a.uint32(cacheReadKeys...),
-		tokensCacheWrite: a.uint32(cacheWriteKeys...),
-		tokensReasoning:  a.uint32(reasoningKeys...),
-		costUSD:          a.float64(costKeys...),
+		tokensIn:         count(inputKeys),
+		tokensOut:        count(outputKeys),
+		tokensCacheRead:  count(cacheReadKeys),
+		tokensCacheWrite: count(cacheWriteKeys),
+		tokensReasoning:  count(reasoningKeys),
 		toolName:         a.str(toolNameKeys...),
 		toolCallID:       a.str(toolCallIDKeys...),
 	}
+	cost, invalid := a.cost(costKeys...)
+	if invalid {
+		sanitised++
+	}
+	c.costUSD = cost
 	if c.project == "" {
 		c.project = s.attrs.str(schema.KeyProject)
 	}
@@ -116,7 +129,7 @@ func resolve(s span) call {
 		c.operation = openLLMetryOperation(a)
 	}
 	// A total with one side known gives the other.
-	if total := a.uint32(totalKeys...); total != nil {
+	if total := count(totalKeys); total != nil {
 		switch {
 		case c.tokensIn == nil && c.tokensOut != nil && *total >= *c.tokensOut:
 			c.tokensIn = u32p(*total - *c.tokensOut)
@@ -132,6 +145,7 @@ func resolve(s span) call {
 			c.round = uint16(r)
 		}
 	}
+	c.sanitised = sanitised
 	return c
 }
 
@@ -265,8 +279,9 @@ func setText(t *schema.Turn, content string) {
 	t.ContentBytes = uint32(len(content))
 }
 
-// mapSpan returns the spans-table row of any span.
-func mapSpan(s span) schema.Span {
+// mapSpan returns the spans-table row of any span, and how many of its
+// usage values were invalid and so are unknown in the row and its turns.
+func mapSpan(s span) (schema.Span, int) {
 	c := resolve(s)
 	row := schema.Span{
 		TraceID: s.traceID, SpanID: s.spanID, ParentSpanID: s.parentSpanID,
@@ -281,7 +296,7 @@ func mapSpan(s span) schema.Span {
 		row.EventNames = append(row.EventNames, e.name)
 		row.EventTimesNS = append(row.EventTimesNS, e.timeNS)
 	}
-	return row
+	return row, c.sanitised
 }
 
 // base returns a turn carrying the call's identity, shared by all its rows.

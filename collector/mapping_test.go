@@ -246,7 +246,7 @@ func TestMapSpan(t *testing.T) {
 			return instrument.Response{Content: "pass", Usage: &instrument.Usage{InputTokens: 10, OutputTokens: 2}}, nil
 		})
 	})
-	row := mapSpan(fromSDK(spans[0]))
+	row, _ := mapSpan(fromSDK(spans[0]))
 	if row.Name != "chat gpt-5" || row.Kind != "client" || row.ThreadID != "th" || row.Phase != "verify" ||
 		row.Operation != "chat" || row.Provider != "openai" || row.Project != "shipcode" ||
 		row.TokensIn == nil || *row.TokensIn != 10 || row.TokensOut == nil || *row.TokensOut != 2 || row.CostUSD != nil {
@@ -265,12 +265,12 @@ func TestSpanProcessorStampsOtherSpans(t *testing.T) {
 	sp.End()
 	_, own := tp.Tracer("x").Start(ctx, "other", trace.WithAttributes(attribute.String(schema.KeyPhase, "verify")))
 	own.End()
-	got := mapSpan(fromSDK(sr.Ended()[0]))
+	got, _ := mapSpan(fromSDK(sr.Ended()[0]))
 	if got.ThreadID != "th" || got.Phase != "execute" || got.Round != 2 || got.Speaker != "codex" || got.Agent != "reviewer" {
 		t.Errorf("stamped span = %+v", got)
 	}
-	if p := mapSpan(fromSDK(sr.Ended()[1])).Phase; p != "verify" {
-		t.Errorf("processor overwrote the span's own phase: got %q, want verify", p)
+	if row, _ := mapSpan(fromSDK(sr.Ended()[1])); row.Phase != "verify" {
+		t.Errorf("processor overwrote the span's own phase: got %q, want verify", row.Phase)
 	}
 }
 
@@ -299,5 +299,52 @@ func TestMapTurnsBetweenPromptAndAnswer(t *testing.T) {
 	}
 	if a := turns[2].Attributes; len(a) != 1 || a[0].Value != "session_resume_invalid" {
 		t.Errorf("warning turn attributes = %+v, want its code", a)
+	}
+}
+
+func TestResolveSanitisesUsage(t *testing.T) {
+	text := func(p any) string {
+		switch v := p.(type) {
+		case *uint32:
+			if v != nil {
+				return fmt.Sprint(*v)
+			}
+		case *float64:
+			if v != nil {
+				return fmt.Sprint(*v)
+			}
+		}
+		return "unknown"
+	}
+	tests := []struct {
+		name          string
+		attrs         []schema.Attr
+		in, out, cost string
+		sanitised     int
+	}{
+		{"valid", []schema.Attr{{Key: schema.KeyInputTokens, Value: "4294967295"}, {Key: schema.KeyOutputTokens, Value: "0"}, {Key: schema.KeyCostUSD, Value: "0.25"}}, "4294967295", "0", "0.25", 0},
+		{"NaN cost", []schema.Attr{{Key: schema.KeyCostUSD, Value: "NaN"}}, "unknown", "unknown", "unknown", 1},
+		{"+Inf cost", []schema.Attr{{Key: schema.KeyCostUSD, Value: "+Inf"}}, "unknown", "unknown", "unknown", 1},
+		{"-Inf cost", []schema.Attr{{Key: schema.KeyCostUSD, Value: "-Inf"}}, "unknown", "unknown", "unknown", 1},
+		{"negative cost", []schema.Attr{{Key: schema.KeyCostUSD, Value: "-0.5"}}, "unknown", "unknown", "unknown", 1},
+		{"overflowing cost", []schema.Attr{{Key: schema.KeyCostUSD, Value: "1e400"}}, "unknown", "unknown", "unknown", 1},
+		{"OpenInference negative cost", []schema.Attr{{Key: oiCostTotal, Value: "-1"}}, "unknown", "unknown", "unknown", 1},
+		{"negative tokens", []schema.Attr{{Key: schema.KeyInputTokens, Value: "-5"}, {Key: schema.KeyOutputTokens, Value: "7"}}, "unknown", "7", "unknown", 1},
+		{"overflowing tokens", []schema.Attr{{Key: schema.KeyInputTokens, Value: "3"}, {Key: schema.KeyOutputTokens, Value: "4294967296"}}, "3", "unknown", "unknown", 1},
+		{"OpenLLMetry NaN tokens", []schema.Attr{{Key: olPromptTokens, Value: "NaN"}, {Key: oiCompletionTokens, Value: "1.5"}}, "unknown", "unknown", "unknown", 2},
+		{"negative total", []schema.Attr{{Key: schema.KeyInputTokens, Value: "10"}, {Key: olTotalTokens, Value: "-3"}}, "10", "unknown", "unknown", 1},
+		{"every kind at once", []schema.Attr{{Key: schema.KeyInputTokens, Value: "-1"}, {Key: schema.KeyOutputTokens, Value: "NaN"},
+			{Key: oiCacheReadTokens, Value: "-2"}, {Key: schema.KeyReasoningTokens, Value: "1e10"}, {Key: schema.KeyCostUSD, Value: "NaN"}}, "unknown", "unknown", "unknown", 5},
+	}
+	for _, tt := range tests {
+		c := resolve(span{attrs: attrs{list: tt.attrs}})
+		in, out, cost := text(c.tokensIn), text(c.tokensOut), text(c.costUSD)
+		if in != tt.in || out != tt.out || cost != tt.cost || c.sanitised != tt.sanitised {
+			t.Errorf("%s: resolve(%v) = in %s out %s cost %s, %d sanitised; want %s %s %s, %d",
+				tt.name, tt.attrs, in, out, cost, c.sanitised, tt.in, tt.out, tt.cost, tt.sanitised)
+		}
+		if c.tokensCacheRead != nil || c.tokensReasoning != nil {
+			t.Errorf("%s: invalid cache or reasoning tokens resolved as %s, %s", tt.name, text(c.tokensCacheRead), text(c.tokensReasoning))
+		}
 	}
 }

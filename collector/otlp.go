@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -44,6 +45,7 @@ func spansFromOTLP(rss []*tracepb.ResourceSpans) []span {
 			for _, ps := range ss.GetSpans() {
 				s := spanFromOTLP(ps)
 				s.resource = res
+				s.from = otlpSpanRef{rs, ss, ps}
 				if name := validUTF8(scope.GetName()); name != "" {
 					s.attrs.list = append(s.attrs.list, schema.Attr{Key: keyScopeName, Value: name})
 					if v := validUTF8(scope.GetVersion()); v != "" {
@@ -55,6 +57,37 @@ func spansFromOTLP(rss []*tracepb.ResourceSpans) []span {
 		}
 	}
 	return spans
+}
+
+// validSpans returns the spans of a request that can be stored, in their
+// order and in spans' backing array. A span whose trace or span id is
+// invalid is refused: its turns would share ids with every other such span.
+// Copies of one span (same trace and span id) fold into the most complete:
+// ended over running, else the later in the request.
+func validSpans(spans []span) ([]span, Result) {
+	type id struct{ trace, span string }
+	var res Result
+	at := make(map[id]int, len(spans))
+	kept := spans[:0]
+	for _, s := range spans {
+		if s.traceID == "" || s.spanID == "" {
+			res.Rejected++
+			continue
+		}
+		k := id{s.traceID, s.spanID}
+		if i, ok := at[k]; ok {
+			if s.ended || !kept[i].ended {
+				kept[i] = s
+			}
+			continue
+		}
+		at[k] = len(kept)
+		kept = append(kept, s)
+	}
+	if res.Rejected > 0 {
+		res.Message = fmt.Sprintf("%d spans refused: a trace id must be 16 bytes and a span id 8 bytes, not all zero", res.Rejected)
+	}
+	return kept, res
 }
 
 func spanFromOTLP(ps *tracepb.Span) span {
@@ -110,6 +143,7 @@ type logRecord struct {
 	body            string // the body: a string body as is, a map/array body as JSON
 	attrs           attrs
 	resource        attrs
+	from            otlpLogRef // where it came from, to stage it as it came
 }
 
 // keyEventName is the attribute that named a log record's event before
@@ -132,6 +166,7 @@ func logsFromOTLP(rls []*logspb.ResourceLogs) []logRecord {
 					eventName: validUTF8(lr.GetEventName()),
 					attrs:     attrsFromOTLP(lr.GetAttributes()),
 					resource:  res,
+					from:      otlpLogRef{rl, sl, lr},
 				}
 				if l.timeNS == 0 {
 					l.timeNS = lr.GetObservedTimeUnixNano()

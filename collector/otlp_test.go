@@ -2,7 +2,9 @@ package collector
 
 import (
 	"encoding/hex"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -85,6 +87,12 @@ func TestOTLPSpans(t *testing.T) {
 		}},
 	}}
 	got := spansFromOTLP(rss)
+	for i := range got {
+		if f := got[i].from; f.rs != rss[0] || f.ss != rss[0].ScopeSpans[0] || f.ps != rss[0].ScopeSpans[0].Spans[i] {
+			t.Errorf("span %d comes from %+v, not its place in the request", i, f)
+		}
+		got[i].from = otlpSpanRef{}
+	}
 	want := []span{{
 		traceID: "5b8efff798038103d269b633813fc60c", spanID: "eee19b7ec3c1b174", parentSpanID: "",
 		name: "chat \uFFFDgpt", kind: "client", startNS: 100, endNS: 350, ended: true,
@@ -108,7 +116,7 @@ func TestOTLPSpans(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("spansFromOTLP:\n got %+v\nwant %+v", got, want)
 	}
-	if row := mapSpan(got[0]); row.Kind != "client" || row.Status != schema.StatusError || row.StatusMsg != "overloaded\uFFFD" || row.Project != "svc\uFFFD" {
+	if row, _ := mapSpan(got[0]); row.Kind != "client" || row.Status != schema.StatusError || row.StatusMsg != "overloaded\uFFFD" || row.Project != "svc\uFFFD" {
 		t.Errorf("mapSpan of an OTLP span = %+v", row)
 	}
 
@@ -145,6 +153,12 @@ func TestOTLPLogs(t *testing.T) {
 		}}}},
 	}}
 	got := logsFromOTLP(rls)
+	for i := range got {
+		if f := got[i].from; f.rl != rls[0] || f.sl != rls[0].ScopeLogs[0] || f.lr != rls[0].ScopeLogs[0].LogRecords[i] {
+			t.Errorf("log record %d comes from %+v, not its place in the request", i, f)
+		}
+		got[i].from = otlpLogRef{}
+	}
 	res := attrs{list: []schema.Attr{{Key: "service.name", Value: "svc"}}}
 	want := []logRecord{{
 		traceID: "5b8efff798038103d269b633813fc60c", spanID: "eee19b7ec3c1b174", timeNS: 10, eventName: "gen_ai.choice",
@@ -158,5 +172,52 @@ func TestOTLPLogs(t *testing.T) {
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("logsFromOTLP:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestValidSpans(t *testing.T) {
+	const tid, tid2 = "5b8efff798038103d269b633813fc60c", "0af7651916cd43dd8448eb211c80319c"
+	sp := func(trace, id, name string, ended bool) span {
+		return span{traceID: trace, spanID: id, name: name, ended: ended}
+	}
+	show := func(spans []span) string {
+		var b strings.Builder
+		for _, s := range spans {
+			fmt.Fprintf(&b, "[%s/%s %s ended=%v]", s.traceID, s.spanID, s.name, s.ended)
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name     string
+		in, want []span
+		rejected int64
+	}{
+		{"valid spans kept in order",
+			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid, "1111111111111111", "b", false)},
+			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid, "1111111111111111", "b", false)}, 0},
+		// hexID renders an all-zero or wrong-length id as "".
+		{"invalid ids refused beside a valid span",
+			[]span{sp("", "00f067aa0ba902b7", "no trace", true), sp(tid, "00f067aa0ba902b7", "ok", true), sp(tid, "", "no span", true)},
+			[]span{sp(tid, "00f067aa0ba902b7", "ok", true)}, 2},
+		{"ended copy replaces a running one",
+			[]span{sp(tid, "00f067aa0ba902b7", "running", false), sp(tid, "1111111111111111", "other", true), sp(tid, "00f067aa0ba902b7", "ended", true)},
+			[]span{sp(tid, "00f067aa0ba902b7", "ended", true), sp(tid, "1111111111111111", "other", true)}, 0},
+		{"running copy does not replace an ended one",
+			[]span{sp(tid, "00f067aa0ba902b7", "ended", true), sp(tid, "00f067aa0ba902b7", "running", false)},
+			[]span{sp(tid, "00f067aa0ba902b7", "ended", true)}, 0},
+		{"of two ended copies the later wins",
+			[]span{sp(tid, "00f067aa0ba902b7", "first", true), sp(tid, "00f067aa0ba902b7", "second", true), sp(tid, "00f067aa0ba902b7", "third", false)},
+			[]span{sp(tid, "00f067aa0ba902b7", "second", true)}, 0},
+		{"same span id in another trace is another span",
+			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)},
+			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)}, 0},
+		{"empty", nil, nil, 0},
+	}
+	for _, tt := range tests {
+		in := show(tt.in)
+		got, res := validSpans(tt.in)
+		if show(got) != show(tt.want) || res.Rejected != tt.rejected || (res.Rejected > 0) != (res.Message != "") {
+			t.Errorf("%s: validSpans(%s) = %s, %+v; want %s, %d rejected with a reason", tt.name, in, show(got), res, show(tt.want), tt.rejected)
+		}
 	}
 }

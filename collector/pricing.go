@@ -81,8 +81,9 @@ type priceFile struct {
 
 // ParsePrices reads a price table in the format of prices.yaml, YAML or
 // JSON (JSON is YAML too, so one strict decoder reads both). Unknown
-// fields, a missing pattern, input or output price, a negative price and a
-// pattern that does not compile are errors naming the entry.
+// fields, a missing pattern, input or output price, a negative, NaN or
+// infinite price and a pattern that does not compile are errors naming the
+// entry.
 func ParsePrices(data []byte) (Prices, error) {
 	var f priceFile
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -110,8 +111,8 @@ func ParsePrices(data []byte) (Prices, error) {
 			}
 		}
 		for _, v := range []float64{pr.Input, pr.Output, pr.CacheRead, pr.CacheWrite, pr.Reasoning} {
-			if v < 0 {
-				return Prices{}, fmt.Errorf("%s: negative price %v", name, v)
+			if !validCost(v) {
+				return Prices{}, fmt.Errorf("%s: price %v is not a finite, non-negative number", name, v)
 			}
 		}
 		re, err := regexp.Compile(`^(?i:` + e.Pattern + `)$`)
@@ -274,7 +275,9 @@ func (p Prices) price(t *schema.Turn) {
 		return
 	}
 	if pr, ok := p.Lookup(t.Model); ok {
-		c := pr.Cost(Usage{t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning})
-		t.CostUSD, t.CostSource = &c, schema.CostPriced
+		// An absurd price can still overflow: such a cost stays unknown.
+		if c := pr.Cost(Usage{t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning}); validCost(c) {
+			t.CostUSD, t.CostSource = &c, schema.CostPriced
+		}
 	}
 }

@@ -123,6 +123,15 @@ func TestPriceTurn(t *testing.T) {
 			t.Errorf("%s: price(%+v) = cost %v source %q, want %v %q", c.name, c.turn, show(tu.CostUSD), source, show(c.wantCost), c.wantSource)
 		}
 	}
+
+	huge, err := ParsePrices([]byte(`prices: [{pattern: big, input: 1e308, output: 1e308}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu := schema.Turn{Model: "big", TokensIn: u32(4e9), TokensOut: u32(4e9)}
+	if huge.price(&tu); tu.CostUSD != nil {
+		t.Errorf("a cost overflowing to %v was stored, want unknown", *tu.CostUSD)
+	}
 }
 
 func show(f *float64) any {
@@ -138,6 +147,8 @@ func TestParsePricesErrors(t *testing.T) {
 		{"no pattern", `{"prices": [{"input": 1, "output": 1}]}`},
 		{"no output", `prices: [{pattern: x, input: 1}]`},
 		{"negative", `prices: [{pattern: x, input: 1, output: -1}]`},
+		{"NaN", `prices: [{pattern: x, input: .nan, output: 1}]`},
+		{"infinite", `prices: [{pattern: x, input: 1, output: 1, cache_read: .inf}]`},
 		{"bad pattern", `prices: [{pattern: 'x(', input: 1, output: 1}]`},
 	}
 	for _, c := range cases {

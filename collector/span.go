@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"math"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -22,6 +23,7 @@ type span struct {
 	attrs                         attrs
 	resource                      attrs
 	events                        []event
+	from                          otlpSpanRef // where an OTLP span came from, to stage it as it came
 }
 
 type event struct {
@@ -54,31 +56,40 @@ func (a attrs) str(keys ...string) string {
 	return v
 }
 
-// uint32 returns the first key present as a count, nil when none is or it is
-// not a non-negative integer.
-func (a attrs) uint32(keys ...string) *uint32 {
+// uint32 returns the first key present as a count: nil when none is, and
+// nil with invalid set when its value is no integer in [0, 2^32) (negative,
+// fractional, NaN or overflowing): stored as unknown, never as a wrapped
+// or clamped number.
+func (a attrs) uint32(keys ...string) (n *uint32, invalid bool) {
 	v, ok := a.get(keys...)
 	if !ok {
-		return nil
+		return nil, false
 	}
-	n, err := strconv.ParseUint(v, 10, 32)
+	u, err := strconv.ParseUint(v, 10, 32)
 	if err != nil {
-		return nil
+		return nil, true
 	}
-	u := uint32(n)
-	return &u
+	return u32p(uint32(u)), false
 }
 
-func (a attrs) float64(keys ...string) *float64 {
+// cost returns the first key present as an amount of money: nil when none
+// is, and nil with invalid set when its value is negative, NaN, infinite or
+// no number, which would poison every sum it enters.
+func (a attrs) cost(keys ...string) (usd *float64, invalid bool) {
 	v, ok := a.get(keys...)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return nil
+	if err != nil || !validCost(f) {
+		return nil, true
 	}
-	return &f
+	return &f, false
+}
+
+// validCost reports whether f can be stored as a cost.
+func validCost(f float64) bool {
+	return f >= 0 && !math.IsInf(f, 1)
 }
 
 func (a attrs) bool(key string) bool {

@@ -52,47 +52,46 @@ const recordWritten = "written"
 
 type joinKey struct{ traceID, spanID string }
 
-// stageSpans splits the spans of a request (spansFromOTLP(rss)) into those
-// to map now and the staged rows of GenAI calls whose content may come as
-// log records.
-func stageSpans(rss []*tracepb.ResourceSpans, spans []span) (direct []span, staged []schema.Staged) {
-	i := 0
-	for _, rs := range rss {
-		for _, ss := range rs.GetScopeSpans() {
-			for _, ps := range ss.GetSpans() {
-				s := spans[i]
-				i++
-				if !needsLogs(s) {
-					direct = append(direct, s)
-					continue
-				}
-				one := &tracepb.ResourceSpans{Resource: rs.GetResource(), SchemaUrl: rs.GetSchemaUrl(),
-					ScopeSpans: []*tracepb.ScopeSpans{{Scope: ss.GetScope(), SchemaUrl: ss.GetSchemaUrl(), Spans: []*tracepb.Span{ps}}}}
-				staged = append(staged, stagedRow(s.traceID, s.spanID, schema.StagedSpan, 0, one))
-			}
+// otlpSpanRef and otlpLogRef locate an OTLP span or log record in its
+// request, so that it can be staged as it came, with its resource and
+// scope.
+type (
+	otlpSpanRef struct {
+		rs *tracepb.ResourceSpans
+		ss *tracepb.ScopeSpans
+		ps *tracepb.Span
+	}
+	otlpLogRef struct {
+		rl *logspb.ResourceLogs
+		sl *logspb.ScopeLogs
+		lr *logspb.LogRecord
+	}
+)
+
+// stageSpans splits OTLP spans into those to map now and the staged rows
+// of GenAI calls whose content may come as log records.
+func stageSpans(spans []span) (direct []span, staged []schema.Staged) {
+	for _, s := range spans {
+		if !needsLogs(s) {
+			direct = append(direct, s)
+			continue
 		}
+		f := s.from
+		one := &tracepb.ResourceSpans{Resource: f.rs.GetResource(), SchemaUrl: f.rs.GetSchemaUrl(),
+			ScopeSpans: []*tracepb.ScopeSpans{{Scope: f.ss.GetScope(), SchemaUrl: f.ss.GetSchemaUrl(), Spans: []*tracepb.Span{f.ps}}}}
+		staged = append(staged, stagedRow(s.traceID, s.spanID, schema.StagedSpan, 0, one))
 	}
 	return direct, staged
 }
 
-// stageLogs returns the staged rows of the log records of a request
-// (logsFromOTLP(rls)) that keep says to keep.
-func stageLogs(rls []*logspb.ResourceLogs, logs []logRecord, keep func(logRecord) bool) []schema.Staged {
-	var staged []schema.Staged
-	i := 0
-	for _, rl := range rls {
-		for _, sl := range rl.GetScopeLogs() {
-			for _, lr := range sl.GetLogRecords() {
-				l := logs[i]
-				i++
-				if !keep(l) {
-					continue
-				}
-				one := &logspb.ResourceLogs{Resource: rl.GetResource(), SchemaUrl: rl.GetSchemaUrl(),
-					ScopeLogs: []*logspb.ScopeLogs{{Scope: sl.GetScope(), SchemaUrl: sl.GetSchemaUrl(), LogRecords: []*logspb.LogRecord{lr}}}}
-				staged = append(staged, stagedRow(l.traceID, l.spanID, schema.StagedLog, l.pos, one))
-			}
-		}
+// stageLogs returns the staged rows of OTLP log records.
+func stageLogs(logs []logRecord) []schema.Staged {
+	staged := make([]schema.Staged, 0, len(logs))
+	for _, l := range logs {
+		f := l.from
+		one := &logspb.ResourceLogs{Resource: f.rl.GetResource(), SchemaUrl: f.rl.GetSchemaUrl(),
+			ScopeLogs: []*logspb.ScopeLogs{{Scope: f.sl.GetScope(), SchemaUrl: f.sl.GetSchemaUrl(), LogRecords: []*logspb.LogRecord{f.lr}}}}
+		staged = append(staged, stagedRow(l.traceID, l.spanID, schema.StagedLog, l.pos, one))
 	}
 	return staged
 }

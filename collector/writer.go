@@ -53,6 +53,10 @@ type Stats struct {
 	Dropped int64 // rows refused because the queue was full or the writer stopped
 	Written int64 // rows stored
 	Failed  int64 // rows lost to storage errors
+
+	// ValuesSanitised counts costs and token counts stored as unknown
+	// because they were negative, NaN, infinite or too large.
+	ValuesSanitised int64
 }
 
 // item is one hand-over to the writer: the rows of some spans, or a flush
@@ -64,6 +68,15 @@ type item struct {
 	early   bool            // prompt rows of calls still running
 	stored  chan error      // when set, told whether the rows were stored
 	flushed chan struct{}
+
+	sanitised int64 // invalid usage values in the spans, stored as unknown
+}
+
+// addSpan appends the spans row of s.
+func (it *item) addSpan(s span) {
+	row, sanitised := mapSpan(s)
+	it.spans = append(it.spans, row)
+	it.sanitised += int64(sanitised)
 }
 
 // errQueueFull means the writer's queue has no room for a request's rows.
@@ -85,6 +98,8 @@ type writer struct {
 	mu       sync.RWMutex // guards closed against sends on a closing queue
 	closed   bool
 	finished chan struct{}
+
+	sanitised atomic.Int64 // see Stats.ValuesSanitised
 
 	// Prompt rows already stored while their call ran, so the same turn is
 	// not stored again when the call ends.
@@ -117,6 +132,7 @@ func newWriter(d dialer, cfg config) *writer {
 // storage (exporter, ingester, pending prompts) stores the priced cost of
 // a known model; schema's Turn.Values gives the others their source.
 func (w *writer) write(it item) bool {
+	w.sanitised.Add(it.sanitised)
 	for i := range it.turns {
 		w.cfg.prices.price(&it.turns[i])
 	}
@@ -194,7 +210,8 @@ func (w *writer) shutdown(ctx context.Context) error {
 }
 
 func (w *writer) stats() Stats {
-	return Stats{Queued: w.queued.Load(), Dropped: w.dropped.Load(), Written: w.written.Load(), Failed: w.failed.Load()}
+	return Stats{Queued: w.queued.Load(), Dropped: w.dropped.Load(), Written: w.written.Load(), Failed: w.failed.Load(),
+		ValuesSanitised: w.sanitised.Load()}
 }
 
 // pending is the batch being gathered.

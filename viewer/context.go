@@ -156,7 +156,7 @@ func (s *Server) apiContext(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, struct {
+	s.writeJSON(c, http.StatusOK, struct {
 		ThreadID string           `json:"thread_id"`
 		Messages []ContextMessage `json:"messages"`
 	}{id, msgs})

@@ -306,7 +306,7 @@ func (s *Server) apiCost(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, r)
+	s.writeJSON(c, http.StatusOK, r)
 }
 
 // apiCostCSV answers GET /api/cost/csv?table=NAME&from=&to=&project=: one
@@ -365,7 +365,7 @@ func (s *Server) apiThreadCost(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, struct {
+	s.writeJSON(c, http.StatusOK, struct {
 		Phases []PhaseTotal `json:"phases"`
 	}{totals})
 }

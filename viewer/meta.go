@@ -46,7 +46,7 @@ func (s *Server) patchThread(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, th)
+	s.writeJSON(c, http.StatusOK, th)
 }
 
 // decodeThreadChange reads one JSON object with a title, archived or both

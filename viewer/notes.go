@@ -38,5 +38,5 @@ func (s *Server) putNote(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, n)
+	s.writeJSON(c, http.StatusOK, n)
 }

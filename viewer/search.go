@@ -103,7 +103,7 @@ func (s *Server) apiSearch(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, v)
+	s.writeJSON(c, http.StatusOK, v)
 }
 
 // search reads the search parameters and runs the search when q is given.

@@ -217,7 +217,7 @@ func (s *Server) apiTurns(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, turnsResponse{
+	s.writeJSON(c, http.StatusOK, turnsResponse{
 		ThreadID: tt.thread.ID, Thread: tt.thread, Turns: tt.turns,
 		Total: tt.total, Hidden: tt.total - len(tt.turns), Limit: tt.form.Limit,
 	})
@@ -260,7 +260,7 @@ func (s *Server) turnContent(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, struct {
+	s.writeJSON(c, http.StatusOK, struct {
 		TurnID  string `json:"turn_id"`
 		Content string `json:"content"`
 	}{turnID, content})

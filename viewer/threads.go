@@ -80,7 +80,7 @@ func (s *Server) apiThreads(c *gin.Context) {
 	}
 	def, _ := s.pageSize()
 	newer, older := l.pageURLs("/api/threads", def)
-	c.JSON(http.StatusOK, struct {
+	s.writeJSON(c, http.StatusOK, struct {
 		Threads   []Thread `json:"threads"`
 		Next      string   `json:"next"`
 		Prev      string   `json:"prev"`

@@ -339,7 +339,7 @@ func (s *Server) apiTrace(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, t)
+	s.writeJSON(c, http.StatusOK, t)
 }
 
 // apiSpanTurns answers GET /api/traces/:trace_id/spans/:span_id/turns:
@@ -363,7 +363,7 @@ func (s *Server) apiSpanTurns(c *gin.Context) {
 			return
 		}
 	}
-	c.JSON(http.StatusOK, struct {
+	s.writeJSON(c, http.StatusOK, struct {
 		TraceID string     `json:"trace_id"`
 		SpanID  string     `json:"span_id"`
 		Turns   []SpanTurn `json:"turns"`

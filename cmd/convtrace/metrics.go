@@ -24,6 +24,7 @@ func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
 		counter("rows_written_total", "Rows stored in ClickHouse.", func(s collector.IngestStats) int64 { return s.Written }),
 		counter("rows_failed_total", "Rows ClickHouse did not take.", func(s collector.IngestStats) int64 { return s.Failed }),
 		counter("rows_dropped_total", "Rows refused because the write queue was full.", func(s collector.IngestStats) int64 { return s.Dropped }),
+		counter("values_sanitised_total", "Costs and token counts stored as unknown because they were negative, NaN, infinite or too large.", func(s collector.IngestStats) int64 { return s.ValuesSanitised }),
 		gauge("queue_rows", "Rows waiting to be written.", func(s collector.IngestStats) int64 { return s.Queued }),
 		counter("join_staged_total", "Halves of OTLP calls (content-less spans, content log records) stored in join_staging.", func(s collector.IngestStats) int64 { return s.Staged }),
 		counter("join_written_total", "Writes of a staged call's turns, first or merging late records.", func(s collector.IngestStats) int64 { return s.Joined }),

@@ -205,6 +205,7 @@ func TestServeOpsEndpoints(t *testing.T) {
 		`convtrace_otlp_received_spans_total{transport="http"} 1`,
 		"convtrace_turns_mapped_total 2",
 		"convtrace_rows_written_total 3",
+		"convtrace_values_sanitised_total 0",
 		"convtrace_insert_duration_seconds_count",
 	} {
 		if !strings.Contains(metrics, want) {
