@@ -102,8 +102,9 @@ func WithPendingAfter(d time.Duration) Option {
 
 // WithJoinWindow sets how long an OTLP call whose content comes as log
 // records waits for its span, its input and its answer before its turns
-// are written with what is known (default 30 s). Records arriving later
-// are merged into the same turns.
+// are written with what is known (default 30 s; a complete call is written
+// at once). Records arriving later are merged into the same turns. An
+// Ingester bounds each write to ClickHouse by the window too.
 func WithJoinWindow(d time.Duration) Option { return optionFunc(func(c *config) { c.joinWindow = d }) }
 
 // WithInsertObserver calls f with the duration of every insert into

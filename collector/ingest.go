@@ -68,6 +68,10 @@ func NewIngester(dsn string, opts ...Option) (*Ingester, error) {
 	if _, err := schema.ParseDSN(dsn); err != nil {
 		return nil, err
 	}
+	// A staged row is visible at most a write timeout after it is stamped;
+	// a call completes at once only when that is within its join window
+	// (staging.go), so no write may take longer than the window.
+	cfg.writeTimeout = min(cfg.writeTimeout, cfg.joinWindow)
 	in := &Ingester{
 		w:       newWriter(dialDSN(dsn), cfg),
 		stop:    make(chan struct{}),

@@ -77,7 +77,7 @@ type turnRow struct{ Role, Content, Model, Provider, Project, Thread string }
 
 func TestIngesterTracesAndLogs(t *testing.T) {
 	conn, dsn := chtest.Open(t)
-	in, err := collector.NewIngester(dsn, collector.WithJoinWindow(time.Second), collector.WithWriteTimeout(time.Second), collector.WithFlushInterval(20*time.Millisecond))
+	in, err := collector.NewIngester(dsn, collector.WithJoinWindow(time.Second), collector.WithFlushInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

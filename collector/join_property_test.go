@@ -173,7 +173,7 @@ type instances struct {
 }
 
 func (is *instances) start() *Ingester {
-	in, err := NewIngester(is.dsn, WithJoinWindow(400*time.Millisecond), WithWriteTimeout(2*time.Second), WithFlushInterval(10*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
+	in, err := NewIngester(is.dsn, WithJoinWindow(2*time.Second), WithFlushInterval(10*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		is.t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestJoinDeliveryVariants(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 42))
-			calls := make([]joinCall, 80)
+			calls := make([]joinCall, 60)
 			for i := range calls {
 				calls[i] = genCall(r, int(seed)*1000+i)
 			}
@@ -257,7 +257,7 @@ func TestJoinDeliveryVariants(t *testing.T) {
 			close(jobs)
 			wg.Wait()
 			sending := time.Since(began)
-			time.Sleep(600 * time.Millisecond) // past the window: these spans are late
+			time.Sleep(2200 * time.Millisecond) // past the window: these spans are late
 			for _, d := range late {
 				if err := is.send(ctx, 0, d); err != nil {
 					t.Errorf("late span not stored: %v", err)

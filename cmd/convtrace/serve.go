@@ -25,7 +25,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	otlpHTTP := fs.String("otlp-http", "127.0.0.1:4318", "address of the OTLP/HTTP receiver, also serving /metrics, /healthz and /readyz (empty: off)")
 	otlpGRPC := fs.String("otlp-grpc", "127.0.0.1:4317", "address of the OTLP/gRPC receiver (empty: off)")
 	maxBody := fs.Int("otlp-max-body", 16<<20, "largest OTLP request accepted, in bytes after decompression")
-	joinWindow := fs.Duration("join-window", 30*time.Second, "how long a span waits for log records carrying its content, and log records for their span")
+	joinWindow := fs.Duration("join-window", 30*time.Second, "how long an OTLP call whose content comes as log records waits to be complete before its turns are written with what is known (later records merge into them)")
 	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
 	prices := fs.String("prices", "", "price file (YAML or JSON) whose entries add to and override the built-in price table")
 	token := fs.String("token", os.Getenv("CONVTRACE_TOKEN"), "token every viewer page and API request must carry (env CONVTRACE_TOKEN); without one the viewer listens on loopback only")
