@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,20 +152,26 @@ WHERE (role = 'prompt' AND content = concat('[{"role":"system","parts":[{"type":
 
 // TestJoinAcrossCollectors is fault test (d): two collectors on one
 // ClickHouse behind no affinity, each call's log records sent to one and
-// its span to the other.
+// its span to the other, eight senders at once.
 func TestJoinAcrossCollectors(t *testing.T) {
 	conn, dsn := chtest.Open(t)
 	a := faulttest.Serve(t, nil, "--clickhouse", dsn)
 	b := faulttest.Serve(t, nil, "--clickhouse", dsn)
 	ab, ba := newOfficialForm(t, a.OTLPHTTP, b.OTLPHTTP), newOfficialForm(t, b.OTLPHTTP, a.OTLPHTTP)
-	const calls = 40
-	for i := range calls {
-		f := ab
-		if i%2 == 1 {
-			f = ba
-		}
-		f.start(i).End()
+	const calls = 200
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < calls; i += 8 {
+				f := ab
+				if i%2 == 1 {
+					f = ba
+				}
+				f.start(i).End()
+			}
+		})
 	}
+	wg.Wait()
 	sentLogs, sentSpans := ab.logs.n.Load()+ba.logs.n.Load(), ab.spans.n.Load()+ba.spans.n.Load()
 	t.Logf("sent %d calls: %d log records and %d spans acknowledged", calls, sentLogs, sentSpans)
 	if sentLogs != 3*calls || sentSpans != calls {
