@@ -19,6 +19,7 @@ type config struct {
 	flushInterval time.Duration
 	writeTimeout  time.Duration
 	pendingAfter  time.Duration
+	heartbeat     time.Duration
 	joinWindow    time.Duration
 	maxHeld       int
 	observeInsert func(time.Duration)
@@ -38,6 +39,7 @@ func newConfig(opts []Option) (config, error) {
 		flushInterval: 500 * time.Millisecond,
 		writeTimeout:  30 * time.Second,
 		pendingAfter:  time.Second,
+		heartbeat:     time.Minute,
 		joinWindow:    30 * time.Second,
 		maxHeld:       100_000,
 		prices:        DefaultPrices(),
@@ -61,7 +63,7 @@ func (c config) validate() error {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, n))
 		}
 	}
-	for name, d := range map[string]time.Duration{"flush interval": c.flushInterval, "write timeout": c.writeTimeout, "pending delay": c.pendingAfter, "join window": c.joinWindow} {
+	for name, d := range map[string]time.Duration{"flush interval": c.flushInterval, "write timeout": c.writeTimeout, "pending delay": c.pendingAfter, "heartbeat": c.heartbeat, "join window": c.joinWindow} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
 		}
@@ -101,6 +103,11 @@ func WithWriteTimeout(d time.Duration) Option {
 func WithPendingAfter(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.pendingAfter = d })
 }
+
+// WithHeartbeat sets how often PendingProcessor refreshes the stored
+// prompt of a call still running (default 1 min), which tells the viewer
+// the call is alive: one with no heartbeat for long shows as interrupted.
+func WithHeartbeat(d time.Duration) Option { return optionFunc(func(c *config) { c.heartbeat = d }) }
 
 // WithJoinWindow sets how long the collector holds an OTLP span whose
 // content may still arrive as log records, and log records whose span has
