@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -155,5 +157,36 @@ func TestTraceInterrupted(t *testing.T) {
 	}
 	if !strings.Contains(page, `span-interrupted`) {
 		t.Errorf("trace page lacks the span-interrupted row class")
+	}
+}
+
+// In a real browser the interrupted prompt's pill shows, styled apart from
+// a running one, and the trace page greys the interrupted span's bar.
+func TestInterruptedInBrowser(t *testing.T) {
+	ctx := browserTab(t)
+	h, _ := interruptedFixture(t)
+	base := serve(t, h)
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/threads/th-int"), chromedp.WaitVisible(chromedp.CSS("article.turn"))); err != nil {
+		t.Fatal(err)
+	}
+	got := evalJS[string](ctx, t, `(() => {
+		const pill = (id, cls) => document.getElementById(id).querySelector(".pill." + cls);
+		const stale = pill("stale:prompt:0", "interrupted"), fresh = pill("fresh:prompt:0", "running");
+		if (!stale || !fresh || stale.offsetParent === null) return "pills missing or hidden";
+		const s = getComputedStyle(stale), f = getComputedStyle(fresh);
+		return [s.borderTopStyle, s.color === f.color ? "same colour as running" : "own colour"].join(" ");
+	})()`)
+	if got != "dashed own colour" {
+		t.Errorf("interrupted pill: %s, want dashed in its own colour", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/traces/trace-th-int"), chromedp.WaitVisible(chromedp.CSS(".wf-bar"))); err != nil {
+		t.Fatal(err)
+	}
+	fills := evalJS[string](ctx, t, `(() => {
+		const fill = id => getComputedStyle(document.querySelector('[data-span="' + id + '"] .wf-bar')).fill;
+		return fill("stale") === fill("fresh") ? "same" : "different";
+	})()`)
+	if fills != "different" {
+		t.Errorf("trace bars of the interrupted and the running call have the same fill")
 	}
 }
