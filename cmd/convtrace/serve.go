@@ -28,6 +28,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	joinWindow := fs.Duration("join-window", 30*time.Second, "how long a span waits for log records carrying its content, and log records for their span")
 	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
 	prices := fs.String("prices", "", "price file (YAML or JSON) whose entries add to and override the built-in price table")
+	interruptedAfter := fs.Duration("interrupted-after", viewer.DefaultInterruptedAfter, "show a call that has not ended as interrupted once its recorder sent no heartbeat for this long")
 	token := fs.String("token", os.Getenv("CONVTRACE_TOKEN"), "token every viewer page and API request must carry (env CONVTRACE_TOKEN); without one the viewer listens on loopback only")
 	return func(ctx context.Context, out streams, _ []string) error {
 		if err := checkListen(*listen, *token); err != nil {
@@ -84,7 +85,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			fmt.Fprintf(out.stdout, "%s on http://%s\n", what, ln.Addr())
 			return nil
 		}
-		if err := serveHTTP(*listen, viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p)).Handler(), "convtrace viewer"); err != nil {
+		if err := serveHTTP(*listen, viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter)).Handler(), "convtrace viewer"); err != nil {
 			return err
 		}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody))}
