@@ -99,7 +99,8 @@ const allContent = 1 << 32
 //
 // callEnded is true of a row that shows its call has ended: an answer
 // (response, tool result, error), a failed status, or a duration, which
-// only ended spans have. A call none of whose rows is such is running.
+// only ended spans have. A call none of whose rows is such is running, or
+// interrupted (callAlive).
 const callEnded = `(role IN ('response', 'tool_result', 'tool_result_error', 'error') OR status = 'error' OR duration_ns > 0)`
 
 // callAlive is true of a row that shows its call was alive at a cutoff,
