@@ -19,6 +19,7 @@ type config struct {
 	flushInterval time.Duration
 	writeTimeout  time.Duration
 	pendingAfter  time.Duration
+	heartbeat     time.Duration
 	joinWindow    time.Duration
 	observeInsert func(time.Duration)
 	prices        Prices
@@ -37,6 +38,7 @@ func newConfig(opts []Option) (config, error) {
 		flushInterval: 500 * time.Millisecond,
 		writeTimeout:  30 * time.Second,
 		pendingAfter:  time.Second,
+		heartbeat:     time.Minute,
 		joinWindow:    30 * time.Second,
 		prices:        DefaultPrices(),
 	}
@@ -59,7 +61,7 @@ func (c config) validate() error {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, n))
 		}
 	}
-	for name, d := range map[string]time.Duration{"flush interval": c.flushInterval, "write timeout": c.writeTimeout, "pending delay": c.pendingAfter, "join window": c.joinWindow} {
+	for name, d := range map[string]time.Duration{"flush interval": c.flushInterval, "write timeout": c.writeTimeout, "pending delay": c.pendingAfter, "heartbeat": c.heartbeat, "join window": c.joinWindow} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
 		}
@@ -99,6 +101,11 @@ func WithWriteTimeout(d time.Duration) Option {
 func WithPendingAfter(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.pendingAfter = d })
 }
+
+// WithHeartbeat sets how often PendingProcessor refreshes the stored
+// prompt of a call still running (default 1 min), which tells the viewer
+// the call is alive: one with no heartbeat for long shows as interrupted.
+func WithHeartbeat(d time.Duration) Option { return optionFunc(func(c *config) { c.heartbeat = d }) }
 
 // WithJoinWindow sets how long an OTLP call whose content comes as log
 // records waits for its span, its input and its answer before its turns

@@ -12,6 +12,8 @@
 // ClickHouse, rows that do not fit are dropped and counted, and storage
 // errors are logged, never returned to the pipeline. PendingProcessor writes
 // the prompt of a call that is still running after a second, so a long call
-// shows in the viewer while it runs. NewTracerProvider wires all of it for a
-// Go pipeline that exports in-process.
+// shows in the viewer while it runs, and refreshes it every minute as a
+// heartbeat, so a call whose process died shows as interrupted.
+// NewTracerProvider wires all of it for a Go pipeline that exports
+// in-process.
 package collector

@@ -13,39 +13,51 @@ import (
 
 // PendingProcessor stores the prompt of a provider call that is still
 // running after a delay (default 1 s), so a long call shows in the viewer
-// while it runs and a call whose process dies keeps its prompt. When the
-// call ends, the exporter does not store that prompt again.
+// while it runs and a call whose process dies keeps its prompt. While the
+// call runs it stores that prompt again every heartbeat (default 1 min),
+// stamped with the time, so the viewer can tell a live call from one whose
+// process died. When the call ends, the exporter does not store that
+// prompt again.
 //
 // Register it on the tracer provider before the exporter's processor: the
 // SDK ends spans through processors in registration order, which keeps the
 // early prompt ahead of the call's final rows.
 type PendingProcessor struct {
-	w     *writer
-	after time.Duration
+	w         *writer
+	after     time.Duration
+	heartbeat time.Duration
 
 	mu      sync.Mutex
-	running map[trace.SpanID]sdktrace.ReadOnlySpan
+	running map[trace.SpanID]*pendingCall
 
 	stopOnce sync.Once
 	stop     chan struct{}
 	stopped  chan struct{}
 }
 
+// pendingCall is a call being tracked and when its prompt was last stored
+// (zero: not yet).
+type pendingCall struct {
+	span   sdktrace.ReadOnlySpan
+	stored time.Time
+}
+
 var _ sdktrace.SpanProcessor = (*PendingProcessor)(nil)
 
 // NewPendingProcessor returns a processor that stores early prompts through
-// e. Of the options, only WithPendingAfter applies.
+// e. Of the options, only WithPendingAfter and WithHeartbeat apply.
 func NewPendingProcessor(e *Exporter, opts ...Option) (*PendingProcessor, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	p := &PendingProcessor{
-		w:       e.w,
-		after:   cfg.pendingAfter,
-		running: make(map[trace.SpanID]sdktrace.ReadOnlySpan),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		w:         e.w,
+		after:     cfg.pendingAfter,
+		heartbeat: cfg.heartbeat,
+		running:   make(map[trace.SpanID]*pendingCall),
+		stop:      make(chan struct{}),
+		stopped:   make(chan struct{}),
 	}
 	go p.run()
 	return p, nil
@@ -57,7 +69,7 @@ func (p *PendingProcessor) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) 
 	for _, a := range s.Attributes() {
 		if string(a.Key) == schema.KeyOperationName {
 			p.mu.Lock()
-			p.running[s.SpanContext().SpanID()] = s
+			p.running[s.SpanContext().SpanID()] = &pendingCall{span: s}
 			p.mu.Unlock()
 			return
 		}
@@ -71,10 +83,10 @@ func (p *PendingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	p.mu.Unlock()
 }
 
-// ForceFlush stores the prompts of calls due now and waits until the
-// writer has stored everything queued so far, so the tracer provider's
-// ForceFlush flushes storage too (the SDK's synchronous processor has
-// nothing of its own to flush).
+// ForceFlush stores the prompts and heartbeats of calls due now and waits
+// until the writer has stored everything queued so far, so the tracer
+// provider's ForceFlush flushes storage too (the SDK's synchronous
+// processor has nothing of its own to flush).
 func (p *PendingProcessor) ForceFlush(ctx context.Context) error {
 	p.storeDue(time.Now())
 	return p.w.flush(ctx)
@@ -94,7 +106,7 @@ func (p *PendingProcessor) Shutdown(ctx context.Context) error {
 
 func (p *PendingProcessor) run() {
 	defer close(p.stopped)
-	tick := time.NewTicker(max(p.after/10, 10*time.Millisecond))
+	tick := time.NewTicker(max(min(p.after, p.heartbeat)/10, 10*time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
@@ -106,21 +118,32 @@ func (p *PendingProcessor) run() {
 	}
 }
 
-// storeDue queues the prompt of every call running longer than the delay.
-// It holds the lock while queueing, so a call that ends meanwhile has its
-// final rows queued after its early prompt.
+// storeDue queues the prompt of every call running longer than the delay,
+// and again of every call whose prompt was stored a heartbeat ago. It holds
+// the lock while queueing, so a call that ends meanwhile has its final rows
+// queued after its last prompt row.
 func (p *PendingProcessor) storeDue(now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for id, ro := range p.running {
-		if now.Sub(ro.StartTime()) < p.after {
+	for id, c := range p.running {
+		due := c.span.StartTime().Add(p.after)
+		if !c.stored.IsZero() {
+			due = c.stored.Add(p.heartbeat)
+		}
+		if now.Before(due) {
 			continue
 		}
-		s := fromSDK(ro)
+		s := fromSDK(c.span)
 		s.ended = false // only the prompt, even if End is under way
-		if turns := mapTurns(s); len(turns) > 0 {
-			p.w.write(item{turns: turns, early: true})
+		turns := mapTurns(s)
+		if len(turns) == 0 {
+			delete(p.running, id)
+			continue
 		}
-		delete(p.running, id)
+		for i := range turns {
+			turns[i].HeartbeatNS = uint64(now.UnixNano())
+		}
+		p.w.write(item{turns: turns, early: true})
+		c.stored = now
 	}
 }

@@ -306,11 +306,13 @@ func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
 	// while its copy was inserted before this one.
 	var mine map[joinKey]uint32
 	for len(keys) > 0 {
+		// Taken before the read: what the read cannot see yet was stored
+		// less than a grace before it started.
+		now := time.Now()
 		calls, err := st.read(ctx, keys)
 		if err != nil {
 			return written, err
 		}
-		now := time.Now()
 		var (
 			it   item
 			done []schema.Staged

@@ -74,7 +74,10 @@ type Turn struct {
 	Error      string
 	StartNS    uint64
 	DurationNS uint64
-	Attributes []Attr
+	// HeartbeatNS is when the recording process last saw the call alive,
+	// on the prompt rows of a call still running; 0 otherwise.
+	HeartbeatNS uint64
+	Attributes  []Attr
 	// Revision orders copies of a turn written more than once: the highest
 	// holds the most (0008_join_staging.sql, 0009_revision.sql).
 	Revision uint64
@@ -88,7 +91,7 @@ var TurnColumns = []string{
 	"role", "seq", "operation", "provider", "model", "tool_name", "tool_call_id",
 	"content", "content_bytes", "truncated",
 	"tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
-	"cost_usd", "cost_source", "status", "error", "start_ns", "duration_ns",
+	"cost_usd", "cost_source", "status", "error", "start_ns", "duration_ns", "heartbeat_ns",
 	"attributes.key", "attributes.value", "revision",
 }
 
@@ -110,7 +113,7 @@ func (t *Turn) Values() []any {
 		t.Role, t.Seq, t.Operation, t.Provider, t.Model, t.ToolName, t.ToolCallID,
 		t.Content, t.ContentBytes, boolByte(t.Truncated),
 		t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning,
-		t.CostUSD, t.costSource(), t.Status, t.Error, t.StartNS, t.DurationNS,
+		t.CostUSD, t.costSource(), t.Status, t.Error, t.StartNS, t.DurationNS, t.HeartbeatNS,
 		keys, values, t.Revision,
 	}
 }

@@ -118,7 +118,7 @@ func TestTurnsAPIRunning(t *testing.T) {
 	a4 := p4
 	a4.TurnID, a4.Role, a4.Seq, a4.DurationNS = "r4:tool_call:1", schema.RoleToolCall, 1, uint64(2e9)
 	tc := schema.Turn{TurnID: "t1:tool_call:0", SpanID: "t1", ThreadID: "th-run", Role: schema.RoleToolCall, StartNS: at(40), Operation: schema.OperationExecuteTool, ToolName: "grep"}
-	insertTurns(t, conn, p1, r1, p2, p3, e3, p4, a4, tc)
+	insertTurns(t, conn, p1, r1, beating(p2), p3, e3, p4, a4, beating(tc))
 
 	var got turnsBody
 	getJSON(t, h, "/api/threads/th-run/turns?role=prompt", http.StatusOK, &got) // the filter hides the answers; running still sees them

@@ -1,20 +1,29 @@
 package viewer
 
-import "log/slog"
+import (
+	"log/slog"
+	"time"
+)
 
 // DefaultThreadLimit is the most threads one page of the threads list
 // (and of /api/threads, via its limit parameter) holds when no
 // WithThreadLimit option is given.
 const DefaultThreadLimit = 200
 
+// DefaultInterruptedAfter is how long a call that has not ended may go
+// without a heartbeat before the viewer shows it as interrupted, when no
+// WithInterruptedAfter option is given.
+const DefaultInterruptedAfter = 5 * time.Minute
+
 // Option configures a Server.
 type Option interface{ apply(*config) }
 
 type config struct {
-	logger      *slog.Logger
-	threadLimit int
-	token       string
-	pricer      CachePricer
+	logger           *slog.Logger
+	threadLimit      int
+	interruptedAfter time.Duration
+	token            string
+	pricer           CachePricer
 }
 
 type optionFunc func(*config)
@@ -22,7 +31,7 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 func newConfig(opts []Option) config {
-	cfg := config{logger: slog.Default(), threadLimit: DefaultThreadLimit}
+	cfg := config{logger: slog.Default(), threadLimit: DefaultThreadLimit, interruptedAfter: DefaultInterruptedAfter}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
@@ -46,6 +55,18 @@ func WithThreadLimit(n int) Option {
 	return optionFunc(func(c *config) {
 		if n > 0 {
 			c.threadLimit = n
+		}
+	})
+}
+
+// WithInterruptedAfter shows a call that has not ended as interrupted
+// rather than running once neither its start nor its last heartbeat (see
+// collector.WithHeartbeat) is within d: its recording process died. Zero or
+// less keeps DefaultInterruptedAfter.
+func WithInterruptedAfter(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.interruptedAfter = d
 		}
 	})
 }

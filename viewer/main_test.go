@@ -51,6 +51,14 @@ func call(thread, span, phase string, round uint16, speaker, provider, model str
 	return p, r
 }
 
+// beating stamps the prompt of a running call with a fresh heartbeat, as
+// its recorder does: fixtures start long ago, and without one the call
+// shows as interrupted.
+func beating(p schema.Turn) schema.Turn {
+	p.HeartbeatNS = uint64(time.Now().UnixNano())
+	return p
+}
+
 // insertTurns writes rows to conversations in one batch, in the order given.
 func insertTurns(t *testing.T, conn driver.Conn, turns ...schema.Turn) {
 	t.Helper()

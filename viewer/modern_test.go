@@ -75,7 +75,7 @@ func runModern(t *testing.T, fixtures, queries []string) chdbcheck.Output {
 // counts, facets, traces, notes, one turn's content, the note insert) on
 // a modern server, with Korean, Japanese and emoji search: the columns
 // and types the Go code scans, a turn delivered twice read once, and
-// which prompts are still running.
+// which prompts are still running or were interrupted.
 func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 	const cols = "INSERT INTO conversations (turn_id, trace_id, span_id, thread_id, session_id, phase, speaker, agent, role, seq, tool_name, content, status, start_ns, duration_ns) VALUES "
 	fixtures := []string{
@@ -84,6 +84,9 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		      ('b:tool_call:0', 't2', 'b', 'th', 's2', 'execute', 'worker', 'sub', 'tool_call', 0, 'grep', 'launch?', 'ok', 3000, 0),
 		      ('c:prompt:0', 't2', 'c', 'th', 's2', 'review', 'worker', '', 'prompt', 0, '', 'other', 'ok', 4000, 0)`,
 		cols + `('a:response:1', 't1', 'a', 'th', 's1', 'Plan', '플래너', '', 'response', 1, '', 'こんにちは 🚀 LAUNCH', 'ok', 2000, 1000)`,
+		// A heartbeat refresh of c's prompt.
+		`INSERT INTO conversations (turn_id, trace_id, span_id, thread_id, session_id, phase, speaker, role, content, status, start_ns, heartbeat_ns)
+		 VALUES ('c:prompt:0', 't2', 'c', 'th', 's2', 'review', 'worker', 'prompt', 'other', 'ok', 4000, 9000)`,
 		// Starred with a memo, then the memo changed: starred carries over.
 		inline(t, insertNote, "th", "a:response:1", uint8(1), uint8(1), uint8(1), "old", uint64(5), "th", "a:response:1"),
 		inline(t, insertNote, "th", "a:response:1", uint8(0), uint8(0), uint8(1), "메모", uint64(7), "th", "a:response:1"),
@@ -94,9 +97,9 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 	cond, condArgs := f.conditions("th")
 	all, allArgs := TurnFilter{}.conditions("th")
 	queries := []string{
-		inline(t, selectTurns+cond+orderTurns, append(append([]any{uint64(8), "th", "th"}, condArgs...), uint64(10))...),
+		inline(t, selectTurns+cond+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, condArgs...), uint64(10))...),
 		inline(t, countTurns+cond, append([]any{"th"}, condArgs...)...),
-		inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th"}, allArgs...), uint64(2))...),
+		inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, allArgs...), uint64(2))...),
 		inline(t, countTurns+all, "th"),
 		inline(t, selectPhaseCounts, "th"),
 		inline(t, selectFacets, "th"),
@@ -110,7 +113,7 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		c, a := tf.conditions("th")
 		queries = append(queries, inline(t, countTurns+c, append([]any{"th"}, a...)...))
 	}
-	queries = append(queries, inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th"}, allArgs...), uint64(10))...))
+	queries = append(queries, inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, allArgs...), uint64(10))...))
 	r := runModern(t, fixtures, queries).Results
 	rowsOf := func(i int, cols ...string) string {
 		var rows []string
@@ -143,8 +146,9 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		{"Korean", rowsOf(12, "matched"), "1"},
 		{"Japanese", rowsOf(13, "matched"), "1"},
 		{"session", rowsOf(14, "matched"), "2"},
-		// A prompt or tool call runs until its span has an answer row.
-		{"running, newest first", rowsOf(15, "turn_id", "running"), "c:prompt:0 1, b:tool_call:0 1, a:response:1 0, a:prompt:0 0"},
+		// A prompt or tool call runs until its span has an answer row, while
+		// it started or sent a heartbeat since the cutoff (5000).
+		{"running or interrupted, newest first", rowsOf(15, "turn_id", "call_state"), "c:prompt:0 1, b:tool_call:0 2, a:response:1 0, a:prompt:0 0"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -155,7 +159,7 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 	if got := rowsOf(5, "sessions"); got != "[s1 s2]" && got != "[s2 s1]" {
 		t.Errorf("facets: sessions %q, want s1 and s2", got)
 	}
-	wantTypes := map[string]string{"stored_bytes": "UInt64", "running": "UInt8", "content_prefix": "String"}
+	wantTypes := map[string]string{"stored_bytes": "UInt64", "call_state": "UInt8", "content_prefix": "String"}
 	for _, c := range r[0].Columns {
 		if want, ok := wantTypes[c.Name]; ok && c.Type != want {
 			t.Errorf("turns column %s is %s, want %s", c.Name, c.Type, want)

@@ -20,13 +20,16 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		       ('a:response:1', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'response', 1, 'gpt', 'answer 🎉', 10, 20, 0.5, 'ok', 3000, 1000),
 		       ('b:prompt:0', 'tr', 'b', 'root', 'q', 'th2', 'Critic', 'prompt', 0, 'gpt', 'still running 설정', NULL, NULL, NULL, 'ok', 5000, 0)`,
 		turns + `('a:response:1', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'response', 1, 'gpt', 'answer 🎉', 10, 20, 0.5, 'ok', 3000, 1000)`,
+		// A heartbeat refresh of b's prompt.
+		`INSERT INTO conversations (turn_id, trace_id, span_id, parent_span_id, project, thread_id, speaker, role, model, content, status, start_ns, heartbeat_ns)
+		 VALUES ('b:prompt:0', 'tr', 'b', 'root', 'q', 'th2', 'Critic', 'prompt', 'gpt', 'still running 설정', 'ok', 5000, 8000)`,
 		`INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) VALUES ('th1', 'My thread', 0, 0, 1)`,
 	}
 	q := "설정"
 	window := uint64(aroundBytesBefore + len(q) + aroundBytesAfter)
 	queries := []string{
 		inline(t, selectTraceSpans, "tr"),
-		inline(t, selectTraceCalls, "tr"),
+		inline(t, selectTraceCalls, "tr", uint64(6000), "tr"),
 		inline(t, selectSpanTurns, uint64(spanTurnRunes), "tr", "a"),
 		inline(t, selectSearch+searchProject+searchRole+searchFrom+searchTo+searchOlder+searchNewestFirst,
 			q, uint64(aroundBytesBefore), window, q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
@@ -36,6 +39,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
+		inline(t, selectTraceCalls, "tr", uint64(9000), "tr"),
 	}
 	out := runModern(t, fixtures, queries)
 	rows := func(i int) string {
@@ -65,11 +69,21 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		calls[fmt.Sprint(r["span_id"])] = r
 	}
 	if a := calls["a"]; len(calls) != 2 || fmt.Sprint(a["call_turns"]) != "2" || fmt.Sprint(a["call_in"]) != "10" ||
-		fmt.Sprint(a["call_ended"]) != "1" || fmt.Sprint(calls["b"]["call_ended"]) != "0" || calls["b"]["call_in"] != nil {
-		t.Errorf("trace calls:\n%s\nwant a with 2 turns, 10 tokens in, ended; b running with unknown usage", rows(1))
+		fmt.Sprint(a["call_ended"]) != "1" || fmt.Sprint(calls["b"]["call_ended"]) != "0" || calls["b"]["call_in"] != nil ||
+		fmt.Sprint(calls["b"]["call_turns"]) != "1" || fmt.Sprint(calls["b"]["call_alive"]) != "1" {
+		t.Errorf("trace calls:\n%s\nwant a with 2 turns, 10 tokens in, ended; b one turn, running (heartbeat 8000 ≥ 6000) with unknown usage", rows(1))
+	}
+	bAlive := "missing"
+	for _, r := range out.Results[9].Rows {
+		if r["span_id"] == "b" {
+			bAlive = fmt.Sprint(r["call_alive"])
+		}
+	}
+	if bAlive != "0" {
+		t.Errorf("trace calls with cutoff 9000:\n%s\nwant b no longer alive: interrupted", rows(9))
 	}
 	wantCall := map[string]string{"call_start": "UInt64", "call_end": "UInt64", "call_turns": "UInt64", "call_in": "Nullable(UInt64)",
-		"call_out": "Nullable(UInt64)", "call_cost": "Nullable(Float64)", "call_ended": "UInt8", "call_failed": "UInt8", "call_round": "UInt16"}
+		"call_out": "Nullable(UInt64)", "call_cost": "Nullable(Float64)", "call_ended": "UInt8", "call_failed": "UInt8", "call_alive": "UInt8", "call_round": "UInt16"}
 	for name, ty := range types(1) {
 		if want, ok := wantCall[name]; ok && ty != want {
 			t.Errorf("trace calls column %s is %s, want %s", name, ty, want)

@@ -43,7 +43,7 @@ type Server struct {
 func New(db DB, opts ...Option) *Server {
 	cfg := newConfig(opts)
 	s := &Server{
-		store: store{db: db, threadLimit: cfg.threadLimit, flights: new(singleflight.Group)},
+		store: store{db: db, threadLimit: cfg.threadLimit, interruptedAfter: cfg.interruptedAfter, flights: new(singleflight.Group)},
 		log:   cfg.logger,
 		pages: parsePages(),
 		token: cfg.token,

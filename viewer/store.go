@@ -2,6 +2,7 @@ package viewer
 
 import (
 	"errors"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 )
@@ -15,8 +16,17 @@ var errNotFound = errors.New("thread not found")
 type store struct {
 	db          DB
 	threadLimit int
+	// interruptedAfter is how long a call that has not ended stays running
+	// without a heartbeat.
+	interruptedAfter time.Duration
 	// flights lets concurrent requests share one refresh of a summary
 	// table instead of each recomputing the same rows; nil shares none
 	// (the store of RecentContext and QueryCost, which serve one caller).
 	flights *singleflight.Group
+}
+
+// aliveSince is the cutoff of callAlive: a call that has not ended and
+// was not heard of since is interrupted.
+func (s store) aliveSince() uint64 {
+	return uint64(time.Now().Add(-s.interruptedAfter).UnixNano())
 }

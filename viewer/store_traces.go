@@ -31,6 +31,7 @@ type callRow struct {
 	TokensIn, TokensOut        *uint64
 	CostUSD                    *float64
 	Ended, Failed              bool
+	Alive                      bool // a row of the span satisfies callAlive
 	Error                      string
 }
 
@@ -49,8 +50,11 @@ LIMIT 1 BY span_id`
 // content. LIMIT 1 BY turn_id keeps one copy of a turn delivered twice
 // (FINAL would merge every part of the table: trace_id is not in the sort
 // key). A call's answer row starts when the call ends, carrying its
-// duration, so the last turn's start is the call's end; callEnded says
-// whether it has ended, as the thread page decides it.
+// duration, so the last turn's start is the call's end; callEnded and
+// callAlive say whether it has ended, or is still heard from, as the
+// thread page decides it. callAlive reads every copy of the span's rows,
+// not only the one LIMIT 1 BY keeps: the newest heartbeat is in one of
+// them.
 const selectTraceCalls = `
 SELECT span_id,
        any(parent_span_id) AS call_parent,
@@ -70,7 +74,14 @@ SELECT span_id,
        sum(cost_usd) AS call_cost,
        max(toUInt8(` + callEnded + `)) AS call_ended,
        max(toUInt8(role = 'error' OR status = 'error')) AS call_failed,
-       anyIf(error, error != '') AS call_error
+       anyIf(error, error != '') AS call_error,
+       toUInt8(span_id IN
+       (
+           SELECT span_id
+           FROM conversations
+           WHERE trace_id = ?
+             AND ` + callAlive + `
+       )) AS call_alive
 FROM
 (
     SELECT turn_id, span_id, parent_span_id, thread_id, phase, speaker, agent, round, operation, provider, model,
@@ -131,7 +142,7 @@ func (s store) traceRows(ctx context.Context, traceID string) ([]spanRow, []call
 		return nil, nil, fmt.Errorf("read trace spans: %w", err)
 	}
 
-	rows, err = s.db.Query(ctx, selectTraceCalls, traceID)
+	rows, err = s.db.Query(ctx, selectTraceCalls, traceID, s.aliveSince(), traceID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query trace calls: %w", err)
 	}
@@ -139,15 +150,15 @@ func (s store) traceRows(ctx context.Context, traceID string) ([]spanRow, []call
 	var calls []callRow
 	for rows.Next() {
 		var (
-			r             callRow
-			ended, failed uint8
+			r                    callRow
+			ended, failed, alive uint8
 		)
 		if err := rows.Scan(&r.SpanID, &r.ParentSpanID, &r.ThreadID, &r.Phase, &r.Speaker, &r.Agent, &r.Round,
 			&r.Operation, &r.Provider, &r.Model, &r.StartNS, &r.EndNS, &r.Turns,
-			&r.TokensIn, &r.TokensOut, &r.CostUSD, &ended, &failed, &r.Error); err != nil {
+			&r.TokensIn, &r.TokensOut, &r.CostUSD, &ended, &failed, &r.Error, &alive); err != nil {
 			return nil, nil, fmt.Errorf("scan trace call: %w", err)
 		}
-		r.Ended, r.Failed = ended != 0, failed != 0
+		r.Ended, r.Failed, r.Alive = ended != 0, failed != 0, alive != 0
 		calls = append(calls, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -51,8 +51,11 @@ type Turn struct {
 	Attributes map[string]string `json:"attributes"`
 
 	// Running marks a prompt (or tool call) whose call has not ended: its
-	// span has no response, tool result or error row yet.
-	Running bool `json:"running"`
+	// span has no response, tool result or error row yet. Interrupted
+	// marks one that has not ended either but whose recorder stopped its
+	// heartbeat: its process died.
+	Running     bool `json:"running"`
+	Interrupted bool `json:"interrupted"`
 
 	// The user's note on the turn (turn_notes).
 	Starred bool   `json:"starred"`
@@ -96,24 +99,37 @@ const allContent = 1 << 32
 //
 // callEnded is true of a row that shows its call has ended: an answer
 // (response, tool result, error), a failed status, or a duration, which
-// only ended spans have. A call none of whose rows is such is running.
+// only ended spans have. A call none of whose rows is such is running, or
+// interrupted (callAlive).
 const callEnded = `(role IN ('response', 'tool_result', 'tool_result_error', 'error') OR status = 'error' OR duration_ns > 0)`
 
-// A prompt or tool call is running while no row of its span shows the call
-// ended (callEnded).
+// callAlive is true of a row that shows its call was alive at a cutoff,
+// the placeholder: the call started, or its recorder sent a heartbeat,
+// since.
+const callAlive = `greatest(start_ns, heartbeat_ns) >= ?`
+
+// call_state is 0 for a turn that is not a prompt or tool call, or whose
+// call ended (callEnded); 1 while a row of its span shows the call alive
+// (callAlive): running; 2 after: interrupted.
 const selectTurns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
        substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, content_bytes, truncated,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd,
        status, error, start_ns, duration_ns, attributes.key, attributes.value,
-       toUInt8(role IN ('prompt', 'tool_call') AND span_id NOT IN
+       multiIf(role NOT IN ('prompt', 'tool_call') OR span_id IN
        (
            SELECT span_id
            FROM conversations
            WHERE thread_id = ?
              AND ` + callEnded + `
-       )) AS running
+       ), 0, span_id IN
+       (
+           SELECT span_id
+           FROM conversations
+           WHERE thread_id = ?
+             AND ` + callAlive + `
+       ), 1, 2) AS call_state
 FROM conversations
 WHERE thread_id = ?`
 
@@ -227,7 +243,7 @@ func (f TurnFilter) conditions(threadID string) (string, []any) {
 // content. A thread without turns yields none, not an error.
 func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, contentBytes int) ([]Turn, error) {
 	cond, condArgs := f.conditions(threadID)
-	args := append([]any{uint64(contentBytes), threadID, threadID}, condArgs...)
+	args := append([]any{uint64(contentBytes), threadID, threadID, s.aliveSince(), threadID}, condArgs...)
 	args = append(args, uint64(limit))
 	rows, err := s.db.Query(ctx, selectTurns+cond+orderTurns, args...)
 	if err != nil {
@@ -239,7 +255,7 @@ func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 		var (
 			t                  Turn
 			stored             uint64
-			truncated, running uint8
+			truncated, state   uint8
 			attrKeys, attrVals []string
 		)
 		err := rows.Scan(&t.TurnID, &t.TraceID, &t.SpanID, &t.ParentSpanID, &t.ParentTurnID, &t.Project,
@@ -247,11 +263,11 @@ func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 			&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
 			&t.Content, &stored, &t.ContentBytes, &truncated,
 			&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD,
-			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &attrKeys, &attrVals, &running)
+			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &attrKeys, &attrVals, &state)
 		if err != nil {
 			return nil, fmt.Errorf("scan turn: %w", err)
 		}
-		t.Truncated, t.Running = truncated != 0, running != 0
+		t.Truncated, t.Running, t.Interrupted = truncated != 0, state == 1, state == 2
 		if stored > uint64(len(t.Content)) {
 			t.ContentCut = true
 			t.Content = trimPartialRune(t.Content)

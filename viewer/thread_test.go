@@ -58,7 +58,7 @@ func pageFixture(t *testing.T) http.Handler {
 	verr.Status, verr.Error, verr.Content, verr.DurationNS = schema.StatusError, "rate limited: 429 "+xssScript, "rate limited: 429 "+xssScript, 5e9
 	ap, _ := call(th, "s-adj", "adjudicate", 0, "judge", "anthropic", "claude", 80, "which plan wins?", "")
 
-	add(dp, dr, ep, er, pp1, pr1, pp2, pr2, rp, rr, cp, cr, vp, verr, ap)
+	add(dp, dr, ep, er, pp1, pr1, pp2, pr2, rp, rr, cp, cr, vp, verr, beating(ap))
 	insertTurns(t, conn, turns...)
 	insertTurns(t, conn, pr1, rr) // delivered again
 	return h

@@ -78,8 +78,11 @@ type TraceSpan struct {
 	// Turns is how many turns the span recorded in conversations.
 	Turns uint64 `json:"turns"`
 	// Running marks a call that has not ended: no duration, no answer row.
-	// The waterfall draws it to the end of the trace.
-	Running bool `json:"running"`
+	// The waterfall draws it to the end of the trace. Interrupted marks
+	// one that has not ended either but whose recorder stopped its
+	// heartbeat: its process died.
+	Running     bool `json:"running"`
+	Interrupted bool `json:"interrupted"`
 	// Failed is status error, or an error row among the span's turns.
 	Failed bool `json:"failed"`
 }
@@ -143,7 +146,7 @@ func (s *Server) trace(c *gin.Context) (Trace, error) {
 
 // buildTrace joins a trace's span rows with what their turns add up to,
 // draws a span from the turns of a call that has no span row yet (it is
-// still running), and orders the spans depth first.
+// still running, or was interrupted), and orders the spans depth first.
 func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 	byCall := make(map[string]callRow, len(calls))
 	for _, c := range calls {
@@ -186,7 +189,8 @@ func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 			ThreadID: c.ThreadID, Phase: c.Phase, Round: c.Round, Speaker: c.Speaker, Agent: c.Agent,
 			StartNS: c.StartNS, Operation: c.Operation, Provider: c.Provider, Model: c.Model,
 			TokensIn: c.TokensIn, TokensOut: c.TokensOut, CostUSD: c.CostUSD,
-			Turns: c.Turns, Running: !c.Ended, Failed: c.Failed, Status: schema.StatusOK,
+			Turns: c.Turns, Running: !c.Ended && c.Alive, Interrupted: !c.Ended && !c.Alive,
+			Failed: c.Failed, Status: schema.StatusOK,
 		}
 		if c.Ended {
 			sp.DurationNS = c.EndNS - c.StartNS

@@ -71,7 +71,7 @@ func traceFixture(t *testing.T) http.Handler {
 	r.TokensIn, r.TokensOut, r.CostUSD = u32(100), u32(50), f64(0.25)
 	run, _ := call("th1", "run", "execute", 0, "executor", "openai", "gpt-5", 8, "go on", "")
 	run.ParentSpanID = "root"
-	insertTurns(t, conn, p, r, run)
+	insertTurns(t, conn, p, r, beating(run))
 	insertTurns(t, conn, r) // delivered again
 	return h
 }

@@ -31,10 +31,11 @@ var parentVerbs = map[string]string{
 // threadView is what the thread page renders: the thread and its turns
 // grouped by phase, then round, and the filters that chose them.
 type threadView struct {
-	Thread  Thread
-	Phases  []phaseView
-	Running int // prompts still waiting for their answer
-	Errors  int
+	Thread      Thread
+	Phases      []phaseView
+	Running     int // prompts still waiting for their answer
+	Interrupted int // prompts whose recorder died before the answer
+	Errors      int
 
 	Filter  filterForm
 	Chips   []phaseChip
@@ -140,6 +141,9 @@ func newThreadView(th Thread, turns []Turn, q string) threadView {
 		tv := b.view(t)
 		if tv.Running {
 			v.Running++
+		}
+		if tv.Interrupted {
+			v.Interrupted++
 		}
 		if tv.Failed {
 			v.Errors++

@@ -3,12 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/viewer"
 )
 
 func TestRunRecordsAnAgent(t *testing.T) {
@@ -94,5 +102,73 @@ func TestRunRecordsCodex(t *testing.T) {
 	got := strings.Join(roles, " ")
 	if !strings.HasPrefix(got, "prompt ") || !strings.Contains(got, "tool_call tool_result") || !strings.HasSuffix(got, " response") {
 		t.Errorf("codex roles %q: want the prompt, paired tool rows and the final response", got)
+	}
+}
+
+// A `convtrace run` killed with SIGKILL while its agent runs leaves the
+// call's pending prompt, which `convtrace serve --interrupted-after 3s`
+// shows running while it is fresh, then interrupted, its prompt kept.
+func TestKilledRunLeavesAnInterruptedCall(t *testing.T) {
+	s := startServe(t, "--interrupted-after", "3s")
+	bin := filepath.Join(t.TempDir(), "convtrace")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "run", "--clickhouse", s.dsn, "--thread", "killed", "--", "sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // to kill the agent with it
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kill := sync.OnceFunc(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	t.Cleanup(kill)
+
+	prompt := func() (viewer.Turn, bool) {
+		res, err := http.Get(s.viewer + "/api/threads/killed/turns?role=prompt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var body struct{ Turns []viewer.Turn }
+		if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&body) != nil || len(body.Turns) != 1 {
+			return viewer.Turn{}, false
+		}
+		return body.Turns[0], true
+	}
+	waitFor := func(what string, ok func(viewer.Turn) bool) viewer.Turn {
+		t.Helper()
+		var last viewer.Turn
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if p, found := prompt(); found {
+				if last = p; ok(p) {
+					return p
+				}
+			}
+		}
+		t.Fatalf("no %s within 15 s; last prompt seen: %+v", what, last)
+		return last
+	}
+
+	p := waitFor("pending prompt", func(viewer.Turn) bool { return true })
+	if !p.Running || p.Interrupted {
+		t.Errorf("prompt of the live run: running %v, interrupted %v; want running", p.Running, p.Interrupted)
+	}
+	kill()
+	killedAt := time.Now()
+	p = waitFor("interrupted call", func(p viewer.Turn) bool { return p.Interrupted })
+	t.Logf("interrupted %v after the kill", time.Since(killedAt).Round(time.Millisecond))
+	if p.Running || p.Content != "30" {
+		t.Errorf("prompt of the killed run: running %v, content %q; want interrupted with its prompt %q", p.Running, p.Content, "30")
+	}
+	res, err := http.Get(s.viewer + "/threads/killed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	page, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(page), `<span class="pill interrupted">1 interrupted</span>`) || strings.Contains(string(page), `running</span>`) {
+		t.Errorf("thread page of the killed run does not show 1 interrupted call and none running")
 	}
 }

@@ -28,6 +28,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	joinWindow := fs.Duration("join-window", 30*time.Second, "how long an OTLP call whose content comes as log records waits to be complete before its turns are written with what is known (later records merge into them)")
 	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
 	prices := fs.String("prices", "", "price file (YAML or JSON) whose entries add to and override the built-in price table")
+	interruptedAfter := fs.Duration("interrupted-after", viewer.DefaultInterruptedAfter, "show a call that has not ended as interrupted once its recorder sent no heartbeat for this long")
 	token := fs.String("token", os.Getenv("CONVTRACE_TOKEN"), "token every viewer page and API request must carry (env CONVTRACE_TOKEN); without one the viewer listens on loopback only")
 	return func(ctx context.Context, out streams, _ []string) error {
 		if err := checkListen(*listen, *token); err != nil {
@@ -84,7 +85,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			fmt.Fprintf(out.stdout, "%s on http://%s\n", what, ln.Addr())
 			return nil
 		}
-		if err := serveHTTP(*listen, viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p)).Handler(), "convtrace viewer"); err != nil {
+		if err := serveHTTP(*listen, viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter)).Handler(), "convtrace viewer"); err != nil {
 			return err
 		}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody))}

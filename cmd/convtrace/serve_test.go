@@ -29,6 +29,7 @@ import (
 type served struct {
 	viewer, otlpHTTP, otlpGRPC string
 	conn                       driver.Conn
+	dsn                        string // of conn's database
 }
 
 // startServe runs `convtrace serve` in-process on free ports against a
@@ -50,7 +51,7 @@ func startServe(t *testing.T, extra ...string) served {
 			t.Errorf("serve exited %d", code)
 		}
 	})
-	s := served{conn: conn}
+	s := served{conn: conn, dsn: dsn}
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
 		line := sc.Text()
