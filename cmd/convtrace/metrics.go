@@ -22,8 +22,8 @@ func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
 		counter("turns_mapped_total", "Conversation turns mapped from spans and log records.", func(s collector.IngestStats) int64 { return s.TurnsMapped }),
 		counter("map_failures_total", "Spans stored without turns because mapping failed.", func(s collector.IngestStats) int64 { return s.MapFailures }),
 		counter("rows_written_total", "Rows stored in ClickHouse.", func(s collector.IngestStats) int64 { return s.Written }),
-		counter("rows_failed_total", "Rows ClickHouse did not take.", func(s collector.IngestStats) int64 { return s.Failed }),
-		counter("rows_dropped_total", "Rows refused because the write queue was full.", func(s collector.IngestStats) int64 { return s.Dropped }),
+		counter("rows_refused_total", "Rows answered not stored to a sender that retries: queue full or storage failing.", func(s collector.IngestStats) int64 { return s.Refused }),
+		counter("rows_lost_total", "Rows no one retries and nothing keeps.", func(s collector.IngestStats) int64 { return s.Lost }),
 		gauge("queue_rows", "Rows waiting to be written.", func(s collector.IngestStats) int64 { return s.Queued }),
 		gauge("join_held", "Spans and log groups waiting in the join window.", func(s collector.IngestStats) int64 { return s.Held }),
 	)
