@@ -24,7 +24,9 @@ func TestInsertErrorFailsOnlyItsRequests(t *testing.T) {
 	}
 	w := &writer{cfg: cfg, dial: dialDSN(dsn), early: map[string]bool{}}
 	defer func() { _ = w.conn.Close() }()
-	turn := func(id string) schema.Turn { return schema.Turn{TurnID: id, SpanID: id, Role: schema.RolePrompt, Content: "c"} }
+	turn := func(id string) schema.Turn {
+		return schema.Turn{TurnID: id, SpanID: id, Role: schema.RolePrompt, Content: "c"}
+	}
 	span := func(id string) schema.Span { return schema.Span{TraceID: "t", SpanID: id} }
 	items := map[string]item{
 		"spans only": {spans: []schema.Span{span("s1")}},
