@@ -16,15 +16,15 @@ import (
 // Stats counts what a writer did with the rows handed to it. Every row is
 // written, waiting (queued or buffered), in the spool, refused or lost.
 type Stats struct {
-	Queued        int64 // rows waiting in the queue now
-	QueuedBytes   int64 // their approximate size in memory
-	Buffered      int64 // rows kept in memory while storage fails, to be retried
-	BufferedBytes int64 // their approximate size in memory
-	Spooled       int64 // rows written to the disk spool (WithSpool)
-	Written       int64 // rows stored, replayed ones included
-	Refused       int64 // rows handed back to a caller that waits and retries: queue full or storage failed
-	Lost          int64 // rows no one retries and nothing keeps: past the queue or buffer without a spool, refused by storage for good, or after Shutdown
-	LastError     string
+	Queued        int64  // rows waiting in the queue now
+	QueuedBytes   int64  // their approximate size in memory
+	Buffered      int64  // rows kept in memory while storage fails, to be retried
+	BufferedBytes int64  // their approximate size in memory
+	Spooled       int64  // rows written to the disk spool (WithSpool)
+	Written       int64  // rows stored, replayed ones included
+	Refused       int64  // rows handed back to a caller that waits and retries: queue full or storage failed
+	Lost          int64  // rows no one retries and nothing keeps: past the queue or buffer without a spool, refused by storage for good, or after Shutdown
+	LastError     string // the last storage error, kept after recovery
 }
 
 // item is one hand-over to the writer: the rows of some spans, or a flush
@@ -95,7 +95,7 @@ func (w *writer) write(it item) bool {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed {
-		w.lose(int(n), errors.New("writer shut down"))
+		w.reject(it, n, errors.New("writer shut down"))
 		return false
 	}
 	// Reserve first, so concurrent writers cannot pass the bounds together.
@@ -109,12 +109,18 @@ func (w *writer) write(it item) bool {
 	}
 	w.queued.Add(-n)
 	w.queuedBytes.Add(-size)
+	w.reject(it, n, errQueueFull)
+	return false
+}
+
+// reject counts an item's rows refused when its caller waits (and will
+// retry), else lost.
+func (w *writer) reject(it item, n int64, err error) {
 	if it.stored != nil {
 		w.refused.Add(n)
 	} else {
-		w.lose(int(n), errQueueFull)
+		w.lose(int(n), err)
 	}
-	return false
 }
 
 // writeWait hands rows to the writer and waits until they are stored,
@@ -313,7 +319,11 @@ func (w *writer) run() {
 // whatever the back-off, and spools (or loses) what storage did not take.
 func (w *writer) finish(p *pending) {
 	w.gate.next = time.Time{}
-	w.send(p)
+	if p.empty() {
+		_ = w.retry()
+	} else {
+		w.send(p)
+	}
 	w.spill()
 	w.reportLoss(errors.New("writer shut down"))
 	if w.conn != nil {
