@@ -15,6 +15,9 @@ type config struct {
 	project       string
 	logger        *slog.Logger
 	queueRows     int
+	queueBytes    int64
+	bufferBytes   int64
+	spoolDir      string
 	batchRows     int
 	flushInterval time.Duration
 	writeTimeout  time.Duration
@@ -34,6 +37,8 @@ func newConfig(opts []Option) (config, error) {
 		project:       "default",
 		logger:        slog.Default(),
 		queueRows:     100_000,
+		queueBytes:    64 << 20,
+		bufferBytes:   64 << 20,
 		batchRows:     10_000,
 		flushInterval: 500 * time.Millisecond,
 		writeTimeout:  30 * time.Second,
@@ -61,6 +66,11 @@ func (c config) validate() error {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, n))
 		}
 	}
+	for name, n := range map[string]int64{"queue bytes": c.queueBytes, "buffer size": c.bufferBytes} {
+		if n <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, n))
+		}
+	}
 	for name, d := range map[string]time.Duration{"flush interval": c.flushInterval, "write timeout": c.writeTimeout, "pending delay": c.pendingAfter, "heartbeat": c.heartbeat, "join window": c.joinWindow} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
@@ -78,8 +88,23 @@ func WithProject(name string) Option { return optionFunc(func(c *config) { c.pro
 func WithLogger(l *slog.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
 
 // WithQueueSize bounds how many rows may wait for storage (default 100,000);
-// rows beyond it are dropped and counted.
+// past it rows are refused as past WithQueueBytes.
 func WithQueueSize(rows int) Option { return optionFunc(func(c *config) { c.queueRows = rows }) }
+
+// WithQueueBytes bounds the approximate memory of the rows waiting for
+// storage (default 64 MiB). Past it the ingester answers "not stored", so
+// the sender retries; the exporter's rows are dropped and counted.
+func WithQueueBytes(n int64) Option { return optionFunc(func(c *config) { c.queueBytes = n }) }
+
+// WithBufferSize bounds the approximate memory of the rows nobody waits for
+// (the exporter's) kept while ClickHouse fails (default 64 MiB). Past it the
+// oldest go to the spool, or without one are dropped and counted.
+func WithBufferSize(bytes int64) Option { return optionFunc(func(c *config) { c.bufferBytes = bytes }) }
+
+// WithSpool keeps what the buffer cannot hold, and what is still unstored at
+// Shutdown, in append-only checksummed files in dir; the next exporter or
+// ingester on dir stores them when it starts, then removes them.
+func WithSpool(dir string) Option { return optionFunc(func(c *config) { c.spoolDir = dir }) }
 
 // WithBatchSize writes a batch as soon as it holds this many rows (default
 // 10,000).

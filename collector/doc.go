@@ -8,9 +8,11 @@
 // delivered twice folds into the same rows.
 //
 // Exporter is an sdktrace.SpanExporter that maps spans and hands the rows to
-// a background writer with a bounded queue: exporting never waits on
-// ClickHouse, rows that do not fit are dropped and counted, and storage
-// errors are logged, never returned to the pipeline. PendingProcessor writes
+// a background writer with a queue bounded in bytes: exporting never waits
+// on ClickHouse. While ClickHouse fails the writer keeps the rows in a
+// bounded buffer, spilling to a disk spool when given one (WithSpool), and
+// stores them in order when it answers; storage errors are never returned
+// to the pipeline. PendingProcessor writes
 // the prompt of a call that is still running after a second, so a long call
 // shows in the viewer while it runs, and refreshes it every minute as a
 // heartbeat, so a call whose process died shows as interrupted.

@@ -23,8 +23,8 @@ func RowsOf(rss []*tracepb.ResourceSpans) ([]schema.Turn, []schema.Span) {
 
 // InsertRows writes rows with clickhouse-go batches and nothing else.
 func InsertRows(ctx context.Context, conn BatchConn, turns []schema.Turn, spans []schema.Span) error {
-	if err := insertRows(ctx, conn, insertTurns, turns, (*schema.Turn).Values); err != nil {
+	if err := insertRows(ctx, conn, insertTurns, (*schema.Turn).Values, turns); err != nil {
 		return err
 	}
-	return insertRows(ctx, conn, insertSpans, spans, (*schema.Span).Values)
+	return insertRows(ctx, conn, insertSpans, (*schema.Span).Values, spans)
 }

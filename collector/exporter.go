@@ -11,7 +11,10 @@ import (
 // Exporter is an sdktrace.SpanExporter that stores spans and their
 // conversation turns in ClickHouse. ExportSpans only maps the spans and
 // queues the rows: it never waits on ClickHouse and never returns a storage
-// error; rows that do not fit the queue are dropped and counted (Stats).
+// error. While ClickHouse fails, rows are kept in a buffer bounded in bytes
+// (WithBufferSize), retried with back-off and stored in order; past the
+// bound the oldest go to the spool (WithSpool) or are dropped, counted in
+// Stats and logged at most every 10 s, as are rows past the queue.
 type Exporter struct {
 	w *writer
 }
@@ -39,22 +42,35 @@ func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var it item
-	for _, ro := range spans {
-		s := fromSDK(ro)
-		it.turns = append(it.turns, mapTurns(s)...)
-		it.addSpan(s)
-	}
-	e.w.write(it)
+	r, sanitised := rowsOf(spans)
+	e.w.write(item{turns: r.Turns, spans: r.Spans, sanitised: sanitised})
 	return nil
 }
 
-// ForceFlush waits until every span exported so far has been written or has
-// failed, or ctx ends.
+// rowsOf maps SDK spans to their rows, counting the invalid usage values
+// stored as unknown.
+func rowsOf(spans []sdktrace.ReadOnlySpan) (rows, int64) {
+	var (
+		r         rows
+		sanitised int64
+	)
+	for _, ro := range spans {
+		s := fromSDK(ro)
+		r.Turns = append(r.Turns, mapTurns(s)...)
+		row, n := mapSpan(s)
+		r.Spans = append(r.Spans, row)
+		sanitised += int64(n)
+	}
+	return r, sanitised
+}
+
+// ForceFlush waits until every span exported so far has been written or
+// kept for a retry, or ctx ends.
 func (e *Exporter) ForceFlush(ctx context.Context) error { return e.w.flush(ctx) }
 
-// Shutdown writes what is queued and stops the exporter. Spans exported
-// after it are dropped. It is safe to call more than once.
+// Shutdown writes what is queued and kept, making one last attempt, spools
+// what ClickHouse does not take (WithSpool) and stops the exporter. Spans
+// exported after it are dropped. It is safe to call more than once.
 func (e *Exporter) Shutdown(ctx context.Context) error { return e.w.shutdown(ctx) }
 
 // Stats reports what happened to the rows exported so far.

@@ -176,13 +176,17 @@ func TestStorageDownCallsStillSucceed(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := exp.Stats()
-	if st.Written != 0 || st.Failed != 60 { // 20 calls × (2 turns + 1 span)
-		t.Errorf("stats with storage down = %+v, want 0 written and 60 failed", st)
+	if st.Written != 0 || st.Buffered != 60 || st.Lost != 0 { // 20 calls × (2 turns + 1 span)
+		t.Errorf("stats with storage down = %+v, want 0 written and 60 buffered", st)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := tp.Shutdown(ctx); err != nil {
 		t.Errorf("shutdown with storage down: %v", err)
+	}
+	// Without a spool, what is still kept at shutdown is lost, and said.
+	if st := exp.Stats(); st.Lost != 60 || st.Buffered != 0 || st.LastError == "" {
+		t.Errorf("stats after shutdown = %+v, want 60 lost with the error", st)
 	}
 }
 
@@ -201,7 +205,7 @@ func TestQueueFullDropsAndCounts(t *testing.T) {
 	}
 	_ = exp.ForceFlush(context.Background())
 	st := exp.Stats()
-	if st.Dropped == 0 || st.Dropped+st.Failed+st.Written != 150 {
+	if st.Lost == 0 || st.Lost+st.Buffered+st.Written != 150 {
 		t.Errorf("stats = %+v; want drops, and every one of 150 rows accounted for", st)
 	}
 }

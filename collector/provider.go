@@ -9,11 +9,21 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
+// TracerProvider is the SDK's tracer provider that NewTracerProvider
+// builds, with its exporter's Stats.
+type TracerProvider struct {
+	*sdktrace.TracerProvider
+	exp *Exporter
+}
+
+// Stats reports what happened to the rows of the spans ended so far.
+func (tp *TracerProvider) Stats() Stats { return tp.exp.Stats() }
+
 // NewTracerProvider returns a tracer provider for a Go pipeline that
 // exports in-process: spans go straight to the ClickHouse database named by
 // dsn, stamped with the context's thread, phase, round, speaker and agent,
 // with early prompts for long calls. Shut it down to flush.
-func NewTracerProvider(dsn string, opts ...Option) (*sdktrace.TracerProvider, error) {
+func NewTracerProvider(dsn string, opts ...Option) (*TracerProvider, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -33,12 +43,12 @@ func NewTracerProvider(dsn string, opts ...Option) (*sdktrace.TracerProvider, er
 	if err != nil {
 		return nil, err
 	}
-	return sdktrace.NewTracerProvider(
+	return &TracerProvider{TracerProvider: sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
 		sdktrace.WithSpanProcessor(instrument.NewSpanProcessor()),
 		sdktrace.WithSpanProcessor(pending),
 		// The exporter only queues rows, so a synchronous processor adds
 		// microseconds and no batching delay of its own.
 		sdktrace.WithSyncer(exp),
-	), nil
+	), exp: exp}, nil
 }

@@ -4,55 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"golang.org/x/time/rate"
 
 	"github.com/convtrace/convtrace/schema"
 )
 
-// BatchConn is what the writer needs of a ClickHouse connection.
-type BatchConn interface {
-	PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error)
-	Close() error
-}
-
-// dialer connects to storage and makes the schema current. The writer calls
-// it lazily and again after a failure, so a pipeline can start while
-// ClickHouse is down.
-type dialer func(ctx context.Context) (BatchConn, error)
-
-// dialDSN returns a dialer that opens dsn's database (creating it) and
-// migrates it.
-func dialDSN(dsn string) dialer {
-	return func(ctx context.Context) (BatchConn, error) {
-		conn, err := schema.Open(ctx, dsn)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := schema.Migrate(ctx, conn); err != nil {
-			conn.Close()
-			return nil, err
-		}
-		return conn, nil
-	}
-}
-
-var (
-	insertTurns  = "INSERT INTO conversations (" + strings.Join(schema.TurnColumns, ", ") + ")"
-	insertSpans  = "INSERT INTO spans (" + strings.Join(schema.SpanColumns, ", ") + ")"
-	insertStaged = "INSERT INTO join_staging (" + strings.Join(schema.StagedColumns, ", ") + ")"
-)
-
-// Stats counts what a writer did with the rows handed to it.
+// Stats counts what a writer did with the rows handed to it. Every row is
+// written, waiting (queued or buffered), in the spool, refused or lost.
 type Stats struct {
-	Queued  int64 // rows waiting in the queue now
-	Dropped int64 // rows refused because the queue was full or the writer stopped
-	Written int64 // rows stored
-	Failed  int64 // rows lost to storage errors
+	Queued        int64  // rows waiting in the queue now
+	QueuedBytes   int64  // their approximate size in memory
+	Buffered      int64  // rows kept in memory while storage fails, to be retried
+	BufferedBytes int64  // their approximate size in memory
+	Spooled       int64  // rows written to the disk spool (WithSpool)
+	Written       int64  // rows stored, replayed ones included
+	Refused       int64  // rows handed back to a caller that waits and retries: queue full or storage failed
+	Lost          int64  // rows no one retries and nothing keeps: past the queue or buffer without a spool, refused by storage for good, or after Shutdown
+	LastError     string // the last storage error, kept after recovery
 
 	// ValuesSanitised counts costs and token counts stored as unknown
 	// because they were negative, NaN, infinite or too large.
@@ -62,21 +34,31 @@ type Stats struct {
 // item is one hand-over to the writer: the rows of some spans, or a flush
 // request (flushed is closed once everything before it is written).
 type item struct {
-	turns   []schema.Turn
-	spans   []schema.Span
-	staged  []schema.Staged // halves of OTLP calls waiting to be joined
-	early   bool            // prompt rows of calls still running
-	stored  chan error      // when set, told whether the rows were stored
-	flushed chan struct{}
-
-	sanitised int64 // invalid usage values in the spans, stored as unknown
+	turns     []schema.Turn
+	spans     []schema.Span
+	staged    []schema.Staged // halves of OTLP calls waiting to be joined
+	sanitised int64           // invalid usage values in the spans, stored as unknown
+	early     bool            // prompt rows of calls still running
+	stored    chan error      // when set, told whether the rows were stored
+	flushed   chan struct{}
 }
 
-// addSpan appends the spans row of s.
+// addSpan adds the spans row of s, counting its invalid usage values.
 func (it *item) addSpan(s span) {
 	row, sanitised := mapSpan(s)
 	it.spans = append(it.spans, row)
 	it.sanitised += int64(sanitised)
+}
+
+func (it *item) rows() int64 { return int64(len(it.turns) + len(it.spans) + len(it.staged)) }
+
+// size approximates the memory the item's rows hold.
+func (it *item) size() int64 {
+	n := sizeOf(it.turns, it.spans)
+	for i := range it.staged {
+		n += int64(rowOverhead + len(it.staged[i].Payload))
+	}
+	return n
 }
 
 // errQueueFull means the writer's queue has no room for a request's rows.
@@ -84,33 +66,29 @@ var errQueueFull = errors.New("write queue full")
 
 // writer batches rows in one goroutine and writes them with clickhouse-go
 // batches: it holds a batch open only while sending it, never across the
-// batching window.
+// batching window. Rows nobody waits for are kept when their insert fails
+// (buffer.go) and stored in order once storage answers again.
 type writer struct {
 	cfg  config
 	dial dialer
 	conn BatchConn
 
-	queue    chan item
-	queued   atomic.Int64
-	dropped  atomic.Int64
-	written  atomic.Int64
-	failed   atomic.Int64
-	mu       sync.RWMutex // guards closed against sends on a closing queue
-	closed   bool
-	finished chan struct{}
-
-	sanitised atomic.Int64 // see Stats.ValuesSanitised
-
-	// Prompt rows already stored while their call ran, so the same turn is
-	// not stored again when the call ends.
-	early map[string]bool
-
-	connected atomic.Bool // whether the last connect or write reached storage
-
-	// Connect back-off, used only by the writer goroutine.
-	backoff  time.Duration
-	redialAt time.Time
-	dialErr  error
+	queue                   chan item
+	queued, queuedBytes     atomic.Int64
+	buffered, bufferedBytes atomic.Int64
+	spooled, written        atomic.Int64
+	refused, lost           atomic.Int64
+	lastErr                 atomic.Pointer[string]
+	unreported              atomic.Int64 // lost rows not yet in a warning
+	lossLog                 rate.Sometimes
+	mu                      sync.RWMutex // guards closed against sends on a closing queue
+	closed                  bool
+	finished                chan struct{}
+	connected               atomic.Bool // whether the last connect or write reached storage
+	buf                     buffer      // used only by the writer goroutine
+	gate                    backoff     // spaces attempts after a failure; writer goroutine only
+	early                   map[string]bool
+	sanitised               atomic.Int64 // see Stats.ValuesSanitised
 }
 
 func newWriter(d dialer, cfg config) *writer {
@@ -120,36 +98,54 @@ func newWriter(d dialer, cfg config) *writer {
 		queue:    make(chan item, 1024),
 		finished: make(chan struct{}),
 		early:    make(map[string]bool),
+		lossLog:  rate.Sometimes{Interval: 10 * time.Second},
+		buf:      buffer{spool: newSpool(cfg.spoolDir, cfg.logger)},
 	}
 	go w.run()
 	return w
 }
 
-// write hands rows to the writer without waiting. It returns false, and
-// counts the rows dropped, when the queue is full or the writer stopped.
+// write hands rows to the writer without waiting. It returns false when the
+// queue is full or the writer stopped; the rows are then refused to a
+// caller that waits for them, or lost.
 //
 // Turns are priced here, on the caller's goroutine, so that every path to
 // storage (exporter, ingester, pending prompts) stores the priced cost of
 // a known model; schema's Turn.Values gives the others their source.
 func (w *writer) write(it item) bool {
-	w.sanitised.Add(it.sanitised)
 	for i := range it.turns {
 		w.cfg.prices.price(&it.turns[i])
 	}
-	n := int64(it.rows())
+	w.sanitised.Add(it.sanitised)
+	n, size := it.rows(), it.size()
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	if w.closed || w.queued.Load()+n > int64(w.cfg.queueRows) {
-		w.dropped.Add(n)
+	if w.closed {
+		w.reject(it, n, errors.New("writer shut down"))
 		return false
 	}
-	select {
-	case w.queue <- it:
-		w.queued.Add(n)
-		return true
-	default:
-		w.dropped.Add(n)
-		return false
+	// Reserve first, so concurrent writers cannot pass the bounds together.
+	rows, bytes := w.queued.Add(n), w.queuedBytes.Add(size)
+	if rows <= int64(w.cfg.queueRows) && bytes <= w.cfg.queueBytes {
+		select {
+		case w.queue <- it:
+			return true
+		default:
+		}
+	}
+	w.queued.Add(-n)
+	w.queuedBytes.Add(-size)
+	w.reject(it, n, errQueueFull)
+	return false
+}
+
+// reject counts an item's rows refused when its caller waits (and will
+// retry), else lost.
+func (w *writer) reject(it item, n int64, err error) {
+	if it.stored != nil {
+		w.refused.Add(n)
+	} else {
+		w.lose(int(n), err)
 	}
 }
 
@@ -168,8 +164,8 @@ func (w *writer) writeWait(ctx context.Context, it item) error {
 	}
 }
 
-// flush waits until every row handed over before it has been written (or
-// failed), or ctx ends.
+// flush waits until every row handed over before it has been written or
+// kept for a retry, or ctx ends.
 func (w *writer) flush(ctx context.Context) error {
 	done := make(chan struct{})
 	w.mu.RLock()
@@ -192,8 +188,9 @@ func (w *writer) flush(ctx context.Context) error {
 	}
 }
 
-// shutdown stops taking rows, writes what is queued and waits for the
-// writer to finish, or for ctx to end. It is safe to call more than once.
+// shutdown stops taking rows, writes what is queued and kept (spooling what
+// storage does not take) and waits for the writer to finish, or for ctx to
+// end. It is safe to call more than once.
 func (w *writer) shutdown(ctx context.Context) error {
 	w.mu.Lock()
 	if !w.closed {
@@ -210,30 +207,64 @@ func (w *writer) shutdown(ctx context.Context) error {
 }
 
 func (w *writer) stats() Stats {
-	return Stats{Queued: w.queued.Load(), Dropped: w.dropped.Load(), Written: w.written.Load(), Failed: w.failed.Load(),
-		ValuesSanitised: w.sanitised.Load()}
+	s := Stats{
+		Queued: w.queued.Load(), QueuedBytes: w.queuedBytes.Load(),
+		Buffered: w.buffered.Load(), BufferedBytes: w.bufferedBytes.Load(),
+		Spooled: w.spooled.Load(), Written: w.written.Load(),
+		Refused: w.refused.Load(), Lost: w.lost.Load(),
+		ValuesSanitised: w.sanitised.Load(),
+	}
+	if e := w.lastErr.Load(); e != nil {
+		s.LastError = *e
+	}
+	return s
+}
+
+// lose counts rows no one will retry, and warns at most every 10 s with how
+// many were lost since the last warning, instead of once per batch.
+func (w *writer) lose(n int, err error) {
+	if n == 0 {
+		return
+	}
+	w.lost.Add(int64(n))
+	w.unreported.Add(int64(n))
+	w.lossLog.Do(func() { w.reportLoss(err) })
+}
+
+func (w *writer) reportLoss(err error) {
+	if n := w.unreported.Swap(0); n > 0 {
+		w.cfg.logger.Warn("convtrace: rows lost", "rows", n, "lost_total", w.lost.Load(), "err", err)
+	}
 }
 
 // pending is the batch being gathered.
 type pending struct {
-	turns  []schema.Turn
-	spans  []schema.Span
-	staged []schema.Staged
-	early  []string // ids of the early prompt rows in turns
+	waited rows // of items that wait for storage: told the result, never kept
+	kept   rows // of items nobody waits for: kept for a retry when not stored
+	early  []string
 	ids    map[string]bool
-	acks   []chan error // of the items in the batch that wait for storage
+	acks   []ack
+}
+
+// ack is an item waiting for storage, and the inserts holding its rows.
+type ack struct {
+	stored               chan error
+	staged, turns, spans bool
 }
 
 // reset empties the batch, keeping its memory for the next one.
 func (p *pending) reset() {
-	clear(p.turns)
-	clear(p.spans)
-	clear(p.staged)
-	p.turns, p.spans, p.staged, p.early = p.turns[:0], p.spans[:0], p.staged[:0], p.early[:0]
+	p.waited.reset()
+	p.kept = rows{} // handed to the buffer when not stored: not reused
+	p.early = p.early[:0]
 	clear(p.ids)
 	clear(p.acks)
 	p.acks = p.acks[:0]
 }
+
+func (p *pending) size() int { return p.waited.len() + p.kept.len() }
+
+func (p *pending) empty() bool { return p.size()+len(p.acks) == 0 }
 
 // Group commit bounds: see run.
 const (
@@ -246,7 +277,8 @@ const (
 // the size of the last batch, from minGap after a small one to the flush
 // interval after one of loadRows or more: a lone sender waits milliseconds
 // for its rows to be stored, while under load each table gets about one
-// insert of thousands of rows per interval.
+// insert of thousands of rows per interval. Kept rows are retried when the
+// back-off allows, even when nothing new arrives.
 func (w *writer) run() {
 	defer close(w.finished)
 	// Connect at once, so the first rows need not wait for it and readiness
@@ -259,26 +291,30 @@ func (w *writer) run() {
 	var p pending
 	var lastSend time.Time
 	gap := minGap
-	timer := time.NewTimer(time.Hour)
+	timer, retry := time.NewTimer(time.Hour), time.NewTimer(0) // retry first replays the spool
 	timer.Stop()
+	scheduleRetry := func() {
+		if !w.buf.empty() {
+			retry.Reset(max(time.Until(w.gate.next), minGap))
+		}
+	}
 	send := func() {
 		timer.Stop()
-		rows := p.rows()
+		rows := p.size()
 		w.send(&p)
 		lastSend = time.Now()
 		gap = max(minGap, time.Duration(min(rows, loadRows))*w.cfg.flushInterval/loadRows)
+		scheduleRetry()
 	}
 	for {
 		select {
 		case it, ok := <-w.queue:
 			if !ok {
-				send()
-				if w.conn != nil {
-					_ = w.conn.Close()
-				}
+				w.finish(&p)
 				return
 			}
-			w.queued.Add(-int64(it.rows()))
+			w.queued.Add(-it.rows())
+			w.queuedBytes.Add(-it.size())
 			if it.flushed != nil {
 				send()
 				close(it.flushed)
@@ -290,22 +326,37 @@ func (w *writer) run() {
 			// An early prompt is written at once: it exists to be seen while
 			// its call runs.
 			switch {
-			case it.early || wait <= 0 || p.rows() >= w.cfg.batchRows:
+			case it.early || wait <= 0 || p.size() >= w.cfg.batchRows:
 				send()
 			case wasEmpty:
 				timer.Reset(wait)
 			}
 		case <-timer.C:
 			send()
+		case <-retry.C:
+			if w.gate.wait() == nil {
+				_ = w.retry()
+			}
+			scheduleRetry()
 		}
 	}
 }
 
-func (p *pending) rows() int { return len(p.turns) + len(p.spans) + len(p.staged) }
-
-func (p *pending) empty() bool { return p.rows()+len(p.acks) == 0 }
-
-func (it item) rows() int { return len(it.turns) + len(it.spans) + len(it.staged) }
+// finish writes the last batch after Shutdown, making one more attempt
+// whatever the back-off, and spools (or loses) what storage did not take.
+func (w *writer) finish(p *pending) {
+	w.gate.next = time.Time{}
+	if p.empty() {
+		_ = w.retry()
+	} else {
+		w.send(p)
+	}
+	w.spill()
+	w.reportLoss(errors.New("writer shut down"))
+	if w.conn != nil {
+		_ = w.conn.Close()
+	}
+}
 
 // add puts an item's rows into the batch, leaving out a prompt row stored
 // (or about to be stored) early while its call ran.
@@ -313,6 +364,11 @@ func (w *writer) add(p *pending, it item) {
 	if p.ids == nil {
 		p.ids = make(map[string]bool)
 	}
+	dst := &p.kept
+	if it.stored != nil {
+		dst = &p.waited
+	}
+	a := ack{stored: it.stored, spans: len(it.spans) > 0, staged: len(it.staged) > 0}
 	for _, t := range it.turns {
 		switch {
 		case it.early:
@@ -322,138 +378,49 @@ func (w *writer) add(p *pending, it item) {
 			delete(w.early, t.TurnID)
 			continue
 		case p.ids[t.TurnID]:
+			a.turns = true // stored by this batch's early row
 			continue
 		}
-		p.turns = append(p.turns, t)
+		dst.Turns = append(dst.Turns, t)
+		a.turns = true
 	}
-	p.spans = append(p.spans, it.spans...)
-	p.staged = append(p.staged, it.staged...)
+	dst.Spans = append(dst.Spans, it.spans...)
+	dst.Staged = append(dst.Staged, it.staged...)
 	if it.stored != nil {
-		p.acks = append(p.acks, it.stored)
+		p.acks = append(p.acks, a)
 	}
 }
 
-// send writes the batch and starts a new one. Errors are logged, counted
-// and told to the items waiting for storage: nothing is returned to the
-// pipeline.
+// send writes the batch, after what the buffer keeps so that rows are
+// stored in order, and starts a new one. Each waiting item is told the
+// errors of the inserts that held its rows; rows nobody waits for are kept
+// when their insert failed. Nothing is returned to the pipeline.
 func (w *writer) send(p *pending) {
 	defer p.reset()
 	if p.empty() {
 		return
 	}
-	err := w.store(p)
-	for _, ack := range p.acks {
-		ack <- err
-	}
-}
-
-func (w *writer) store(p *pending) error {
-	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.writeTimeout)
-	defer cancel()
-	if err := w.connect(ctx); err != nil {
-		w.lost(p.rows(), err)
-		return err
-	}
-	// Staged halves go first: a request that stages them is acknowledged
-	// only once they are durable. Their receive time is when they are
-	// stored, so that a row becomes visible at most a write timeout after
-	// it (see staging.go).
-	for i := range p.staged {
-		p.staged[i].ReceivedNS = uint64(time.Now().UnixNano())
-	}
-	stagedErr := w.timed(len(p.staged), func() error {
-		return insertRows(ctx, w.conn, insertStaged, p.staged, (*schema.Staged).Values)
-	})
-	if stagedErr != nil {
-		stagedErr = fmt.Errorf("write join_staging: %w", stagedErr)
-		w.lost(len(p.staged), stagedErr)
+	var res result
+	if err := w.retry(); err != nil {
+		res = failing(err)
 	} else {
-		w.written.Add(int64(len(p.staged)))
+		res = w.store(p.waited, p.kept)
 	}
-	turnsErr := w.timed(len(p.turns), func() error {
-		return insertRows(ctx, w.conn, insertTurns, p.turns, (*schema.Turn).Values)
-	})
-	if turnsErr != nil {
-		turnsErr = fmt.Errorf("write conversations: %w", turnsErr)
-		w.lost(len(p.turns), turnsErr)
+	for _, a := range p.acks {
+		a.stored <- res.of(a)
+	}
+	if res.turns != nil {
+		w.refused.Add(int64(len(p.waited.Turns)))
 	} else {
-		w.written.Add(int64(len(p.turns)))
 		for _, id := range p.early {
 			w.early[id] = true
 		}
 	}
-	spansErr := w.timed(len(p.spans), func() error {
-		return insertRows(ctx, w.conn, insertSpans, p.spans, (*schema.Span).Values)
-	})
-	if spansErr != nil {
-		spansErr = fmt.Errorf("write spans: %w", spansErr)
-		w.lost(len(p.spans), spansErr)
-	} else {
-		w.written.Add(int64(len(p.spans)))
+	if res.spans != nil {
+		w.refused.Add(int64(len(p.waited.Spans)))
 	}
-	err := errors.Join(stagedErr, turnsErr, spansErr)
-	w.connected.Store(err == nil)
-	return err
-}
-
-// connect dials storage unless connected. After a failed attempt it waits
-// before the next (doubling up to 5 s) instead of redialling for every
-// batch of a busy pipeline.
-func (w *writer) connect(ctx context.Context) error {
-	if w.conn != nil {
-		return nil
+	if res.staged != nil {
+		w.refused.Add(int64(len(p.waited.Staged)))
 	}
-	if time.Now().Before(w.redialAt) {
-		return fmt.Errorf("connect: %w (next attempt in %s)", w.dialErr, time.Until(w.redialAt).Round(time.Millisecond))
-	}
-	conn, err := w.dial(ctx)
-	if err != nil {
-		w.backoff = min(max(2*w.backoff, 100*time.Millisecond), 5*time.Second)
-		w.redialAt, w.dialErr = time.Now().Add(w.backoff), err
-		return fmt.Errorf("connect: %w", err)
-	}
-	w.conn, w.backoff = conn, 0
-	w.connected.Store(true)
-	return nil
-}
-
-// timed runs one insert of n rows, reporting its duration to the
-// insert-latency observer when there is one.
-func (w *writer) timed(n int, insert func() error) error {
-	if n == 0 {
-		return nil
-	}
-	start := time.Now()
-	err := insert()
-	if w.cfg.observeInsert != nil {
-		w.cfg.observeInsert(time.Since(start))
-	}
-	return err
-}
-
-// insertRows sends rows as one batch: prepare, append, send, each error
-// wrapped with its step.
-func insertRows[R any](ctx context.Context, conn BatchConn, query string, rows []R, values func(*R) []any) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	batch, err := conn.PrepareBatch(ctx, query)
-	if err != nil {
-		return fmt.Errorf("prepare batch: %w", err)
-	}
-	defer batch.Close()
-	for i := range rows {
-		if err := batch.Append(values(&rows[i])...); err != nil {
-			return fmt.Errorf("append to batch: %w", err)
-		}
-	}
-	if err := batch.Send(); err != nil {
-		return fmt.Errorf("send batch: %w", err)
-	}
-	return nil
-}
-
-func (w *writer) lost(rows int, err error) {
-	w.failed.Add(int64(rows))
-	w.cfg.logger.Error("convtrace: rows not stored", "rows", rows, "err", err)
+	w.keep(p.kept.failed(res))
 }

@@ -5,7 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
 	"os/exec"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -13,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
@@ -23,7 +29,7 @@ import (
 func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	var sf storageFlags
 	sf.register(fs)
-	otlp := fs.String("otlp", "", "send spans over OTLP/HTTP to a running collector, e.g. http://127.0.0.1:4318, instead of writing to ClickHouse")
+	otlp := fs.String("otlp", "", "send spans over OTLP/HTTP to a running collector, as OTEL_EXPORTER_OTLP_ENDPOINT: a base URL such as http://127.0.0.1:4318 (spans go to /v1/traces) or the full traces URL, instead of writing to ClickHouse")
 	thread := fs.String("thread", "", "thread the run belongs to (default: its own)")
 	phase := fs.String("phase", "", "pipeline phase, e.g. execute")
 	round := fs.Int("round", 0, "revision round")
@@ -44,32 +50,19 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 		if !ok {
 			return fmt.Errorf("--format %q: want auto, claude, codex or plain", *format)
 		}
-		var tp *sdktrace.TracerProvider
-		if *otlp != "" {
-			exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(*otlp))
-			if err != nil {
-				return fmt.Errorf("--otlp %q: %w", *otlp, err)
-			}
-			tp = sdktrace.NewTracerProvider(
-				sdktrace.WithResource(resource.NewSchemaless(attribute.String(schema.KeyServiceName, *project), attribute.String(schema.KeyProject, *project))),
-				sdktrace.WithSpanProcessor(instrument.NewSpanProcessor()),
-				sdktrace.WithBatcher(exp),
-			)
-		} else {
-			st, err := sf.open(ctx, io.stderr)
-			if err != nil {
-				return err
-			}
-			defer st.close()
-			if tp, err = collector.NewTracerProvider(st.dsn, collector.WithProject(*project)); err != nil {
-				return err
-			}
+		tp, undelivered, stop, err := runProvider(ctx, &sf, *otlp, *project, io.stderr)
+		if err != nil {
+			return err
 		}
+		defer stop()
 		defer func() {
 			flushCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := tp.Shutdown(flushCtx); err != nil {
 				fmt.Fprintf(io.stderr, "convtrace run: flush: %v\n", err)
+			}
+			if line := undelivered(); line != "" {
+				fmt.Fprintf(io.stderr, "convtrace run: %s\n", line)
 			}
 		}()
 
@@ -91,4 +84,137 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 			return fmt.Errorf("run %s: %w", args[0], err)
 		}
 	}
+}
+
+// provider is what a run records through: a tracer provider to shut down.
+type provider interface {
+	trace.TracerProvider
+	Shutdown(context.Context) error
+}
+
+// runProvider returns the tracer provider of a run, a function saying after
+// its Shutdown what was not delivered (empty when all was), and one that
+// releases the storage. It never connects first: the agent starts whatever
+// the state of ClickHouse or the collector, and what cannot be delivered
+// goes to the spool of the data folder.
+func runProvider(ctx context.Context, sf *storageFlags, otlp, project string, stderr io.Writer) (provider, func() string, func(), error) {
+	if otlp != "" {
+		endpoint, err := tracesURL(otlp)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("--otlp %q: %w", otlp, err)
+		}
+		// Retries bounded so that a collector that stays down delays the
+		// run's exit by seconds, not the SDK's default minute.
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{
+			Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 2 * time.Second, MaxElapsedTime: 5 * time.Second,
+		}))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("--otlp %q: %w", otlp, err)
+		}
+		tp, undelivered := spoolingProvider(exp, sf.spoolDir(), project)
+		return tp, undelivered, func() {}, nil
+	}
+	locateCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	st, err := sf.locate(locateCtx, stderr)
+	if err != nil {
+		tp, undelivered := spoolingProvider(unreachable{err}, sf.spoolDir(), project)
+		return tp, undelivered, func() {}, nil
+	}
+	tp, err := collector.NewTracerProvider(st.dsn, collector.WithProject(project), collector.WithSpool(sf.spoolDir()),
+		collector.WithWriteTimeout(10*time.Second), collector.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		st.close()
+		return nil, nil, nil, err
+	}
+	undelivered := func() string {
+		s := tp.Stats()
+		return undeliveredLine(s.Spooled, s.Lost, s.LastError, sf.spoolDir())
+	}
+	return tp, undelivered, st.close, nil
+}
+
+// undeliveredLine is the one line a run prints about rows it did not
+// deliver, or "" when it delivered everything.
+func undeliveredLine(spooled, lost int64, reason, dir string) string {
+	switch {
+	case lost > 0:
+		return fmt.Sprintf("%d rows not delivered and lost (%s); %d spooled in %s", lost, reason, spooled, dir)
+	case spooled > 0:
+		return fmt.Sprintf("%d rows not delivered (%s); spooled in %s, stored by the next convtrace run or serve with this --data", spooled, reason, dir)
+	}
+	return ""
+}
+
+// spoolingProvider records through exp, spooling what it fails to export.
+func spoolingProvider(exp sdktrace.SpanExporter, dir, project string) (provider, func() string) {
+	sp := &spoolOnError{next: exp, dir: dir}
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String(schema.KeyServiceName, project), attribute.String(schema.KeyProject, project))),
+		sdktrace.WithSpanProcessor(instrument.NewSpanProcessor()),
+		sdktrace.WithBatcher(sp),
+	)
+	return tp, sp.undelivered
+}
+
+// spoolOnError exports through next and, when that fails after its own
+// retries, spools the spans' rows (mapped as the collector maps them) for
+// a later run or serve on the data folder to store in ClickHouse.
+type spoolOnError struct {
+	next sdktrace.SpanExporter
+	dir  string
+
+	mu            sync.Mutex
+	spooled, lost int64
+	reason        error
+}
+
+func (s *spoolOnError) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	err := s.next.ExportSpans(ctx, spans)
+	if err == nil {
+		return nil
+	}
+	n, spoolErr := collector.SpoolSpans(s.dir, spans)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reason = err
+	if spoolErr != nil {
+		s.lost += int64(len(spans))
+		s.reason = fmt.Errorf("%w; spool: %w", err, spoolErr)
+	}
+	s.spooled += int64(n)
+	return nil // said once by undelivered, not by the SDK's error handler per batch
+}
+
+func (s *spoolOnError) Shutdown(ctx context.Context) error { return s.next.Shutdown(ctx) }
+
+func (s *spoolOnError) undelivered() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reason == nil {
+		return ""
+	}
+	return undeliveredLine(s.spooled, s.lost, s.reason.Error(), s.dir)
+}
+
+// unreachable exports nothing, failing with why storage could not be found.
+type unreachable struct{ err error }
+
+func (u unreachable) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return u.err }
+func (unreachable) Shutdown(context.Context) error                               { return nil }
+
+// tracesURL turns an OTLP base URL, as OTEL_EXPORTER_OTLP_ENDPOINT takes,
+// into its traces endpoint; a URL already ending in /v1/traces is kept.
+func tracesURL(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", errors.New("want an http(s) URL such as http://127.0.0.1:4318")
+	}
+	if !strings.HasSuffix(u.Path, "/v1/traces") {
+		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
+	}
+	return u.String(), nil
 }

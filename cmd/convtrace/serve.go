@@ -58,6 +58,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			collector.WithPrices(p),
 			collector.WithFlushInterval(time.Second),
 			collector.WithBatchSize(50_000),
+			collector.WithSpool(sf.spoolDir()), // stores what convtrace run spooled, and keeps what expires unstored
 			collector.WithInsertObserver(func(d time.Duration) { insertSeconds.Observe(d.Seconds()) }),
 		)
 		if err != nil {

@@ -39,23 +39,16 @@ type storage struct {
 	server *chserver.Server
 }
 
+// spoolDir is where rows that could not be stored wait for the next
+// convtrace run or serve on this data folder.
+func (f *storageFlags) spoolDir() string { return filepath.Join(f.dataDir, "spool") }
+
 // open connects to the DSN, or to a local server (reusing one already
 // running in the data folder, else starting one), and migrates.
 func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, error) {
-	s := &storage{dsn: f.dsn}
-	if s.dsn == "" {
-		dir := filepath.Join(f.dataDir, "clickhouse")
-		srv, err := chserver.Ensure(ctx, dir)
-		if err != nil {
-			return nil, fmt.Errorf("local clickhouse: %w", err)
-		}
-		s.server = srv
-		s.dsn = srv.DSN(schema.DefaultDatabase)
-		if srv.Owned() {
-			fmt.Fprintf(progress, "started local ClickHouse in %s (%s)\n", dir, s.dsn)
-		} else {
-			fmt.Fprintf(progress, "using the local ClickHouse already running in %s (%s)\n", dir, s.dsn)
-		}
+	s, err := f.locate(ctx, progress)
+	if err != nil {
+		return nil, err
 	}
 	conn, err := schema.Open(ctx, s.dsn)
 	if err != nil {
@@ -70,6 +63,27 @@ func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, 
 	}
 	for _, m := range res.Applied {
 		fmt.Fprintf(progress, "applied migration %04d_%s\n", m.Version, m.Name)
+	}
+	return s, nil
+}
+
+// locate returns the DSN, or that of a local server (reusing one already
+// running in the data folder, else starting one), without connecting.
+func (f *storageFlags) locate(ctx context.Context, progress io.Writer) (*storage, error) {
+	s := &storage{dsn: f.dsn}
+	if s.dsn == "" {
+		dir := filepath.Join(f.dataDir, "clickhouse")
+		srv, err := chserver.Ensure(ctx, dir)
+		if err != nil {
+			return nil, fmt.Errorf("local clickhouse: %w", err)
+		}
+		s.server = srv
+		s.dsn = srv.DSN(schema.DefaultDatabase)
+		if srv.Owned() {
+			fmt.Fprintf(progress, "started local ClickHouse in %s (%s)\n", dir, s.dsn)
+		} else {
+			fmt.Fprintf(progress, "using the local ClickHouse already running in %s (%s)\n", dir, s.dsn)
+		}
 	}
 	return s, nil
 }

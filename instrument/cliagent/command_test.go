@@ -53,7 +53,7 @@ func provider(t *testing.T, opts ...collector.Option) (*sdktrace.TracerProvider,
 	sr := tracetest.NewSpanRecorder()
 	tp.RegisterSpanProcessor(sr)
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return tp, sr, conn
+	return tp.TracerProvider, sr, conn
 }
 
 type row struct {

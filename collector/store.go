@@ -1,0 +1,229 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// BatchConn is what the writer needs of a ClickHouse connection.
+type BatchConn interface {
+	PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error)
+	Close() error
+}
+
+// dialer connects to storage and makes the schema current. The writer calls
+// it lazily and again after a failure, so a pipeline can start while
+// ClickHouse is down.
+type dialer func(ctx context.Context) (BatchConn, error)
+
+// dialDSN returns a dialer that opens dsn's database (creating it) and
+// migrates it.
+func dialDSN(dsn string) dialer {
+	return func(ctx context.Context) (BatchConn, error) {
+		conn, err := schema.Open(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := schema.Migrate(ctx, conn); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
+}
+
+var (
+	insertTurns  = "INSERT INTO conversations (" + strings.Join(schema.TurnColumns, ", ") + ")"
+	insertSpans  = "INSERT INTO spans (" + strings.Join(schema.SpanColumns, ", ") + ")"
+	insertStaged = "INSERT INTO join_staging (" + strings.Join(schema.StagedColumns, ", ") + ")"
+)
+
+// result is what became of a batch's inserts: each table's error, nil when
+// its rows were stored or it had none.
+type result struct{ staged, turns, spans error }
+
+// failing is the result of a batch none of whose inserts was tried.
+func failing(err error) result { return result{staged: err, turns: err, spans: err} }
+
+// of is the result an item is told: only the errors of inserts holding its
+// rows.
+func (r result) of(a ack) error {
+	var errs []error
+	if a.staged {
+		errs = append(errs, r.staged)
+	}
+	if a.turns {
+		errs = append(errs, r.turns)
+	}
+	if a.spans {
+		errs = append(errs, r.spans)
+	}
+	return errors.Join(errs...)
+}
+
+// store writes the rows of sets, one insert per table, unless the back-off
+// after a failure still runs.
+func (w *writer) store(sets ...rows) result {
+	var turns [][]schema.Turn
+	var spans [][]schema.Span
+	var staged [][]schema.Staged
+	var nt, ns, nst int
+	for _, s := range sets {
+		turns, spans, staged = append(turns, s.Turns), append(spans, s.Spans), append(staged, s.Staged)
+		nt, ns, nst = nt+len(s.Turns), ns+len(s.Spans), nst+len(s.Staged)
+	}
+	if nt+ns+nst == 0 {
+		return result{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.writeTimeout)
+	defer cancel()
+	if err := w.gate.wait(); err != nil {
+		return failing(err)
+	}
+	if err := w.connect(ctx); err != nil {
+		w.failed(err)
+		return failing(err)
+	}
+	var res result
+	// Staged halves go first: a request that stages them is acknowledged
+	// only once they are durable. Their receive time is when they are
+	// stored, so that a row becomes visible at most a write timeout after
+	// it (staging.go).
+	now := uint64(time.Now().UnixNano())
+	for _, set := range staged {
+		for i := range set {
+			set[i].ReceivedNS = now
+		}
+	}
+	if err := w.timed(nst, func() error {
+		return insertRows(ctx, w.conn, insertStaged, (*schema.Staged).Values, staged...)
+	}); err != nil {
+		res.staged = fmt.Errorf("write join_staging: %w", err)
+	} else {
+		w.written.Add(int64(nst))
+	}
+	if err := w.timed(nt, func() error {
+		return insertRows(ctx, w.conn, insertTurns, (*schema.Turn).Values, turns...)
+	}); err != nil {
+		res.turns = fmt.Errorf("write conversations: %w", err)
+	} else {
+		w.written.Add(int64(nt))
+	}
+	if err := w.timed(ns, func() error {
+		return insertRows(ctx, w.conn, insertSpans, (*schema.Span).Values, spans...)
+	}); err != nil {
+		res.spans = fmt.Errorf("write spans: %w", err)
+	} else {
+		w.written.Add(int64(ns))
+	}
+	if err := errors.Join(res.staged, res.turns, res.spans); err != nil {
+		w.failed(err)
+		// A connection that failed otherwise than by the server refusing
+		// the rows is redialled: the pool may hold sockets of a dead server.
+		if !refusedByServer(err) && w.conn != nil {
+			_ = w.conn.Close()
+			w.conn = nil
+		}
+	} else {
+		w.gate.reset()
+		w.connected.Store(true)
+	}
+	return res
+}
+
+// failed records a storage failure: the back-off, the error Stats shows,
+// and one warning when storage stops answering rather than one per batch.
+func (w *writer) failed(err error) {
+	w.gate.fail(err)
+	msg := err.Error()
+	w.lastErr.Store(&msg)
+	if w.connected.Swap(false) {
+		w.cfg.logger.Warn("convtrace: storage failing; rows are kept or refused until it answers", "err", err)
+	}
+}
+
+// refusedByServer reports whether ClickHouse answered and refused, as
+// opposed to a connection or timeout error.
+func refusedByServer(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex)
+}
+
+// connect dials storage unless connected.
+func (w *writer) connect(ctx context.Context) error {
+	if w.conn != nil {
+		return nil
+	}
+	conn, err := w.dial(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	w.conn = conn
+	w.connected.Store(true)
+	return nil
+}
+
+// backoff spaces attempts to reach storage after a failure (doubling from
+// 100 ms up to 5 s) instead of trying for every batch of a busy pipeline.
+type backoff struct {
+	delay time.Duration
+	next  time.Time
+	err   error
+}
+
+func (b *backoff) wait() error {
+	if time.Now().Before(b.next) {
+		return fmt.Errorf("%w (next attempt in %s)", b.err, time.Until(b.next).Round(time.Millisecond))
+	}
+	return nil
+}
+
+func (b *backoff) fail(err error) {
+	b.delay = min(max(2*b.delay, 100*time.Millisecond), 5*time.Second)
+	b.next, b.err = time.Now().Add(b.delay), err
+}
+
+func (b *backoff) reset() { b.delay, b.next = 0, time.Time{} }
+
+// timed runs one insert of n rows, reporting its duration to the
+// insert-latency observer when there is one.
+func (w *writer) timed(n int, insert func() error) error {
+	if n == 0 {
+		return nil
+	}
+	start := time.Now()
+	err := insert()
+	if w.cfg.observeInsert != nil {
+		w.cfg.observeInsert(time.Since(start))
+	}
+	return err
+}
+
+// insertRows sends rows as one batch: prepare, append, send, each error
+// wrapped with its step.
+func insertRows[R any](ctx context.Context, conn BatchConn, query string, values func(*R) []any, sets ...[]R) error {
+	batch, err := conn.PrepareBatch(ctx, query)
+	if err != nil {
+		return fmt.Errorf("prepare batch: %w", err)
+	}
+	defer batch.Close()
+	for _, rows := range sets {
+		for i := range rows {
+			if err := batch.Append(values(&rows[i])...); err != nil {
+				return fmt.Errorf("append to batch: %w", err)
+			}
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("send batch: %w", err)
+	}
+	return nil
+}
