@@ -188,7 +188,7 @@ func (in *Ingester) sweepLoop(every, margin time.Duration) {
 	for {
 		select {
 		case <-tick.C:
-			n, err := in.st.sweep(ctx, margin)
+			n, err := in.st.sweep(ctx, 2*every, margin)
 			in.joined.Add(int64(n))
 			if err != nil && ctx.Err() == nil {
 				in.joinFailures.Add(1)

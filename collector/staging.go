@@ -440,22 +440,27 @@ func (c *stagedCall) add(kind uint8, pos uint32, received uint64, payload []byte
 	return nil
 }
 
-// selectDue finds the calls with records not yet merged into written turns
-// whose first record was received before the cutoff.
+// selectDue finds the calls with records not yet merged into written
+// turns whose first record was stored before the window cutoff, and the
+// calls never written that have a span and log records, none stored after
+// the settle cutoff: their request may have failed to complete them.
 const selectDue = `
 SELECT trace_id, span_id
 FROM join_staging
 WHERE ts >= ?
 GROUP BY trace_id, span_id
 HAVING uniqExactIf(record_id, kind < 2) > maxIf(merged, kind = 2)
-   AND minIf(received_ns, kind < 2) <= ?
+   AND (minIf(received_ns, kind < 2) <= ?
+        OR (maxIf(merged, kind = 2) = 0 AND countIf(kind = 0) > 0 AND countIf(kind = 1) > 0
+            AND maxIf(received_ns, kind < 2) <= ?))
 LIMIT 10000`
 
 // sweep completes the calls whose window ended, including those staged by
-// another instance, or by this one before a crash: the first sweep reads
-// every record kept, later ones what arrived since a little before the
-// previous sweep. Once a minute it drops what is past stagingKept.
-func (st *stager) sweep(ctx context.Context, margin time.Duration) (int, error) {
+// another instance, or by this one before a crash, and complete calls a
+// request failed to write once they settled: the first sweep reads every
+// record kept, later ones what arrived since a little before the previous
+// sweep. Once a minute it drops what is past stagingKept.
+func (st *stager) sweep(ctx context.Context, settle, margin time.Duration) (int, error) {
 	now := time.Now()
 	from := st.sweptFrom
 	if from.IsZero() {
@@ -465,7 +470,8 @@ func (st *stager) sweep(ctx context.Context, margin time.Duration) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	rows, err := conn.Query(ctx, selectDue, from.Truncate(time.Second), uint64(now.Add(-st.window-st.grace).UnixNano()))
+	rows, err := conn.Query(ctx, selectDue, from.Truncate(time.Second),
+		uint64(now.Add(-st.window-st.grace).UnixNano()), uint64(now.Add(-settle).UnixNano()))
 	if err != nil {
 		st.close()
 		return 0, fmt.Errorf("find due calls: %w", err)
