@@ -393,7 +393,7 @@ func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, erro
 			continue
 		}
 		if seen[k][r.RecordID] {
-			continue // delivered twice, not yet folded
+			continue // a later copy of a record delivered twice
 		}
 		seen[k][r.RecordID] = true
 		if c.records == 0 || r.ReceivedNS < c.firstNS {

@@ -5,8 +5,10 @@
 -- window end, writes its turns, after a crash or restart too. A kind 2 row
 -- records that turns were written: how many records they merged, and the
 -- sort key each turn was first written with, which later writes keep.
--- payload is the record as a one-record OTLP protobuf request. Hourly
--- partitions let the collector drop what is past the late window.
+-- payload is the record as a one-record OTLP protobuf request. A plain
+-- MergeTree keeps every copy of a record delivered twice: readers take the
+-- earliest, which a replacing merge could drop. Hourly partitions let the
+-- collector drop what is past the late window.
 CREATE TABLE IF NOT EXISTS join_staging
 (
     trace_id    String,
@@ -19,6 +21,6 @@ CREATE TABLE IF NOT EXISTS join_staging
     payload     String{{codec}},
     ts          DateTime DEFAULT toDateTime(intDiv(received_ns, 1000000000))
 )
-ENGINE = ReplacingMergeTree
+ENGINE = MergeTree
 PARTITION BY intDiv(toUInt32(ts), 3600)
 ORDER BY (trace_id, span_id, record_id)
