@@ -1,43 +1,25 @@
 package collector_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/faulttest"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestBufferFullLosesOldestWithOneWarning keeps rows while storage is down
 // up to the buffer's bytes, then drops the oldest: counted, and said in one
 // warning, not one line per batch.
 func TestBufferFullLosesOldestWithOneWarning(t *testing.T) {
-	var logs lockedBuffer
+	var logs faulttest.Buffer
 	tp, err := collector.NewTracerProvider("clickhouse://"+freeAddr(t)+"/convtrace",
 		collector.WithBufferSize(64<<10), collector.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err != nil {

@@ -7,15 +7,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/faulttest"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -110,20 +108,7 @@ func TestRunRecordsCodex(t *testing.T) {
 // shows running while it is fresh, then interrupted, its prompt kept.
 func TestKilledRunLeavesAnInterruptedCall(t *testing.T) {
 	s := startServe(t, "--interrupted-after", "3s")
-	bin := filepath.Join(t.TempDir(), "convtrace")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "run", "--clickhouse", s.dsn, "--thread", "killed", "--", "sleep", "30")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // to kill the agent with it
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	kill := sync.OnceFunc(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	t.Cleanup(kill)
+	run := faulttest.Start(t, nil, "run", "--clickhouse", s.dsn, "--thread", "killed", "--", "sleep", "30")
 
 	prompt := func() (viewer.Turn, bool) {
 		res, err := http.Get(s.viewer + "/api/threads/killed/turns?role=prompt")
@@ -155,7 +140,7 @@ func TestKilledRunLeavesAnInterruptedCall(t *testing.T) {
 	if !p.Running || p.Interrupted {
 		t.Errorf("prompt of the live run: running %v, interrupted %v; want running", p.Running, p.Interrupted)
 	}
-	kill()
+	run.Kill(t)
 	killedAt := time.Now()
 	p = waitFor("interrupted call", func(p viewer.Turn) bool { return p.Interrupted })
 	t.Logf("interrupted %v after the kill", time.Since(killedAt).Round(time.Millisecond))

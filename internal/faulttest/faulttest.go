@@ -90,17 +90,19 @@ type Process struct {
 	// The addresses `convtrace serve` printed (host:port), when it serves.
 	Viewer, OTLPHTTP, OTLPGRPC string
 
-	out    *lockedBuffer
+	out    *Buffer
 	exited chan struct{}
 }
 
-// Start runs the convtrace binary with args. It is killed when the test
-// ends if it still runs.
+// Start runs the convtrace binary with args in a process group of its own,
+// so that Kill kills the agent a `convtrace run` runs too. It is killed
+// when the test ends if it still runs.
 func Start(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
 	cmd := exec.Command(Binary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
-	p := &Process{Cmd: cmd, out: new(lockedBuffer), exited: make(chan struct{})}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &Process{Cmd: cmd, out: new(Buffer), exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start convtrace: %v", err)
@@ -151,7 +153,8 @@ func Serve(t testing.TB, env []string, extra ...string) *Process {
 	return nil
 }
 
-// Kill kills the process with SIGKILL and waits for it to exit.
+// Kill kills the process and its process group with SIGKILL and waits
+// for it to exit.
 func (p *Process) Kill(t testing.TB) {
 	t.Helper()
 	select {
@@ -159,7 +162,7 @@ func (p *Process) Kill(t testing.TB) {
 		return
 	default:
 	}
-	_ = p.Cmd.Process.Kill()
+	_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
 	<-p.exited
 }
 
@@ -178,18 +181,20 @@ func (p *Process) Wait(t testing.TB, d time.Duration) int {
 // Output returns what the process printed so far, stdout and stderr.
 func (p *Process) Output() string { return p.out.String() }
 
-type lockedBuffer struct {
+// Buffer is a bytes.Buffer safe for concurrent writes and reads: a child
+// process's output, or a logger's, read while it runs.
+type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+func (l *Buffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+func (l *Buffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
