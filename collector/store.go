@@ -103,27 +103,15 @@ func (w *writer) store(sets ...rows) result {
 			set[i].ReceivedNS = now
 		}
 	}
-	if err := w.timed(nst, func() error {
+	res.staged = w.insert("join_staging", nst, func() error {
 		return insertRows(ctx, w.conn, insertStaged, (*schema.Staged).Values, staged...)
-	}); err != nil {
-		res.staged = fmt.Errorf("write join_staging: %w", err)
-	} else {
-		w.written.Add(int64(nst))
-	}
-	if err := w.timed(nt, func() error {
+	})
+	res.turns = w.insert("conversations", nt, func() error {
 		return insertRows(ctx, w.conn, insertTurns, (*schema.Turn).Values, turns...)
-	}); err != nil {
-		res.turns = fmt.Errorf("write conversations: %w", err)
-	} else {
-		w.written.Add(int64(nt))
-	}
-	if err := w.timed(ns, func() error {
+	})
+	res.spans = w.insert("spans", ns, func() error {
 		return insertRows(ctx, w.conn, insertSpans, (*schema.Span).Values, spans...)
-	}); err != nil {
-		res.spans = fmt.Errorf("write spans: %w", err)
-	} else {
-		w.written.Add(int64(ns))
-	}
+	})
 	if err := errors.Join(res.staged, res.turns, res.spans); err != nil {
 		w.failed(err)
 		// A connection that failed otherwise than by the server refusing
@@ -193,18 +181,22 @@ func (b *backoff) fail(err error) {
 
 func (b *backoff) reset() { b.delay, b.next = 0, time.Time{} }
 
-// timed runs one insert of n rows, reporting its duration to the
-// insert-latency observer when there is one.
-func (w *writer) timed(n int, insert func() error) error {
+// insert runs one insert of n rows into table, counting them written and
+// reporting its duration to the insert-latency observer when there is one.
+func (w *writer) insert(table string, n int, do func() error) error {
 	if n == 0 {
 		return nil
 	}
 	start := time.Now()
-	err := insert()
+	err := do()
 	if w.cfg.observeInsert != nil {
 		w.cfg.observeInsert(time.Since(start))
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("write %s: %w", table, err)
+	}
+	w.written.Add(int64(n))
+	return nil
 }
 
 // insertRows sends rows as one batch: prepare, append, send, each error
