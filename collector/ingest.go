@@ -45,8 +45,9 @@ type IngestStats struct {
 // or halves of calls in join_staging, which any Ingester on the same
 // database completes (see staging.go).
 type Ingester struct {
-	w  *writer
-	st *stager
+	w      *writer
+	st     *stager
+	health *health
 
 	spansReceived, logsReceived, logsRejected atomic.Int64
 	turnsMapped, mapFailures                  atomic.Int64
@@ -54,7 +55,8 @@ type Ingester struct {
 
 	stopOnce sync.Once
 	stop     chan struct{}
-	stopped  chan struct{}
+	stopped  chan struct{} // the sweep loop ended
+	probed   chan struct{} // the health probe ended
 }
 
 // NewIngester returns an ingester writing to the ClickHouse database named
@@ -76,9 +78,15 @@ func NewIngester(dsn string, opts ...Option) (*Ingester, error) {
 		w:       newWriter(dialDSN(dsn), cfg),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
+		probed:  make(chan struct{}),
 	}
 	in.st = &stager{w: in.w, window: cfg.joinWindow, grace: cfg.writeTimeout, turns: in.turns,
 		dial: func(ctx context.Context) (stagingConn, error) { return schema.Open(ctx, dsn) }}
+	in.health = newHealth(func(ctx context.Context) (pinger, error) { return schema.Open(ctx, dsn) })
+	go func() {
+		defer close(in.probed)
+		in.health.run(in.stop)
+	}()
 	go in.sweepLoop(min(max(cfg.joinWindow/10, 10*time.Millisecond), 5*time.Second), time.Minute)
 	return in, nil
 }
@@ -200,13 +208,9 @@ func (in *Ingester) sweepLoop(every, margin time.Duration) {
 	}
 }
 
-// Ready reports whether storage took the last connect or write.
-func (in *Ingester) Ready(context.Context) error {
-	if !in.w.connected.Load() {
-		return errors.New("clickhouse not reachable")
-	}
-	return nil
-}
+// Ready reports whether the last probe of storage, at most 1.5 s ago,
+// was answered.
+func (in *Ingester) Ready(context.Context) error { return in.health.ready() }
 
 // Stats reports the ingester's counters.
 func (in *Ingester) Stats() IngestStats {
@@ -230,6 +234,7 @@ func (in *Ingester) Shutdown(ctx context.Context) error {
 	in.stopOnce.Do(func() {
 		close(in.stop)
 		<-in.stopped
+		<-in.probed
 	})
 	return in.w.shutdown(ctx)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,11 +31,20 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
 	prices := fs.String("prices", "", "price file (YAML or JSON) whose entries add to and override the built-in price table")
 	interruptedAfter := fs.Duration("interrupted-after", viewer.DefaultInterruptedAfter, "show a call that has not ended as interrupted once its recorder sent no heartbeat for this long")
-	token := fs.String("token", os.Getenv("CONVTRACE_TOKEN"), "token every viewer page and API request must carry (env CONVTRACE_TOKEN); without one the viewer listens on loopback only")
+	token := fs.String("token", os.Getenv("CONVTRACE_TOKEN"), "token every viewer page and API request must carry (env CONVTRACE_TOKEN), and OTLP requests and /metrics too unless --otlp-token is set; without one the viewer and OTLP listen on loopback only")
+	otlpToken := fs.String("otlp-token", os.Getenv("CONVTRACE_OTLP_TOKEN"), "token OTLP requests and /metrics must carry instead of --token (env CONVTRACE_OTLP_TOKEN)")
+	memoryLimit := fs.Int64("otlp-memory-limit", otlpreceiver.DefaultMemoryLimit, "memory the OTLP requests in flight may hold, in bytes; beyond it senders are told to retry later")
+	storeTimeout := fs.Duration("otlp-store-timeout", otlpreceiver.DefaultStoreTimeout, "how long an OTLP request waits for storage before it is answered retry-later")
 	return func(ctx context.Context, out streams, _ []string) error {
-		if err := checkListen(*listen, *token); err != nil {
-			return err
+		ingestToken := cmp.Or(*otlpToken, *token)
+		for _, l := range []struct{ flag, addr, token string }{
+			{"--listen", *listen, *token}, {"--otlp-http", *otlpHTTP, ingestToken}, {"--otlp-grpc", *otlpGRPC, ingestToken},
+		} {
+			if err := checkListen(l.flag, l.addr, l.token); err != nil {
+				return err
+			}
 		}
+		limitMemory(*memoryLimit)
 		p, err := loadPrices(*prices)
 		if err != nil {
 			return err
@@ -89,11 +100,12 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if err := serveHTTP(*listen, viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter)).Handler(), "convtrace viewer"); err != nil {
 			return err
 		}
-		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody))}
+		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody)),
+			otlpreceiver.WithMemoryLimit(*memoryLimit), otlpreceiver.WithStoreTimeout(*storeTimeout), otlpreceiver.WithToken(ingestToken)}
 		if *otlpHTTP != "" {
 			mux := http.NewServeMux()
 			mux.Handle("/v1/", otlpreceiver.NewHTTPHandler(ing, recvOpts...))
-			mux.Handle("/", otlpreceiver.NewOpsHandler(reg, ing.Ready))
+			mux.Handle("/", otlpreceiver.NewOpsHandler(reg, ing.Ready, otlpreceiver.WithToken(ingestToken)))
 			if err := serveHTTP(*otlpHTTP, mux, "OTLP/HTTP receiver"); err != nil {
 				return err
 			}
@@ -130,15 +142,16 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	}
 }
 
-// checkListen refuses a viewer address other than loopback when no token
-// guards it: the viewer shows everything the agents said.
-func checkListen(addr, token string) error {
-	if token != "" {
+// checkListen refuses an address other than loopback for what flag
+// serves when no token guards it: the viewer shows everything the agents
+// said, and OTLP lets anyone write. An empty address serves nothing.
+func checkListen(flag, addr, token string) error {
+	if token != "" || addr == "" {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %w", addr, err)
+		return fmt.Errorf("%s %q: %w", flag, addr, err)
 	}
 	if host == "localhost" {
 		return nil
@@ -146,5 +159,15 @@ func checkListen(addr, token string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("--listen %s is not a loopback address: set --token (or CONVTRACE_TOKEN) to serve the viewer beyond this machine", addr)
+	return fmt.Errorf("%s %s is not a loopback address: set --token (or CONVTRACE_TOKEN) to serve beyond this machine", flag, addr)
+}
+
+// limitMemory sets the Go runtime's soft memory limit from the OTLP memory
+// limit, unless GOMEMLIMIT sets it: twice the requests' share, for the
+// write queue, batches and garbage not yet collected, and 128 MiB for the
+// rest. The collector then collects garbage sooner instead of growing.
+func limitMemory(requests int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(2*requests + 128<<20)
+	}
 }

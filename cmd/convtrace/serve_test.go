@@ -291,3 +291,53 @@ func TestServeViewerToken(t *testing.T) {
 		}
 	}
 }
+
+// OTLP is guarded like the viewer: a non-loopback receiver needs a token,
+// and with one every export and /metrics must carry it; --otlp-token is a
+// separate ingest token.
+func TestServeIngestToken(t *testing.T) {
+	for _, args := range [][]string{{"--otlp-http", "0.0.0.0:0"}, {"--otlp-grpc", "0.0.0.0:0"}} {
+		var stderr strings.Builder
+		code := run(context.Background(), append([]string{"serve", "--clickhouse", "clickhouse://127.0.0.1:1/x"}, args...),
+			streams{io.Discard, &stderr, strings.NewReader("")})
+		if code != 1 || !strings.Contains(stderr.String(), args[0]+" 0.0.0.0:0 is not a loopback address: set --token") {
+			t.Errorf("serve %s without a token: exit %d, stderr %q; want 1 and a refusal naming the flag", args, code, stderr.String())
+		}
+	}
+
+	s := startServe(t, "--token", "viewer-token", "--otlp-token", "ingest-token")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		token  string
+		stored bool
+	}{{"", false}, {"viewer-token", false}, {"ingest-token", true}} {
+		model := "gpt-token-" + tc.token
+		opts := []otlptracehttp.Option{otlptracehttp.WithEndpoint(s.otlpHTTP), otlptracehttp.WithInsecure(),
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
+		if tc.token != "" {
+			opts = append(opts, otlptracehttp.WithHeaders(map[string]string{"Authorization": "Bearer " + tc.token}))
+		}
+		exp, err := otlptracehttp.New(ctx, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+		emitGenAICall(tp, model, "Who may write?", "Whoever holds the token.")
+		_ = tp.Shutdown(ctx)
+		if got := turnsOfModel(t, s.conn, model); (len(got) == 2) != tc.stored {
+			t.Errorf("export with token %q: stored %d turns, want stored %v", tc.token, len(got), tc.stored)
+		}
+		req, _ := http.NewRequest(http.MethodGet, "http://"+s.otlpHTTP+"/metrics", nil)
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if (res.StatusCode == http.StatusOK) != tc.stored {
+			t.Errorf("GET /metrics with token %q: %d", tc.token, res.StatusCode)
+		}
+	}
+}

@@ -24,9 +24,32 @@ type fakeIngester struct {
 	calls  int
 	result collector.Result
 	err    error
+	// hold, when set, keeps every call waiting until it is closed or the
+	// call's context ends (then the context's error is returned).
+	hold    chan struct{}
+	waiting int // calls that reached hold
 }
 
-func (f *fakeIngester) Traces(_ context.Context, rs []*tracepb.ResourceSpans) (collector.Result, error) {
+// wait blocks on hold.
+func (f *fakeIngester) wait(ctx context.Context) error {
+	if f.hold == nil {
+		return nil
+	}
+	f.mu.Lock()
+	f.waiting++
+	f.mu.Unlock()
+	select {
+	case <-f.hold:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *fakeIngester) Traces(ctx context.Context, rs []*tracepb.ResourceSpans) (collector.Result, error) {
+	if err := f.wait(ctx); err != nil {
+		return collector.Result{}, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -37,7 +60,10 @@ func (f *fakeIngester) Traces(_ context.Context, rs []*tracepb.ResourceSpans) (c
 	return f.result, nil
 }
 
-func (f *fakeIngester) Logs(_ context.Context, rl []*logspb.ResourceLogs) (collector.Result, error) {
+func (f *fakeIngester) Logs(ctx context.Context, rl []*logspb.ResourceLogs) (collector.Result, error) {
+	if err := f.wait(ctx); err != nil {
+		return collector.Result{}, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -46,6 +72,12 @@ func (f *fakeIngester) Logs(_ context.Context, rl []*logspb.ResourceLogs) (colle
 	}
 	f.logs = append(f.logs, rl...)
 	return f.result, nil
+}
+
+func (f *fakeIngester) waitingCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.waiting
 }
 
 func (f *fakeIngester) callCount() int {

@@ -2,6 +2,7 @@ package otlpreceiver
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
@@ -14,6 +15,7 @@ import (
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
@@ -30,6 +32,14 @@ func NewGRPCServer(ing Ingester, opts ...Option) *grpc.Server {
 	sopts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(min(cfg.maxBody, int64(maxInt)))),
 		grpc.ForceServerCodecV2(codec{}),
+		// Before the message is read: a sender without the token costs
+		// nothing.
+		grpc.InTapHandle(func(ctx context.Context, info *tap.Info) (context.Context, error) {
+			if !authorized(cfg.tokens, strings.Join(info.Header.Get("authorization"), "")) {
+				return nil, status.Error(codes.Unauthenticated, "missing or wrong token: send the metadata authorization: Bearer TOKEN")
+			}
+			return ctx, nil
+		}),
 	}, cfg.grpcOpts...)
 	s := grpc.NewServer(sopts...)
 	s.RegisterService(&traceServiceDesc, &traceServer{r: r})
@@ -82,9 +92,11 @@ func traceExportHandler(srv any, ctx context.Context, dec func(any) error, inter
 	start := time.Now()
 	defer s.r.observe(traces, start)
 	req := new(coltracepb.ExportTraceServiceRequest)
-	if err := s.r.decodeGRPC(traces, dec, req); err != nil {
+	release, err := s.r.decodeGRPC(traces, dec, req)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if interceptor == nil {
 		return s.Export(ctx, req)
 	}
@@ -115,9 +127,11 @@ func logsExportHandler(srv any, ctx context.Context, dec func(any) error, interc
 	start := time.Now()
 	defer s.r.observe(logs, start)
 	req := new(collogspb.ExportLogsServiceRequest)
-	if err := s.r.decodeGRPC(logs, dec, req); err != nil {
+	release, err := s.r.decodeGRPC(logs, dec, req)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if interceptor == nil {
 		return s.Export(ctx, req)
 	}
@@ -131,21 +145,29 @@ func (r *receiver) observe(sig *signal, start time.Time) {
 	r.m.duration.WithLabelValues(sig.name, transportGRPC).Observe(time.Since(start).Seconds())
 }
 
-// decodeGRPC receives the raw request through dec and decodes it into msg.
-func (r *receiver) decodeGRPC(sig *signal, dec func(any) error, msg proto.Message) error {
+// decodeGRPC receives the raw request through dec, admits it to the
+// memory limit and decodes it into msg. The caller calls release once the
+// request is answered.
+func (r *receiver) decodeGRPC(sig *signal, dec func(any) error, msg proto.Message) (release func(), err error) {
 	var raw rawMessage
 	if err := dec(&raw); err != nil {
 		if status.Code(err) == codes.ResourceExhausted {
 			r.m.rejectedRequests.WithLabelValues(sig.name, transportGRPC, reasonTooLarge).Inc()
 		}
-		return err // already a status from gRPC
+		return nil, err // already a status from gRPC
 	}
 	defer raw.buf.Free()
-	if err := r.decodeProto(sig, transportGRPC, raw.buf.ReadOnlyData(), msg); err != nil {
-		r.m.rejectedRequests.WithLabelValues(sig.name, transportGRPC, reasonMalformed).Inc()
-		return status.Error(codes.InvalidArgument, "malformed request: "+err.Error())
+	adm := r.adm.admit(int64(raw.buf.Len()))
+	if adm == nil {
+		r.m.rejectedRequests.WithLabelValues(sig.name, transportGRPC, reasonOverloaded).Inc()
+		return nil, r.retryLaterGRPC(codes.ResourceExhausted, errOverloaded)
 	}
-	return nil
+	if err := r.decodeProto(sig, transportGRPC, raw.buf.ReadOnlyData(), msg); err != nil {
+		adm.release()
+		r.m.rejectedRequests.WithLabelValues(sig.name, transportGRPC, reasonMalformed).Inc()
+		return nil, status.Error(codes.InvalidArgument, "malformed request: "+err.Error())
+	}
+	return adm.release, nil
 }
 
 // exportGRPC stores a request and maps a storage failure to Unavailable
@@ -155,11 +177,17 @@ func (r *receiver) exportGRPC(ctx context.Context, sig *signal, req proto.Messag
 	if err == nil {
 		return resp, nil
 	}
-	st := status.New(codes.Unavailable, err.Error())
+	return nil, r.retryLaterGRPC(codes.Unavailable, err)
+}
+
+// retryLaterGRPC is an error with the delay senders should wait, which
+// makes the OTel SDKs retry Unavailable and ResourceExhausted alike.
+func (r *receiver) retryLaterGRPC(code codes.Code, err error) error {
+	st := status.New(code, err.Error())
 	if withDelay, derr := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(r.retryAfter)}); derr == nil {
 		st = withDelay
 	}
-	return nil, st.Err()
+	return st.Err()
 }
 
 // rawMessage receives a request's bytes undecoded from codec.

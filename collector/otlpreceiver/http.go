@@ -83,6 +83,12 @@ func (e *httpEndpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		e.r.m.duration.WithLabelValues(e.sig.name, transportHTTP).Observe(time.Since(start).Seconds())
 	}()
 
+	if !authorized(e.r.tokens, req.Header.Get("Authorization")) {
+		e.r.m.rejectedRequests.WithLabelValues(e.sig.name, transportHTTP, reasonUnauthorized).Inc()
+		w.Header().Set("WWW-Authenticate", `Bearer realm="convtrace"`)
+		http.Error(w, "missing or wrong token: send Authorization: Bearer TOKEN", http.StatusUnauthorized)
+		return
+	}
 	if req.Method != http.MethodPost {
 		e.r.m.rejectedRequests.WithLabelValues(e.sig.name, transportHTTP, reasonMethodNotAllowed).Inc()
 		w.Header().Set("Allow", http.MethodPost)
@@ -98,12 +104,22 @@ func (e *httpEndpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 
+	adm := e.r.adm.admit(max(req.ContentLength, 0))
+	if adm == nil {
+		e.overloaded(w, f)
+		return
+	}
+	defer adm.release()
 	buf := getBuffer()
 	defer putBuffer(buf)
 	msg := e.sig.newRequest()
-	err := e.r.readBody(w, req, buf)
+	err := e.r.readBody(w, req, buf, adm)
 	if err == nil {
 		err = e.decode(f, buf.Bytes(), msg)
+	}
+	if errors.Is(err, errOverloaded) {
+		e.overloaded(w, f)
+		return
 	}
 	var re *requestError
 	if errors.As(err, &re) {
@@ -117,16 +133,27 @@ func (e *httpEndpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 	resp, err := e.r.export(req.Context(), e.sig, transportHTTP, msg)
 	if err != nil {
-		secs := retryAfterSeconds(e.r.retryAfter)
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		st := &spb.Status{Code: int32(codes.Unavailable), Message: err.Error()}
-		if d, err := anypb.New(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}); err == nil {
-			st.Details = append(st.Details, d)
-		}
-		writeMessage(w, f, http.StatusServiceUnavailable, st)
+		e.retryLater(w, f, err)
 		return
 	}
 	writeMessage(w, f, http.StatusOK, resp)
+}
+
+// overloaded refuses a request the memory limit has no room for.
+func (e *httpEndpoint) overloaded(w http.ResponseWriter, f *wireFormat) {
+	e.r.m.rejectedRequests.WithLabelValues(e.sig.name, transportHTTP, reasonOverloaded).Inc()
+	e.retryLater(w, f, errOverloaded)
+}
+
+// retryLater answers 503 with Retry-After, which the OTel SDKs retry.
+func (e *httpEndpoint) retryLater(w http.ResponseWriter, f *wireFormat, err error) {
+	secs := retryAfterSeconds(e.r.retryAfter)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	st := &spb.Status{Code: int32(codes.Unavailable), Message: err.Error()}
+	if d, err := anypb.New(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}); err == nil {
+		st.Details = append(st.Details, d)
+	}
+	writeMessage(w, f, http.StatusServiceUnavailable, st)
 }
 
 func (e *httpEndpoint) decode(f *wireFormat, body []byte, msg proto.Message) error {
@@ -145,8 +172,9 @@ func (e *httpEndpoint) decode(f *wireFormat, body []byte, msg proto.Message) err
 // readBody reads the request body into buf, decompressed, refusing more
 // than maxBody bytes before and after decompression. Memory stays within
 // the limit whatever the compression ratio: the body is streamed through
-// limited readers, never read whole first.
-func (r *receiver) readBody(w http.ResponseWriter, req *http.Request, buf *bytes.Buffer) error {
+// limited readers, never read whole first, and its reservation in the
+// memory limit grows as it is read (errOverloaded when it cannot).
+func (r *receiver) readBody(w http.ResponseWriter, req *http.Request, buf *bytes.Buffer, adm *admitted) error {
 	tooLarge := &requestError{http.StatusRequestEntityTooLarge, reasonTooLarge,
 		fmt.Sprintf("request body exceeds the limit of %d bytes after decompression", r.maxBody)}
 	body := http.MaxBytesReader(w, req.Body, r.maxBody)
@@ -176,8 +204,10 @@ func (r *receiver) readBody(w http.ResponseWriter, req *http.Request, buf *bytes
 		return &requestError{http.StatusUnsupportedMediaType, reasonEncoding,
 			fmt.Sprintf("unsupported content encoding %q: send gzip or no encoding", enc)}
 	}
-	n, err := buf.ReadFrom(io.LimitReader(src, r.maxBody+1))
+	n, err := buf.ReadFrom(&meteredReader{r: io.LimitReader(src, r.maxBody+1), t: adm})
 	switch {
+	case errors.Is(err, errOverloaded):
+		return err
 	case isMaxBytes(err) || n > r.maxBody:
 		return tooLarge
 	case err != nil:
@@ -218,7 +248,14 @@ var (
 
 func getBuffer() *bytes.Buffer { return bufferPool.Get().(*bytes.Buffer) }
 
+// pooledBufferCap is the largest buffer kept for reuse: a pool of
+// buffers that grew to large bodies would hold their memory forever.
+const pooledBufferCap = 1 << 20
+
 func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > pooledBufferCap {
+		return
+	}
 	b.Reset()
 	bufferPool.Put(b)
 }

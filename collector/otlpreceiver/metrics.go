@@ -15,6 +15,8 @@ const (
 	reasonMediaType        = "unsupported_media_type"
 	reasonEncoding         = "unsupported_encoding"
 	reasonMethodNotAllowed = "method_not_allowed"
+	reasonUnauthorized     = "unauthorized"
+	reasonOverloaded       = "overloaded" // past the memory limit: the sender retries
 )
 
 // metrics are the receiver's counters. The label signal is traces or logs,

@@ -109,15 +109,19 @@ const (
 
 // receiver is what the HTTP and gRPC front ends share.
 type receiver struct {
-	ing        Ingester
-	maxBody    int64
-	retryAfter time.Duration
-	logger     *slog.Logger
-	m          *metrics
+	ing          Ingester
+	maxBody      int64
+	retryAfter   time.Duration
+	storeTimeout time.Duration
+	tokens       []string
+	adm          *admission
+	logger       *slog.Logger
+	m            *metrics
 }
 
 func newReceiver(ing Ingester, cfg config) *receiver {
-	return &receiver{ing: ing, maxBody: cfg.maxBody, retryAfter: cfg.retryAfter, logger: cfg.logger, m: newMetrics(cfg.registry)}
+	return &receiver{ing: ing, maxBody: cfg.maxBody, retryAfter: cfg.retryAfter, storeTimeout: cfg.storeTimeout,
+		tokens: cfg.tokens, adm: newAdmission(cfg.memoryLimit), logger: cfg.logger, m: newMetrics(cfg.registry)}
 }
 
 // decodeProto decodes a protobuf body, counting a repair of invalid UTF-8.
@@ -144,8 +148,11 @@ func (r *receiver) decodeJSON(sig *signal, transport string, body []byte, msg pr
 }
 
 // export hands a decoded request to the ingester and returns the response
-// to send, or errUnavailable when nothing was stored.
+// to send, or errUnavailable when nothing was stored within the store
+// timeout.
 func (r *receiver) export(ctx context.Context, sig *signal, transport string, req proto.Message) (proto.Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.storeTimeout)
+	defer cancel()
 	n, res, err := sig.export(ctx, r.ing, req)
 	r.m.received(sig, transport).Add(float64(n))
 	if err != nil {
