@@ -112,19 +112,36 @@ func (w *writer) store(sets ...rows) result {
 	res.spans = w.insert("spans", ns, func() error {
 		return insertRows(ctx, w.conn, insertSpans, (*schema.Span).Values, spans...)
 	})
-	if err := errors.Join(res.staged, res.turns, res.spans); err != nil {
+	err := errors.Join(res.staged, res.turns, res.spans)
+	if err != nil {
 		w.failed(err)
-		// A connection that failed otherwise than by the server refusing
-		// the rows is redialled: the pool may hold sockets of a dead server.
-		if !refusedByServer(err) && w.conn != nil {
-			_ = w.conn.Close()
-			w.conn = nil
-		}
 	} else {
 		w.gate.reset()
 		w.connected.Store(true)
 	}
+	// A connection that failed otherwise than by the server refusing the
+	// rows is redialled: the pool may hold sockets of a dead server. One
+	// that sent a large batch is too: the driver keeps a connection's
+	// buffers as large as the largest block it sent.
+	large := largeBatch(sets)
+	w.sentLarge = w.sentLarge || large
+	if w.conn != nil && (err != nil && !refusedByServer(err) || large) {
+		_ = w.conn.Close()
+		w.conn = nil
+	}
 	return res
+}
+
+// largeBatchBytes is the batch size past which the writer lets the
+// connection that sent it go, with its buffers.
+const largeBatchBytes = 16 << 20
+
+func largeBatch(sets []rows) bool {
+	var n int64
+	for _, s := range sets {
+		n += sizeOf(s.Turns, s.Spans)
+	}
+	return n > largeBatchBytes
 }
 
 // failed records a storage failure: the back-off, the error Stats shows,

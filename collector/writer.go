@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,6 +90,7 @@ type writer struct {
 	gate                    backoff     // spaces attempts after a failure; writer goroutine only
 	early                   map[string]bool
 	sanitised               atomic.Int64 // see Stats.ValuesSanitised
+	sentLarge               bool         // a large batch was sent since memory was last freed; writer goroutine only
 }
 
 func newWriter(d dialer, cfg config) *writer {
@@ -305,6 +307,13 @@ func (w *writer) run() {
 		lastSend = time.Now()
 		gap = max(minGap, time.Duration(min(rows, loadRows))*w.cfg.flushInterval/loadRows)
 		scheduleRetry()
+		// After large batches, once nothing more waits, the memory they
+		// took goes back to the system: an idle process would keep it
+		// until the runtime's periodic collection, minutes later.
+		if w.sentLarge && len(w.queue) == 0 {
+			w.sentLarge = false
+			debug.FreeOSMemory()
+		}
 	}
 	for {
 		select {

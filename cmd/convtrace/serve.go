@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"google.golang.org/grpc"
 
 	"github.com/convtrace/convtrace/collector"
@@ -63,6 +64,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}
 
 		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		insertSeconds := newInsertHistogram(reg)
 		ing, err := collector.NewIngester(st.dsn,
 			collector.WithJoinWindow(*joinWindow),

@@ -106,6 +106,9 @@ func (e *httpEndpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 	adm := e.r.adm.admit(max(req.ContentLength, 0))
 	if adm == nil {
+		// Read the body away, holding none of it: a connection closed on
+		// a sender still writing is an error it does not retry.
+		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, req.Body, e.r.maxBody))
 		e.overloaded(w, f)
 		return
 	}
