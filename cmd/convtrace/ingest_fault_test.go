@@ -248,7 +248,6 @@ func rss(t *testing.T, p *faulttest.Process, field string) int64 {
 	return 0
 }
 
-
 // memstats returns the Go runtime's memory figures from /metrics.
 func memstats(t *testing.T, p *faulttest.Process) string {
 	res, err := http.Get("http://" + p.OTLPHTTP + "/metrics")
