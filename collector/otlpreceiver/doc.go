@@ -10,6 +10,11 @@
 // what is wrong with bad input (400 malformed, 413 too large after
 // decompression, 415 unsupported content type or encoding).
 //
+// Requests are admitted against a memory budget (WithMemoryLimit) and
+// answered retry-later beyond it or past a store timeout
+// (WithStoreTimeout); WithToken makes both receivers and /metrics require
+// a bearer token.
+//
 // Request bodies are decoded with package otlpwire: hex ids in OTLP/JSON,
 // and strings with invalid UTF-8 repaired instead of refused, so an SDK
 // that sends a bad byte does not lose its spans.
