@@ -123,6 +123,7 @@ func (p *PendingProcessor) run() {
 // the lock while queueing, so a call that ends meanwhile has its final rows
 // queued after its last prompt row.
 func (p *PendingProcessor) storeDue(now time.Time) {
+	now = now.Round(0) // wall clock, as heartbeats are stamped and compared
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, c := range p.running {
