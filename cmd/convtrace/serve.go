@@ -71,6 +71,9 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			collector.WithPrices(p),
 			collector.WithFlushInterval(time.Second),
 			collector.WithBatchSize(50_000),
+			// Requests hold their rows in the queue until stored, and the
+			// receivers' memory limit already bounds them.
+			collector.WithQueueBytes(*memoryLimit),
 			collector.WithSpool(sf.spoolDir()), // stores what convtrace run spooled, and keeps what expires unstored
 			collector.WithInsertObserver(func(d time.Duration) { insertSeconds.Observe(d.Seconds()) }),
 		)
