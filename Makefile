@@ -27,6 +27,7 @@ lint:
 bench: clickhouse
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench Call -benchtime 2s -count 5 ./collector
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'IngestOTLPHTTP|InsertClickHouseOnly' -cpu 1 -benchtime 200x -count 3 ./collector
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'ExporterDrainAfterOutage' -benchtime 1x ./collector
 
 ## bench-viewer: the viewer over a million synthetic turns (BENCHMARKS.md,
 ## issue 5): server time of each route beside its clickhouse-go baselines,
