@@ -115,13 +115,26 @@ func (s *Server) Restart(ctx context.Context) error {
 	return s.launch(ctx, bin)
 }
 
-// Signal sends sig to a server this process started: SIGSTOP freezes it,
-// SIGCONT resumes it, SIGKILL kills it.
+// Signal sends sig to a server this process started: SIGSTOP freezes it
+// (Signal returns once it is stopped), SIGCONT resumes it, SIGKILL kills
+// it.
 func (s *Server) Signal(sig syscall.Signal) error {
 	if s.cmd == nil {
 		return errors.New("signal: the server was started by another process")
 	}
-	return s.cmd.Process.Signal(sig)
+	if err := s.cmd.Process.Signal(sig); err != nil || sig != syscall.SIGSTOP {
+		return err
+	}
+	stat := fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		// The state follows the command name in parentheses: T is stopped.
+		if b, err := os.ReadFile(stat); err == nil {
+			if i := strings.LastIndexByte(string(b), ')'); i >= 0 && strings.HasPrefix(string(b[i+1:]), " T") {
+				return nil
+			}
+		}
+	}
+	return errors.New("signal: the server did not stop within 5 s")
 }
 
 // launch starts the server process on the written configuration and waits
