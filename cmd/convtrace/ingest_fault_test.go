@@ -165,35 +165,37 @@ func faultSetup(t *testing.T, extra ...string) (*chserver.Server, driver.Conn, *
 // TestIngestThroughFrozenClickHouse is fault test (a): ClickHouse frozen
 // (SIGSTOP) for 20 s under steady OTLP load, then resumed.
 func TestIngestThroughFrozenClickHouse(t *testing.T) {
-	srv, conn, p := faultSetup(t)
-	l := &load{endpoint: p.OTLPHTTP, content: 200}
-	stop := make(chan struct{})
-	senders := l.run(t, 4, 20, stop)
-	time.Sleep(3 * time.Second)
-	faulttest.Signal(t, srv, syscall.SIGSTOP)
-	t.Logf("/readyz not ready %s after the freeze", ready(t, p, http.StatusServiceUnavailable, 10*time.Second).Round(10*time.Millisecond))
-	time.Sleep(20 * time.Second)
-	faulttest.Signal(t, srv, syscall.SIGCONT)
-	t.Logf("/readyz ready %s after the thaw", ready(t, p, http.StatusOK, 20*time.Second).Round(10*time.Millisecond))
-	time.Sleep(3 * time.Second)
-	close(stop)
-	senders.Wait()
-	l.check(t, conn)
+	underLoad(t, "freeze", func(srv *chserver.Server) {
+		faulttest.Signal(t, srv, syscall.SIGSTOP)
+	}, 20*time.Second, func(srv *chserver.Server) {
+		faulttest.Signal(t, srv, syscall.SIGCONT)
+	})
 }
 
 // TestIngestThroughKilledClickHouse is fault test (b): ClickHouse killed
 // with kill -9 mid-load, and restarted.
 func TestIngestThroughKilledClickHouse(t *testing.T) {
+	underLoad(t, "kill", func(srv *chserver.Server) {
+		faulttest.Signal(t, srv, syscall.SIGKILL)
+	}, 3*time.Second, func(srv *chserver.Server) {
+		faulttest.Restart(t, srv)
+	})
+}
+
+// underLoad runs four senders against a collector, breaks its ClickHouse
+// with fault, mends it after a while with mend, and checks that every
+// acknowledged call is stored once and that /readyz followed.
+func underLoad(t *testing.T, what string, fault func(*chserver.Server), after time.Duration, mend func(*chserver.Server)) {
 	srv, conn, p := faultSetup(t)
 	l := &load{endpoint: p.OTLPHTTP, content: 200}
 	stop := make(chan struct{})
 	senders := l.run(t, 4, 20, stop)
 	time.Sleep(3 * time.Second)
-	faulttest.Signal(t, srv, syscall.SIGKILL)
-	t.Logf("/readyz not ready %s after the kill", ready(t, p, http.StatusServiceUnavailable, 10*time.Second).Round(10*time.Millisecond))
-	time.Sleep(3 * time.Second)
-	faulttest.Restart(t, srv)
-	t.Logf("/readyz ready %s after the restart", ready(t, p, http.StatusOK, 20*time.Second).Round(10*time.Millisecond))
+	fault(srv)
+	t.Logf("/readyz not ready %s after the %s", ready(t, p, http.StatusServiceUnavailable, 10*time.Second).Round(10*time.Millisecond), what)
+	time.Sleep(after)
+	mend(srv)
+	t.Logf("/readyz ready %s after ClickHouse was back", ready(t, p, http.StatusOK, 20*time.Second).Round(10*time.Millisecond))
 	time.Sleep(3 * time.Second)
 	close(stop)
 	senders.Wait()

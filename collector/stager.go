@@ -1,0 +1,310 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// stagingConn is what a stager needs of a ClickHouse connection.
+type stagingConn interface {
+	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
+	Exec(ctx context.Context, query string, args ...any) error
+	Close() error
+}
+
+// stager completes staged calls. Requests call complete for the calls they
+// staged; a loop sweeps for calls whose window ended, or whose completion
+// failed, on any instance.
+type stager struct {
+	w      *writer
+	window time.Duration
+	grace  time.Duration // the longest a staged row takes to become visible
+	turns  func([]span) []schema.Turn
+	dial   func(ctx context.Context) (stagingConn, error)
+
+	mu       sync.Mutex
+	conn     stagingConn
+	busy     map[joinKey]bool // calls being completed in this process
+	released *sync.Cond       // on mu, when calls stop being busy
+
+	// Only the sweep loop touches these.
+	sweptFrom time.Time // the earliest receive time the next sweep reads
+	dropped   time.Time // when old partitions were last dropped
+}
+
+func (st *stager) connection(ctx context.Context) (stagingConn, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conn != nil {
+		return st.conn, nil
+	}
+	conn, err := st.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	st.conn = conn
+	return conn, nil
+}
+
+func (st *stager) close() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.conn != nil {
+		_ = st.conn.Close()
+		st.conn = nil
+	}
+}
+
+// claim waits until no other goroutine completes any of the calls of keys,
+// then marks them busy until release. Claiming all at once cannot
+// deadlock.
+func (st *stager) claim(keys []joinKey) (release func()) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.busy == nil {
+		st.busy = make(map[joinKey]bool)
+		st.released = sync.NewCond(&st.mu)
+	}
+	for slices.ContainsFunc(keys, func(k joinKey) bool { return st.busy[k] }) {
+		st.released.Wait()
+	}
+	for _, k := range keys {
+		st.busy[k] = true
+	}
+	return func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		for _, k := range keys {
+			delete(st.busy, k)
+		}
+		st.released.Broadcast()
+	}
+}
+
+// complete writes the turns of the calls of keys that are due, and again
+// while records keep arriving for them. It returns how many calls it wrote.
+// In this process one goroutine at a time completes a call, so a request
+// and a sweep do not write the same call twice; two instances may, which
+// storage folds.
+func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
+	defer st.claim(keys)()
+	written := 0
+	// After a write, a call is written again only when more records
+	// arrived than this write merged: another writer's mark may count them
+	// while its copy was inserted before this one.
+	var mine map[joinKey]uint32
+	for len(keys) > 0 {
+		// Taken before the read: what the read cannot see yet was stored
+		// less than a grace before it started.
+		now := time.Now()
+		calls, err := st.read(ctx, keys)
+		if err != nil {
+			return written, err
+		}
+		var (
+			it   item
+			done []schema.Staged
+		)
+		keys = nil
+		wrote := make(map[joinKey]uint32, len(calls))
+		for _, c := range calls {
+			if n, ok := mine[c.key]; ok {
+				c.merged = n
+			}
+			if !c.due(now, st.window, st.grace) {
+				continue
+			}
+			turns := st.turns([]span{c.joined()})
+			c.sortKeys(turns, now, st.window, st.grace)
+			for i := range turns {
+				turns[i].Revision = uint64(now.UnixNano())
+			}
+			it.turns = append(it.turns, turns...)
+			done = append(done, c.written())
+			keys = append(keys, c.key)
+			wrote[c.key] = c.records
+		}
+		if len(done) == 0 {
+			return written, nil
+		}
+		if err := st.w.writeWait(ctx, it); err != nil {
+			return written, fmt.Errorf("write joined turns: %w", err)
+		}
+		if err := st.w.writeWait(ctx, item{staged: done}); err != nil {
+			return written, fmt.Errorf("write join marks: %w", err)
+		}
+		written += len(done)
+		mine = wrote
+	}
+	return written, nil
+}
+
+const selectStaged = `
+SELECT trace_id, span_id, record_id, kind, pos, received_ns, merged, payload
+FROM join_staging
+WHERE (trace_id, span_id) IN (?)
+ORDER BY received_ns, record_id`
+
+// read returns what join_staging holds of the calls of keys.
+func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, error) {
+	conn, err := st.connection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	set := make([]clickhouse.GroupSet, len(keys))
+	for i, k := range keys {
+		set[i] = clickhouse.GroupSet{Value: []any{k.traceID, k.spanID}}
+	}
+	rows, err := conn.Query(ctx, selectStaged, set)
+	if err != nil {
+		st.close()
+		return nil, fmt.Errorf("read join_staging: %w", err)
+	}
+	defer rows.Close()
+	calls := make(map[joinKey]*stagedCall, len(keys))
+	seen := make(map[joinKey]map[string]bool, len(keys))
+	for rows.Next() {
+		var r schema.Staged
+		var payload string
+		if err := rows.Scan(&r.TraceID, &r.SpanID, &r.RecordID, &r.Kind, &r.Pos, &r.ReceivedNS, &r.Merged, &payload); err != nil {
+			return nil, fmt.Errorf("read join_staging: %w", err)
+		}
+		k := joinKey{r.TraceID, r.SpanID}
+		c := calls[k]
+		if c == nil {
+			c = &stagedCall{key: k}
+			calls[k] = c
+			seen[k] = make(map[string]bool)
+		}
+		if r.Kind == schema.StagedWritten {
+			c.merged = max(c.merged, r.Merged)
+			continue
+		}
+		if seen[k][r.RecordID] {
+			continue // a later copy of a record delivered twice
+		}
+		seen[k][r.RecordID] = true
+		if c.records == 0 || r.ReceivedNS < c.firstNS {
+			c.firstNS = r.ReceivedNS
+		}
+		c.records++
+		if err := c.add(r.Kind, r.Pos, r.ReceivedNS, []byte(payload)); err != nil {
+			return nil, fmt.Errorf("staged record %s/%s/%s: %w", r.TraceID, r.SpanID, r.RecordID, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read join_staging: %w", err)
+	}
+	out := make([]*stagedCall, 0, len(calls))
+	for _, k := range keys {
+		if c := calls[k]; c != nil {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// selectDue finds the calls with records not yet merged into written
+// turns whose first record was stored before the window cutoff, and the
+// calls never written that have a span and log records, none stored after
+// the settle cutoff: their request may have failed to complete them.
+const selectDue = `
+SELECT trace_id, span_id
+FROM join_staging
+WHERE ts >= ?
+GROUP BY trace_id, span_id
+HAVING uniqExactIf(record_id, kind < 2) > maxIf(merged, kind = 2)
+   AND (minIf(received_ns, kind < 2) <= ?
+        OR (maxIf(merged, kind = 2) = 0 AND countIf(kind = 0) > 0 AND countIf(kind = 1) > 0
+            AND maxIf(received_ns, kind < 2) <= ?))
+LIMIT 10000`
+
+// sweep completes the calls whose window ended, including those staged by
+// another instance, or by this one before a crash, and complete calls a
+// request failed to write once they settled: the first sweep reads every
+// record kept, later ones what arrived since a little before the previous
+// sweep. Once a minute it drops what is past stagingKept.
+func (st *stager) sweep(ctx context.Context, settle, margin time.Duration) (int, error) {
+	now := time.Now()
+	from := st.sweptFrom
+	if from.IsZero() {
+		from = now.Add(-stagingKept)
+	}
+	conn, err := st.connection(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := conn.Query(ctx, selectDue, from.Truncate(time.Second),
+		uint64(now.Add(-st.window-st.grace).UnixNano()), uint64(now.Add(-settle).UnixNano()))
+	if err != nil {
+		st.close()
+		return 0, fmt.Errorf("find due calls: %w", err)
+	}
+	var keys []joinKey
+	for rows.Next() {
+		var k joinKey
+		if err := rows.Scan(&k.traceID, &k.spanID); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("find due calls: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("find due calls: %w", err)
+	}
+	written := 0
+	for chunk := range slices.Chunk(keys, 500) {
+		n, err := st.complete(ctx, chunk)
+		written += n
+		if err != nil {
+			return written, err
+		}
+	}
+	if len(keys) < 10000 {
+		st.sweptFrom = now.Add(-st.window - st.grace - margin)
+	}
+	if now.Sub(st.dropped) >= time.Minute {
+		if err := st.dropOld(ctx, conn, now); err != nil {
+			return written, err
+		}
+		st.dropped = now
+	}
+	return written, nil
+}
+
+// dropOld drops the hourly partitions of join_staging past stagingKept.
+func (st *stager) dropOld(ctx context.Context, conn stagingConn, now time.Time) error {
+	rows, err := conn.Query(ctx, `SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = 'join_staging' AND active`)
+	if err != nil {
+		return fmt.Errorf("list join_staging partitions: %w", err)
+	}
+	var old []string
+	oldest := now.Add(-stagingKept).Unix() / 3600
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return fmt.Errorf("list join_staging partitions: %w", err)
+		}
+		if hour, err := strconv.ParseInt(p, 10, 64); err == nil && hour < oldest {
+			old = append(old, strconv.FormatInt(hour, 10))
+		}
+	}
+	rows.Close()
+	for _, p := range old {
+		if err := conn.Exec(ctx, "ALTER TABLE join_staging DROP PARTITION "+p); err != nil {
+			return fmt.Errorf("drop join_staging partition %s: %w", p, err)
+		}
+	}
+	return nil
+}
