@@ -8,24 +8,22 @@ import (
 )
 
 // rows are rows of the tables the writer fills; the spool encodes them as
-// they are. Staged rows and marks come only from requests that wait for
-// storage, so they are never kept or spooled.
+// they are. Staged rows come only from requests that wait for storage, so
+// they are never kept or spooled.
 type rows struct {
 	Turns  []schema.Turn   `msgpack:"turns"`
 	Spans  []schema.Span   `msgpack:"spans"`
 	Staged []schema.Staged `msgpack:"-"`
-	Marks  []schema.Staged `msgpack:"-"` // that turns were written: stored after them
 }
 
-func (r *rows) len() int { return len(r.Turns) + len(r.Spans) + len(r.Staged) + len(r.Marks) }
+func (r *rows) len() int { return len(r.Turns) + len(r.Spans) + len(r.Staged) }
 
 // reset empties r, keeping its memory.
 func (r *rows) reset() {
 	clear(r.Turns)
 	clear(r.Spans)
 	clear(r.Staged)
-	clear(r.Marks)
-	r.Turns, r.Spans, r.Staged, r.Marks = r.Turns[:0], r.Spans[:0], r.Staged[:0], r.Marks[:0]
+	r.Turns, r.Spans, r.Staged = r.Turns[:0], r.Spans[:0], r.Staged[:0]
 }
 
 // failed returns the rows of r whose insert failed.

@@ -136,9 +136,11 @@ func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
 		if len(done) == 0 {
 			return written, nil
 		}
-		it.marks = done
 		if err := st.w.writeWait(ctx, it); err != nil {
 			return written, fmt.Errorf("write joined turns: %w", err)
+		}
+		if err := st.w.writeWait(ctx, item{staged: done}); err != nil {
+			return written, fmt.Errorf("write join marks: %w", err)
 		}
 		written += len(done)
 		mine = wrote

@@ -74,13 +74,13 @@ func (r result) of(a ack) error {
 func (w *writer) store(sets ...rows) result {
 	var turns [][]schema.Turn
 	var spans [][]schema.Span
-	var staged, marks [][]schema.Staged
-	var nt, ns, nst, nm int
+	var staged [][]schema.Staged
+	var nt, ns, nst int
 	for _, s := range sets {
-		turns, spans, staged, marks = append(turns, s.Turns), append(spans, s.Spans), append(staged, s.Staged), append(marks, s.Marks)
-		nt, ns, nst, nm = nt+len(s.Turns), ns+len(s.Spans), nst+len(s.Staged), nm+len(s.Marks)
+		turns, spans, staged = append(turns, s.Turns), append(spans, s.Spans), append(staged, s.Staged)
+		nt, ns, nst = nt+len(s.Turns), ns+len(s.Spans), nst+len(s.Staged)
 	}
-	if nt+ns+nst+nm == 0 {
+	if nt+ns+nst == 0 {
 		return result{}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.writeTimeout)
@@ -98,7 +98,7 @@ func (w *writer) store(sets ...rows) result {
 	// stored, so that a row becomes visible at most a write timeout after
 	// it (staging.go).
 	now := uint64(time.Now().UnixNano())
-	for _, set := range append(staged, marks...) {
+	for _, set := range staged {
 		for i := range set {
 			set[i].ReceivedNS = now
 		}
@@ -109,12 +109,6 @@ func (w *writer) store(sets ...rows) result {
 	res.turns = w.insert("conversations", nt, func() error {
 		return insertRows(ctx, w.conn, insertTurns, (*schema.Turn).Values, turns...)
 	})
-	// A mark says turns were written, so it follows them, and only them.
-	if res.turns == nil {
-		res.turns = w.insert("join_staging", nm, func() error {
-			return insertRows(ctx, w.conn, insertStaged, (*schema.Staged).Values, marks...)
-		})
-	}
 	res.spans = w.insert("spans", ns, func() error {
 		return insertRows(ctx, w.conn, insertSpans, (*schema.Span).Values, spans...)
 	})

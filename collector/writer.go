@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +38,6 @@ type item struct {
 	turns     []schema.Turn
 	spans     []schema.Span
 	staged    []schema.Staged // halves of OTLP calls waiting to be joined
-	marks     []schema.Staged // that turns of staged calls were written: stored after the turns
 	sanitised int64           // invalid usage values in the spans, stored as unknown
 	early     bool            // prompt rows of calls still running
 	stored    chan error      // when set, told whether the rows were stored
@@ -53,15 +51,13 @@ func (it *item) addSpan(s span) {
 	it.sanitised += int64(sanitised)
 }
 
-func (it *item) rows() int64 {
-	return int64(len(it.turns) + len(it.spans) + len(it.staged) + len(it.marks))
-}
+func (it *item) rows() int64 { return int64(len(it.turns) + len(it.spans) + len(it.staged)) }
 
 // size approximates the memory the item's rows hold.
 func (it *item) size() int64 {
 	n := sizeOf(it.turns, it.spans)
-	for _, r := range slices.Concat(it.staged, it.marks) {
-		n += int64(rowOverhead + len(r.Payload))
+	for i := range it.staged {
+		n += int64(rowOverhead + len(it.staged[i].Payload))
 	}
 	return n
 }
@@ -399,8 +395,6 @@ func (w *writer) add(p *pending, it item) {
 	}
 	dst.Spans = append(dst.Spans, it.spans...)
 	dst.Staged = append(dst.Staged, it.staged...)
-	dst.Marks = append(dst.Marks, it.marks...)
-	a.turns = a.turns || len(it.marks) > 0 // marks are stored with the turns
 	if it.stored != nil {
 		p.acks = append(p.acks, a)
 	}
@@ -436,9 +430,6 @@ func (w *writer) send(p *pending) {
 	}
 	if res.staged != nil {
 		w.refused.Add(int64(len(p.waited.Staged)))
-	}
-	if res.turns != nil {
-		w.refused.Add(int64(len(p.waited.Marks)))
 	}
 	w.keep(p.kept.failed(res))
 }
