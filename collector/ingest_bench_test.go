@@ -13,6 +13,7 @@ import (
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -122,4 +123,64 @@ func BenchmarkInsertClickHouseOnly(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*benchSpansPerRequest)/time.Since(start).Seconds(), "spans/s")
+}
+
+// BenchmarkIngestLogForm stores calls sent as the official OTel
+// instrumentations send them: a span without content and three log
+// records (system, user, answer), each record a request of its own, from
+// benchClients concurrent senders. One op is one call; calls/s is the
+// figure.
+func BenchmarkIngestLogForm(b *testing.B) {
+	_, dsn := chtest.Open(b)
+	in, err := collector.NewIngester(dsn, collector.WithFlushInterval(time.Second), collector.WithBatchSize(50_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Shutdown(context.Background())
+	start := uint64(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).UnixNano())
+	call := func(i int) {
+		trace, span := mustHex(fmt.Sprintf("%032x", i+1)), mustHex(fmt.Sprintf("%016x", i+1))
+		at := start + uint64(i)*1000
+		message := func(event string, body ...*commonpb.KeyValue) []*logspb.ResourceLogs {
+			return []*logspb.ResourceLogs{{Resource: otlpResource, ScopeLogs: []*logspb.ScopeLogs{{LogRecords: []*logspb.LogRecord{{
+				TimeUnixNano: at, EventName: event, TraceId: trace, SpanId: span,
+				Body: &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: body}}},
+			}}}}}}
+		}
+		for _, logs := range [][]*logspb.ResourceLogs{
+			message("gen_ai.system.message", kv("content", "You are a careful reviewer of Go code. Answer briefly.")),
+			message("gen_ai.user.message", kv("content", "Is the back-off right when ClickHouse is down for minutes?")),
+			message("gen_ai.choice", ikv("index", 0), kv("finish_reason", "stop"), &commonpb.KeyValue{Key: "message", Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: []*commonpb.KeyValue{kv("content", "Mostly; log once per outage.")}}}}}),
+		} {
+			if _, err := in.Logs(context.Background(), logs); err != nil {
+				b.Error(err)
+			}
+		}
+		spans := []*tracepb.ResourceSpans{{Resource: otlpResource, ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{{
+			TraceId: trace, SpanId: span, Name: "chat gpt-4o", Kind: tracepb.Span_SPAN_KIND_CLIENT,
+			StartTimeUnixNano: at, EndTimeUnixNano: at + 900,
+			Attributes: []*commonpb.KeyValue{kv("gen_ai.operation.name", "chat"), kv("gen_ai.provider.name", "openai"),
+				kv("gen_ai.request.model", "gpt-4o"), ikv("gen_ai.usage.input_tokens", 420), ikv("gen_ai.usage.output_tokens", 96)},
+		}}}}}}
+		if _, err := in.Traces(context.Background(), spans); err != nil {
+			b.Error(err)
+		}
+	}
+	b.ResetTimer()
+	begin := time.Now()
+	calls := make(chan int)
+	var wg sync.WaitGroup
+	for range benchClients {
+		wg.Go(func() {
+			for i := range calls {
+				call(i)
+			}
+		})
+	}
+	for i := range b.N {
+		calls <- i
+	}
+	close(calls)
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(begin).Seconds(), "calls/s")
 }
