@@ -31,10 +31,9 @@ type stager struct {
 	turns  func([]span) []schema.Turn
 	dial   func(ctx context.Context) (stagingConn, error)
 
-	mu       sync.Mutex
-	conn     stagingConn
-	busy     map[joinKey]bool // calls being completed in this process
-	released *sync.Cond       // on mu, when calls stop being busy
+	mu   sync.Mutex
+	conn stagingConn
+	busy map[joinKey]bool // calls being completed in this process
 
 	// Only the sweep loop touches these.
 	sweptFrom time.Time // the earliest receive time the next sweep reads
@@ -64,29 +63,28 @@ func (st *stager) close() {
 	}
 }
 
-// claim waits until no other goroutine completes any of the calls of keys,
-// then marks them busy until release. Claiming all at once cannot
-// deadlock.
-func (st *stager) claim(keys []joinKey) (release func()) {
+// claim marks the calls of keys that no other goroutine is completing as
+// busy until release, and returns them. It never waits, so a request is
+// never held up behind a sweep that waits for storage: a call it skips is
+// merged by the goroutine that holds it, or by the next sweep.
+func (st *stager) claim(keys []joinKey) (claimed []joinKey, release func()) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.busy == nil {
 		st.busy = make(map[joinKey]bool)
-		st.released = sync.NewCond(&st.mu)
-	}
-	for slices.ContainsFunc(keys, func(k joinKey) bool { return st.busy[k] }) {
-		st.released.Wait()
 	}
 	for _, k := range keys {
-		st.busy[k] = true
+		if !st.busy[k] {
+			st.busy[k] = true
+			claimed = append(claimed, k)
+		}
 	}
-	return func() {
+	return claimed, func() {
 		st.mu.Lock()
 		defer st.mu.Unlock()
-		for _, k := range keys {
+		for _, k := range claimed {
 			delete(st.busy, k)
 		}
-		st.released.Broadcast()
 	}
 }
 
@@ -96,7 +94,8 @@ func (st *stager) claim(keys []joinKey) (release func()) {
 // and a sweep do not write the same call twice; two instances may, which
 // storage folds.
 func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
-	defer st.claim(keys)()
+	keys, release := st.claim(keys)
+	defer release()
 	written := 0
 	// After a write, a call is written again only when more records
 	// arrived than this write merged: another writer's mark may count them
@@ -215,8 +214,8 @@ func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, erro
 
 // selectDue finds the calls with records not yet merged into written
 // turns whose first record was stored before the window cutoff, and the
-// calls never written that have a span and log records, none stored after
-// the settle cutoff: their request may have failed to complete them.
+// calls with a span and log records, none stored after the settle cutoff:
+// their request may have failed, or skipped a call another goroutine held.
 const selectDue = `
 SELECT trace_id, span_id
 FROM join_staging
@@ -224,8 +223,7 @@ WHERE ts >= ?
 GROUP BY trace_id, span_id
 HAVING uniqExactIf(record_id, kind < 2) > maxIf(merged, kind = 2)
    AND (minIf(received_ns, kind < 2) <= ?
-        OR (maxIf(merged, kind = 2) = 0 AND countIf(kind = 0) > 0 AND countIf(kind = 1) > 0
-            AND maxIf(received_ns, kind < 2) <= ?))
+        OR (countIf(kind = 0) > 0 AND countIf(kind = 1) > 0 AND maxIf(received_ns, kind < 2) <= ?))
 LIMIT 10000`
 
 // sweep completes the calls whose window ended, including those staged by
