@@ -1,12 +1,13 @@
 package collector
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/convtrace/convtrace/schema"
 )
 
-// call is what the attribute contract (ARCHITECTURE.md) resolves from a span:
+// call is what the attribute contract (README.md, "Attribute contract") resolves from a span:
 // for each meaning, the first attribute found wins.
 type call struct {
 	project, thread, session          string
@@ -56,7 +57,7 @@ func consumed(key string) bool {
 	return false
 }
 
-// The attribute contract of ARCHITECTURE.md, extended with the names of
+// The attribute contract (README.md, "Attribute contract"), with the names of
 // OpenLLMetry and OpenInference. For each meaning the first key present
 // wins, so the OTel GenAI names come first.
 var (
@@ -137,6 +138,7 @@ func resolve(s span) call {
 			c.tokensOut = u32p(*total - *c.tokensIn)
 		}
 	}
+	c.tokensIn = inputTokens(c.tokensIn, c.tokensCacheRead, c.tokensCacheWrite)
 	if c.thread == "" {
 		c.thread = s.traceID // a trace with no thread is its own thread
 	}
@@ -266,9 +268,16 @@ func (c call) finish(s span, role string, seq uint16, content func(*schema.Turn)
 	} else {
 		t.Role = role
 		content(&t)
+	}
+	if role == schema.RoleResponse {
+		// The turn that ends a provider call, failed or not, carries what
+		// the call reported, and is the one row that counts it as a call.
 		t.TokensIn, t.TokensOut = c.tokensIn, c.tokensOut
 		t.TokensCacheRead, t.TokensCacheWrite = c.tokensCacheRead, c.tokensCacheWrite
 		t.TokensReasoning, t.CostUSD = c.tokensReasoning, c.costUSD
+		if t.TokensIn == nil && t.TokensOut == nil && t.CostUSD == nil {
+			t.CostSource = schema.CostNone
+		}
 	}
 	t.TurnID = schema.TurnID(s.spanID, t.Role, seq)
 	return t
@@ -355,3 +364,13 @@ func (s span) errorMessage() string {
 }
 
 func u32p(n uint32) *uint32 { return &n }
+
+// inputTokens applies schema.InputTokens to a source that does not say
+// whether its input count includes the cache; nil stays unknown.
+func inputTokens(in, cacheRead, cacheWrite *uint32) *uint32 {
+	if in == nil {
+		return nil
+	}
+	n := schema.InputTokens(uint64(*in), uint64(val(cacheRead)), uint64(val(cacheWrite)), false)
+	return u32p(uint32(min(n, math.MaxUint32)))
+}

@@ -70,7 +70,7 @@ SELECT role, model, ifNull(toString(round(cost_usd, 9)), 'NULL'), cost_source FR
 		`prompt qwen2.5-coder:32b NULL ""`,
 		`response qwen2.5-coder:32b NULL "unknown"`,
 		`prompt gpt-5 NULL ""`,
-		`response gpt-5 NULL ""`,
+		`response gpt-5 NULL "none"`,
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("turns:\n got %q\nwant %q", got, want)

@@ -36,7 +36,11 @@ type Turn struct {
 	Thread, Phase, Speaker, Agent string
 }
 
-// Usage is the token counts a provider reports for one call.
+// Usage is the token counts a provider reports for one call. InputTokens
+// counts every input token, those read from and written to the prompt cache
+// included, as the OTel GenAI conventions and OpenAI do; an InputTokens
+// smaller than the cache tokens is taken as Anthropic's count, which leaves
+// them out, and the cache is added (schema.InputTokens).
 type Usage struct {
 	InputTokens      int
 	OutputTokens     int
@@ -156,7 +160,11 @@ func (r *Recorder) Call(ctx context.Context, turn Turn, fn func(context.Context)
 	defer endOnPanic(span)
 	resp, err = fn(ctx)
 	resp.TurnID = schema.ResponseTurnID(span.SpanContext().SpanID().String(), err != nil)
+	usage := usageAttrs(resp)
 	if err != nil {
+		// What a failed call reported (the input it was charged for) is
+		// kept on its error turn.
+		span.SetAttributes(usage...)
 		endFailed(span, err)
 		return resp, err
 	}
@@ -170,22 +178,8 @@ func (r *Recorder) Call(ctx context.Context, turn Turn, fn func(context.Context)
 	if resp.SessionID != "" && resp.SessionID != turn.SessionID {
 		span.SetAttributes(attribute.String(schema.KeySessionID, resp.SessionID))
 	}
-	if u := resp.Usage; u != nil {
-		usage := []attribute.KeyValue{
-			attribute.Int(schema.KeyInputTokens, u.InputTokens),
-			attribute.Int(schema.KeyOutputTokens, u.OutputTokens),
-			attribute.Int(schema.KeyCacheReadTokens, u.CacheReadTokens),
-			attribute.Int(schema.KeyCacheWriteTokens, u.CacheWriteTokens),
-			attribute.Int(schema.KeyReasoningTokens, u.ReasoningTokens),
-		}
-		span.SetAttributes(usage...)
-		end = append(end, usage...)
-	}
-	if resp.CostUSD != nil {
-		cost := attribute.Float64(schema.KeyCostUSD, *resp.CostUSD)
-		span.SetAttributes(cost)
-		end = append(end, cost)
-	}
+	span.SetAttributes(usage...)
+	end = append(end, usage...)
 	span.AddEvent(schema.EventResponse, trace.WithAttributes(end...))
 	span.End()
 	return resp, nil
@@ -264,6 +258,24 @@ func endOnPanic(span trace.Span) {
 		endFailed(span, fmt.Errorf("panic: %v", p))
 		panic(p)
 	}
+}
+
+// usageAttrs are the usage and cost a call's response reports.
+func usageAttrs(resp Response) []attribute.KeyValue {
+	var attrs []attribute.KeyValue
+	if u := resp.Usage; u != nil {
+		attrs = append(attrs,
+			attribute.Int(schema.KeyInputTokens, u.InputTokens),
+			attribute.Int(schema.KeyOutputTokens, u.OutputTokens),
+			attribute.Int(schema.KeyCacheReadTokens, u.CacheReadTokens),
+			attribute.Int(schema.KeyCacheWriteTokens, u.CacheWriteTokens),
+			attribute.Int(schema.KeyReasoningTokens, u.ReasoningTokens),
+		)
+	}
+	if resp.CostUSD != nil {
+		attrs = append(attrs, attribute.Float64(schema.KeyCostUSD, *resp.CostUSD))
+	}
+	return attrs
 }
 
 func endFailed(span trace.Span, err error) {

@@ -23,12 +23,14 @@ const (
 	StatusError = "error"
 )
 
-// Sources of a turn's cost_usd. A turn that carries no usage (a prompt, a
-// tool turn) has the empty source.
+// Sources of a turn's cost_usd. Every turn that ends a provider call (its
+// response or error turn) has one, so cost_source != ” selects exactly one
+// row per call; other turns (prompts, tool turns) have the empty source.
 const (
 	CostProvided = "provided" // given by the caller or the provider
 	CostPriced   = "priced"   // computed at ingest from the tokens and the price table
 	CostUnknown  = "unknown"  // tokens known, model not in the price table: cost NULL
+	CostNone     = "none"     // the call reported no usage: tokens and cost NULL
 )
 
 // Attr is one key/value pair of a row's Nested attributes column.
@@ -68,7 +70,7 @@ type Turn struct {
 	TokensCacheWrite *uint32
 	TokensReasoning  *uint32
 	CostUSD          *float64
-	CostSource       string // CostProvided, CostPriced, CostUnknown or ""
+	CostSource       string // CostProvided, CostPriced, CostUnknown, CostNone or ""
 
 	Status     string
 	Error      string

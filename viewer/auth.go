@@ -3,8 +3,11 @@ package viewer
 import (
 	"crypto/subtle"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -79,5 +82,37 @@ func (s *Server) sameOrigin() gin.HandlerFunc {
 			c.AbortWithStatusJSON(http.StatusUnsupportedMediaType, apiErrorBody{"send the request body as application/json"})
 			return
 		}
+	}
+}
+
+// allowedHost refuses (421) a request whose Host names the viewer by a name
+// it does not answer to, so a page of another site whose name was made to
+// resolve to the viewer's address (DNS rebinding) can neither read nor
+// change anything. An IP address, localhost and its subdomains, and names
+// (WithHosts: the listen address's, --public-url's) are accepted: only a
+// name can be rebound, an address needs no resolving.
+func allowedHost(names []string) gin.HandlerFunc {
+	allowed := map[string]bool{}
+	for _, n := range names {
+		allowed[strings.ToLower(strings.TrimSuffix(n, "."))] = true
+	}
+	return func(c *gin.Context) {
+		host := c.Request.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+		if _, err := netip.ParseAddr(host); err == nil || host == "localhost" ||
+			strings.HasSuffix(host, ".localhost") || allowed[host] {
+			return
+		}
+		msg := "this viewer does not answer to the host " + strconv.Quote(host) +
+			": open it by its address or localhost, or start it with --public-url naming that host"
+		if strings.HasPrefix(c.Request.URL.Path, "/api/") {
+			c.AbortWithStatusJSON(http.StatusMisdirectedRequest, apiErrorBody{msg})
+			return
+		}
+		c.Data(http.StatusMisdirectedRequest, "text/plain; charset=utf-8", []byte(msg+"\n"))
+		c.Abort()
 	}
 }

@@ -32,7 +32,7 @@ func TestToken(t *testing.T) {
 		{"static needs none", "/static/app.css", "", "", http.StatusOK, ""},
 	}
 	for _, tt := range tests {
-		req := httptest.NewRequest(http.MethodGet, tt.path, nil)
+		req := newRequest(http.MethodGet, tt.path, nil)
 		if tt.header != "" {
 			req.Header.Set("Authorization", tt.header)
 		}
@@ -47,7 +47,7 @@ func TestToken(t *testing.T) {
 	}
 
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/threads/a%2Fb?token=tok-1&phase=plan", nil))
+	h.ServeHTTP(rec, newRequest(http.MethodGet, "/threads/a%2Fb?token=tok-1&phase=plan", nil))
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/threads/a%2Fb?phase=plan" {
 		t.Errorf("GET ?token=: status %d Location %q, want 303 to /threads/a%%2Fb?phase=plan", rec.Code, rec.Header().Get("Location"))
 	}

@@ -119,7 +119,7 @@ func timeOps(b *testing.B, setup, op func()) {
 // the report would be timed with it. checkCost, untimed, checks the body.
 func serveCost(b *testing.B, h http.Handler, path string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	h.ServeHTTP(rec, newRequest(http.MethodGet, path, nil))
 	if rec.Code != http.StatusOK {
 		b.Fatalf("GET %s: status %d; body:\n%.2000s", path, rec.Code, rec.Body.String())
 	}

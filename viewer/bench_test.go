@@ -160,14 +160,14 @@ func BenchmarkViewer(b *testing.B) {
 // benchRoute serves GET path once per op and reports the response's size.
 func benchRoute(b *testing.B, h http.Handler, path string) {
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	h.ServeHTTP(rec, newRequest(http.MethodGet, path, nil))
 	if rec.Code != http.StatusOK {
 		b.Fatalf("GET %s: status %d, want 200; body:\n%.2000s", path, rec.Code, rec.Body.String())
 	}
 	size := rec.Body.Len()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		h.ServeHTTP(rec, newRequest(http.MethodGet, path, nil))
 		if rec.Code != http.StatusOK {
 			b.Fatalf("GET %s: status %d, want 200", path, rec.Code)
 		}

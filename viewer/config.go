@@ -24,6 +24,7 @@ type config struct {
 	interruptedAfter time.Duration
 	token            string
 	pricer           CachePricer
+	hosts            []string
 }
 
 type optionFunc func(*config)
@@ -77,4 +78,12 @@ func WithInterruptedAfter(d time.Duration) Option {
 // caller then keeps the viewer on a loopback address.
 func WithToken(token string) Option {
 	return optionFunc(func(c *config) { c.token = token })
+}
+
+// WithHosts names the host names the viewer answers to besides IP
+// addresses and localhost: the name it listens on, and the host of the
+// URL users open it by behind a proxy. A request naming any other host is
+// refused, which defeats DNS rebinding.
+func WithHosts(names ...string) Option {
+	return optionFunc(func(c *config) { c.hosts = append(c.hosts, names...) })
 }

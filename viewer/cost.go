@@ -160,12 +160,16 @@ func deref[T uint64 | float64](p *T) T {
 }
 
 // HitRate is the share of input tokens read from the cache as a
-// percentage, — when either count is unknown or there was no input.
+// percentage, — when either count is unknown or there was no input. Input
+// includes the cache tokens (schema.InputTokens); rows stored before that
+// rule may hold less, so the input is at least the cache tokens and the
+// rate never passes 100%.
 func (u CostUsage) HitRate() string {
 	if u.TokensIn == nil || u.CacheRead == nil || *u.TokensIn == 0 {
 		return unknown
 	}
-	return strconv.FormatFloat(100*float64(*u.CacheRead)/float64(*u.TokensIn), 'f', 1, 64) + "%"
+	in := max(*u.TokensIn, *u.CacheRead+deref(u.CacheWrite))
+	return strconv.FormatFloat(100*float64(*u.CacheRead)/float64(in), 'f', 1, 64) + "%"
 }
 
 // Tokens is input plus output tokens, nil when neither is known.
@@ -382,12 +386,25 @@ func WriteCostCSV(w io.Writer, t CostTable) error {
 		return err
 	}
 	for _, r := range t.Rows {
-		if err := cw.Write(append(slices.Clone(r.Key), r.Record()...)); err != nil {
+		if err := cw.Write(csvCells(append(slices.Clone(r.Key), r.Record()...))); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvCells neutralises cells a spreadsheet would run as a formula (a model,
+// speaker or thread name starting with = + - @, a tab or a carriage
+// return) by putting a quote before them, as OWASP advises for CSV
+// injection; numbers never start so.
+func csvCells(cells []string) []string {
+	for i, c := range cells {
+		if c != "" && strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+			cells[i] = "'" + c
+		}
+	}
+	return cells
 }
 
 func writeThreadsCSV(w io.Writer, threads []CostThread) error {

@@ -319,7 +319,7 @@ func TestCostRollupConcurrentColdReports(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, costPath("/api/cost", ""), nil))
+			h.ServeHTTP(rec, newRequest(http.MethodGet, costPath("/api/cost", ""), nil))
 			status[i], bodies[i] = rec.Code, rec.Body.String()
 		})
 	}

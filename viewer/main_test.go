@@ -128,12 +128,20 @@ type response struct {
 	body   string
 }
 
+// newRequest is httptest.NewRequest for the viewer: its Host is a loopback
+// address, as a browser on the viewer's machine sends, not example.com.
+func newRequest(method, target string, body io.Reader) *http.Request {
+	req := httptest.NewRequest(method, target, body)
+	req.Host = "127.0.0.1:8080"
+	return req
+}
+
 // send makes a request with a body of contentType to h, the way a page
 // script's convtrace.send does, with header's name-value pairs set after
 // (an Origin, a Sec-Fetch-Site), and returns the answer.
 func send(t *testing.T, h http.Handler, method, path, contentType, body string, header ...string) response {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req := newRequest(method, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", contentType)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
@@ -147,7 +155,7 @@ func send(t *testing.T, h http.Handler, method, path, contentType, body string, 
 func get(t *testing.T, h http.Handler, path string) response {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	h.ServeHTTP(rec, newRequest(http.MethodGet, path, nil))
 	body, _ := io.ReadAll(rec.Result().Body)
 	return response{status: rec.Code, header: rec.Header(), body: string(body)}
 }

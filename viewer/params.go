@@ -3,9 +3,12 @@ package viewer
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gin-gonic/gin"
 )
 
 // ParamError is a query parameter or body field the viewer cannot use; the
@@ -87,4 +90,51 @@ func parseLimit(param, value string, def, max int) (int, error) {
 		return 0, badParam(param, "%q is not a number from 1 to %d", value, max)
 	}
 	return n, nil
+}
+
+// Limits on what a request's URL may carry: far above any real filter, a
+// thread id or a search, and far below what would make a query fail.
+const (
+	maxParamBytes    = 4 << 10  // one query parameter value, or the path
+	maxRawQueryBytes = 16 << 10 // the whole query string
+	maxParamValues   = 64       // values of one repeated parameter (phase=…&phase=…)
+)
+
+// limitParams answers 400 to a request whose path or query parameters pass
+// the limits, before any handler reads them.
+func (s *Server) limitParams(c *gin.Context) {
+	err := checkParams(c.Request.URL)
+	if err == nil {
+		return
+	}
+	if strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		s.apiError(c, err)
+	} else {
+		s.pageError(c, err)
+	}
+	c.Abort()
+}
+
+func checkParams(u *url.URL) error {
+	if len(u.Path) > maxParamBytes {
+		return badParam("path", "longer than %d bytes", maxParamBytes)
+	}
+	if len(u.RawQuery) > maxRawQueryBytes {
+		return badParam("query", "longer than %d bytes", maxRawQueryBytes)
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return badParam("query", "%v", err)
+	}
+	for name, values := range q {
+		if len(values) > maxParamValues {
+			return badParam(name, "given %d times, at most %d", len(values), maxParamValues)
+		}
+		for _, v := range values {
+			if len(v) > maxParamBytes {
+				return badParam(name, "longer than %d bytes", maxParamBytes)
+			}
+		}
+	}
+	return nil
 }

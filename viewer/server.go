@@ -35,6 +35,7 @@ type Server struct {
 	log    *slog.Logger
 	pages  *pages
 	token  string
+	hosts  []string
 	pricer CachePricer
 	engine *gin.Engine
 }
@@ -47,6 +48,7 @@ func New(db DB, opts ...Option) *Server {
 		log:   cfg.logger,
 		pages: parsePages(),
 		token: cfg.token,
+		hosts: cfg.hosts,
 	}
 	s.pricer = cfg.pricer
 	s.engine = s.router()
@@ -67,7 +69,7 @@ func (s *Server) router() *gin.Engine {
 	// unescape the parameter.
 	r.UseRawPath = true
 	r.UnescapePathValues = true
-	r.Use(gin.CustomRecoveryWithWriter(nil, s.recovered), securityHeaders)
+	r.Use(gin.CustomRecoveryWithWriter(nil, s.recovered), securityHeaders, allowedHost(s.hosts), s.limitParams)
 
 	static, err := fs.Sub(staticFiles, "static")
 	if err != nil {

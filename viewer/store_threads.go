@@ -411,16 +411,26 @@ func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 }
 
 // threadTitle is the user's override when there is one, else the first
-// prompt (its user message when it is messages JSON) on one line cut to
-// titleRunes runes (with … when cut), else the thread id.
+// non-empty line of the first prompt (its user message when it is messages
+// JSON) cut to titleRunes runes (with … when cut), else the thread id.
 func threadTitle(override, firstPrompt, id string) string {
 	if t := strings.TrimSpace(override); t != "" {
 		return t
 	}
-	if t := oneLine(promptText(firstPrompt), titleRunes); t != "" {
+	if t := oneLine(firstLine(promptText(firstPrompt)), titleRunes); t != "" {
 		return t
 	}
 	return id
+}
+
+// firstLine is text's first line that is not blank.
+func firstLine(text string) string {
+	for line := range strings.Lines(text) {
+		if strings.TrimSpace(line) != "" {
+			return line
+		}
+	}
+	return ""
 }
 
 // oneLine puts text on one line, runs of white space becoming one space,

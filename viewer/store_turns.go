@@ -44,11 +44,15 @@ type Turn struct {
 	TokensReasoning  *uint32  `json:"tokens_reasoning"`
 	CostUSD          *float64 `json:"cost_usd"`
 
-	Status     string            `json:"status"`
-	Error      string            `json:"error"`
-	StartNS    uint64            `json:"start_ns"`
-	DurationNS uint64            `json:"duration_ns"`
-	Attributes map[string]string `json:"attributes"`
+	Status     string `json:"status"`
+	Error      string `json:"error"`
+	StartNS    uint64 `json:"start_ns"`
+	DurationNS uint64 `json:"duration_ns"`
+	// Attributes are the turn's first pageAttributes attributes, each value
+	// cut to pageAttributeBytes; AttributesTotal counts them all, which
+	// /api/threads/:id/turns/:turn_id/attributes returns whole.
+	Attributes      map[string]string `json:"attributes"`
+	AttributesTotal int               `json:"attributes_total"`
 
 	// Running marks a prompt (or tool call) whose call has not ended: its
 	// span has no response, tool result or error row yet. Interrupted
@@ -116,7 +120,10 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
        substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, content_bytes, truncated,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd,
-       status, error, start_ns, duration_ns, attributes.key, attributes.value,
+       status, error, start_ns, duration_ns,
+       arraySlice(attributes.key, 1, ` + pageAttributesStr + `) AS attr_keys,
+       arrayMap(v -> substring(v, 1, ` + pageAttributeBytesStr + `), arraySlice(attributes.value, 1, ` + pageAttributesStr + `)) AS attr_values,
+       length(attributes.key) AS attr_total,
        multiIf(role NOT IN ('prompt', 'tool_call') OR span_id IN
        (
            SELECT span_id
@@ -254,7 +261,7 @@ func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 	for rows.Next() {
 		var (
 			t                  Turn
-			stored             uint64
+			stored, attrTotal  uint64
 			truncated, state   uint8
 			attrKeys, attrVals []string
 		)
@@ -263,7 +270,7 @@ func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 			&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
 			&t.Content, &stored, &t.ContentBytes, &truncated,
 			&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD,
-			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &attrKeys, &attrVals, &state)
+			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &attrKeys, &attrVals, &attrTotal, &state)
 		if err != nil {
 			return nil, fmt.Errorf("scan turn: %w", err)
 		}
@@ -272,12 +279,8 @@ func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 			t.ContentCut = true
 			t.Content = trimPartialRune(t.Content)
 		}
-		t.Attributes = make(map[string]string, len(attrKeys))
-		for i, k := range attrKeys {
-			if i < len(attrVals) {
-				t.Attributes[k] = attrVals[i]
-			}
-		}
+		t.Attributes = attributeMap(attrKeys, attrVals)
+		t.AttributesTotal = int(attrTotal)
 		turns = append(turns, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -335,6 +338,52 @@ SELECT content
 FROM conversations
 WHERE thread_id = ? AND turn_id = ?
 LIMIT 1`
+
+// Caps on the attributes a turn shows on the page and in the turns API: a
+// span may carry any number, of any size.
+const (
+	pageAttributesStr     = "50"
+	pageAttributeBytesStr = "1024"
+)
+
+// selectAttributes reads all of one turn's attributes.
+const selectAttributes = `
+SELECT attributes.key, attributes.value
+FROM conversations
+WHERE thread_id = ? AND turn_id = ?
+ORDER BY revision DESC
+LIMIT 1`
+
+// turnAttributes returns all of one turn's attributes; errTurnNotFound
+// when the thread has no such turn.
+func (s store) turnAttributes(ctx context.Context, threadID, turnID string) (map[string]string, error) {
+	rows, err := s.db.Query(ctx, selectAttributes, threadID, turnID)
+	if err != nil {
+		return nil, fmt.Errorf("query turn attributes: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read turn attributes: %w", err)
+		}
+		return nil, errTurnNotFound
+	}
+	var keys, values []string
+	if err := rows.Scan(&keys, &values); err != nil {
+		return nil, fmt.Errorf("scan turn attributes: %w", err)
+	}
+	return attributeMap(keys, values), nil
+}
+
+func attributeMap(keys, values []string) map[string]string {
+	m := make(map[string]string, len(keys))
+	for i, k := range keys {
+		if i < len(values) {
+			m[k] = values[i]
+		}
+	}
+	return m
+}
 
 // errTurnNotFound means the thread has no turn with the id asked for.
 var errTurnNotFound error = notFoundError("turn not found")

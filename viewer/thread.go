@@ -19,9 +19,11 @@ import (
 // one turn's whole content, and the notes on its turns.
 func (s *Server) threadRoutes(app, api *gin.RouterGroup) {
 	app.GET("/threads/:id", s.threadPage)
+	api.GET("/threads/:id", s.apiThread)
 	api.GET("/threads/:id/turns", s.apiTurns)
 	api.GET("/threads/:id/markdown", s.threadMarkdown)
 	api.GET("/threads/:id/turns/:turn_id/content", s.turnContent)
+	api.GET("/threads/:id/turns/:turn_id/attributes", s.turnAttributes)
 	api.GET("/threads/:id/turns/:turn_id/markdown", s.turnMarkdown)
 	s.notesRoutes(api)
 }
@@ -217,10 +219,56 @@ func (s *Server) apiTurns(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	s.writeJSON(c, http.StatusOK, turnsResponse{
+	s.writeJSON(c, http.StatusOK, tt.response())
+}
+
+func (tt threadTurns) response() turnsResponse {
+	return turnsResponse{
 		ThreadID: tt.thread.ID, Thread: tt.thread, Turns: tt.turns,
 		Total: tt.total, Hidden: tt.total - len(tt.turns), Limit: tt.form.Limit,
-	})
+	}
+}
+
+// threadResponse is the thread page as GET /api/threads/:id answers it:
+// its turns as /api/threads/:id/turns gives them, and what the page shows
+// beside them.
+type threadResponse struct {
+	turnsResponse
+	Phases      []PhaseCount `json:"phases"` // every phase of the thread, with its turns
+	Facets      Facets       `json:"facets"`
+	CostByPhase []PhaseTotal `json:"cost_by_phase"`
+	Traces      []string     `json:"traces"`
+	Running     int          `json:"running"`
+	Interrupted int          `json:"interrupted"`
+	Errors      int          `json:"errors"`
+}
+
+// apiThread answers GET /api/threads/:id, the thread page's JSON twin,
+// with the page's filters and limit.
+func (s *Server) apiThread(c *gin.Context) {
+	tt, err := s.loadTurns(c, turnWindow, pageContentBytes)
+	if err != nil {
+		s.apiError(c, err)
+		return
+	}
+	v := newThreadView(tt.thread, tt.turns, tt.form.Q)
+	v.Filter, v.Total = tt.form, tt.total
+	if err := s.addThreadContext(c.Request.Context(), &v); err != nil {
+		s.apiError(c, err)
+		return
+	}
+	res := threadResponse{
+		turnsResponse: tt.response(),
+		Phases:        []PhaseCount{}, Facets: v.Facets, CostByPhase: v.Costs, Traces: []string{},
+		Running: v.Running, Interrupted: v.Interrupted, Errors: v.Errors,
+	}
+	for _, chip := range v.Chips {
+		res.Phases = append(res.Phases, chip.PhaseCount)
+	}
+	for _, tr := range v.Traces {
+		res.Traces = append(res.Traces, tr.ID)
+	}
+	s.writeJSON(c, http.StatusOK, res)
 }
 
 // threadMarkdown answers GET /api/threads/:id/markdown: all the turns the
@@ -264,4 +312,20 @@ func (s *Server) turnContent(c *gin.Context) {
 		TurnID  string `json:"turn_id"`
 		Content string `json:"content"`
 	}{turnID, content})
+}
+
+// turnAttributes answers GET /api/threads/:id/turns/:turn_id/attributes with
+// every attribute of a turn, which the page and the turns API cap:
+// {"turn_id", "attributes"}.
+func (s *Server) turnAttributes(c *gin.Context) {
+	turnID := c.Param("turn_id")
+	attrs, err := s.store.turnAttributes(c.Request.Context(), c.Param("id"), turnID)
+	if err != nil {
+		s.apiError(c, err)
+		return
+	}
+	s.writeJSON(c, http.StatusOK, struct {
+		TurnID     string            `json:"turn_id"`
+		Attributes map[string]string `json:"attributes"`
+	}{turnID, attrs})
 }

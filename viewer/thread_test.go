@@ -241,7 +241,7 @@ func TestStaticFiles(t *testing.T) {
 	if tag == "" {
 		t.Fatal("GET /static/app.js: no ETag")
 	}
-	req := httptest.NewRequest(http.MethodGet, "/static/app.js", nil)
+	req := newRequest(http.MethodGet, "/static/app.js", nil)
 	req.Header.Set("If-None-Match", tag)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)

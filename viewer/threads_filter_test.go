@@ -58,7 +58,7 @@ func listFixture(t *testing.T) (http.Handler, driver.Conn) {
 	p, r = call("t1", "t1", "plan", 0, "planner", "anthropic", "claude", 300, "untitled prompt", "ok")
 	add("beta", p, r)
 	p, r = call("m1", "m1", "plan", 0, "planner", "openai", "gpt-5", 200,
-		`[{"role":"system","content":"You are terse."},{"role":"user","content":"Summarise the\nrelease notes"}]`,
+		`[{"role":"system","content":"You are terse."},{"role":"user","content":"\nSummarise the release notes\nKeep it short."}]`,
 		`[{"role":"assistant","content":"Three fixes,\n one feature."}]`)
 	add("beta", p, r)
 	p, r = call("a1", "a1", "plan", 0, "planner", "openai", "gpt-5", 700, "archived 데이터", "ok")
@@ -87,7 +87,7 @@ func TestThreadsFilters(t *testing.T) {
 		{"q=login", "e1"},                         // case-insensitive
 		{"q=" + url.QueryEscape("émoji 🎉"), "t1"}, // the override, folded
 		{"q=untitled", ""},                        // the override replaces the prompt
-		{"q=the+release", "m1"},                   // on one line, as the title
+		{"q=the+release", "m1"},                   // in the title, its first line
 		{"q=summarise", "m1"},
 		{"archived=1", "a1"},
 		{"archived=1&q=" + url.QueryEscape("데이터"), "a1"},
@@ -125,7 +125,7 @@ func TestThreadsFilters(t *testing.T) {
 			t.Errorf("e1 under provider=openai: %d turns, providers %q; want 4 and ollama,openai", th.Turns, th.Providers)
 		}
 		if th.ID == "m1" && th.Title != "Summarise the release notes" || th.ID == "m1" && th.Preview != "Three fixes, one feature." {
-			t.Errorf("m1 title %q preview %q, want the user message and the answer on one line", th.Title, th.Preview)
+			t.Errorf("m1 title %q preview %q, want the user message's first line and the answer on one line", th.Title, th.Preview)
 		}
 	}
 

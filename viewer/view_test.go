@@ -11,7 +11,10 @@ func TestThreadTitle(t *testing.T) {
 	tests := []struct {
 		override, prompt, id, want string
 	}{
-		{"", "  Plan the\n\tmigration  ", "th", "Plan the migration"},
+		{"", "  Plan the\tmigration  ", "th", "Plan the migration"},
+		{"", "\n  \nFix the login bug\nSteps:\n1. open /login", "th", "Fix the login bug"},
+		{"", `[{"role":"system","parts":[{"type":"text","content":"You are a planner."}]},` +
+			`{"role":"user","parts":[{"type":"text","content":"\nPlan issue 42\nThe config loader drops defaults."}]}]`, "th", "Plan issue 42"},
 		{"  My title ", "prompt", "th", "My title"},
 		{"", long, "th", strings.Repeat("é", 80) + "…"},
 		{"", strings.Repeat("é", 80), "th", strings.Repeat("é", 80)},

@@ -149,5 +149,5 @@ func usd(f *float64) string {
 	if f == nil {
 		return "—"
 	}
-	return strconv.FormatFloat(*f, 'f', 4, 64)
+	return viewer.FormatUSD(*f)
 }

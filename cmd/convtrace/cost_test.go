@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,11 +41,7 @@ func TestCostCommandErrors(t *testing.T) {
 // test's database.
 func readmeCostQueries(t *testing.T) []string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := regexp.MustCompile("(?s)\n## Cost\n.*?\n## ").FindString(string(readme))
+	section := readmeSection(t, "Cost")
 	block := regexp.MustCompile("(?s)```sql\n(.*?)```").FindStringSubmatch(section)
 	if block == nil {
 		t.Fatal("README has no SQL block in its Cost section")
@@ -56,6 +53,16 @@ func readmeCostQueries(t *testing.T) []string {
 		}
 	}
 	return queries
+}
+
+// readmeSection returns the README's section headed "## title".
+func readmeSection(t *testing.T, title string) string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return regexp.MustCompile("(?s)\n## " + regexp.QuoteMeta(title) + "\n.*?\n## ").FindString(string(readme))
 }
 
 // queryText runs query and returns its rows as text.
@@ -100,6 +107,15 @@ func TestCostCommandAndReadmeQueries(t *testing.T) {
 	if len(queries) != 5 {
 		t.Fatalf("README Cost section has %d queries, want 5", len(queries))
 	}
+	for _, q := range queries {
+		if strings.Contains(q, "hit_rate") {
+			for _, row := range queryText(t, conn, "SELECT max(hit_rate) FROM ("+q+")") {
+				if r, err := strconv.ParseFloat(row, 64); err != nil || r > 1 {
+					t.Errorf("README cache hit rate %s, above 1:\n%s", row, q)
+				}
+			}
+		}
+	}
 
 	snapshot := func() string {
 		var b strings.Builder
@@ -124,8 +140,8 @@ func TestCostCommandAndReadmeQueries(t *testing.T) {
 	code, table, _ := runCapture(t, "cost", "--clickhouse", dsn, "--by", "phase,model")
 	lines := strings.Split(strings.TrimRight(table, "\n"), "\n")
 	if code != 0 || !regexp.MustCompile(`^\s*PHASE\s+MODEL\s+CALLS\s+TOKENS IN`).MatchString(lines[0]) ||
-		!regexp.MustCompile(`^\s*TOTAL\s+10\s+`).MatchString(lines[len(lines)-1]) {
-		t.Errorf("cost table: exit %d, want a PHASE MODEL … header and a TOTAL of the demo's 10 calls:\n%s", code, table)
+		!regexp.MustCompile(`^\s*TOTAL\s+13\s+`).MatchString(lines[len(lines)-1]) {
+		t.Errorf("cost table: exit %d, want a PHASE MODEL … header and a TOTAL of the demo's 13 calls:\n%s", code, table)
 	}
 	for _, l := range lines[1:] {
 		if len(l) != len(lines[0]) && !strings.Contains(l, "—") {
@@ -134,8 +150,8 @@ func TestCostCommandAndReadmeQueries(t *testing.T) {
 	}
 	_, csvOut, _ := runCapture(t, "cost", "--clickhouse", dsn, "--by", "day", "--format", "csv")
 	records, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
-	if err != nil || len(records) != 2 || records[0][0] != "day" || records[1][1] != "10" {
-		t.Errorf("cost --format csv = %q (%v), want a header and one day of 10 calls", records, err)
+	if err != nil || len(records) != 2 || records[0][0] != "day" || records[1][1] != "13" {
+		t.Errorf("cost --format csv = %q (%v), want a header and one day of 13 calls", records, err)
 	}
 	_, jsonOut, _ := runCapture(t, "cost", "--clickhouse", dsn, "--by", "model", "--format", "json")
 	var report struct {
@@ -145,8 +161,21 @@ func TestCostCommandAndReadmeQueries(t *testing.T) {
 			CostUSD *float64 `json:"cost_usd"`
 		} `json:"totals"`
 	}
-	if err := json.Unmarshal([]byte(jsonOut), &report); err != nil || report.Totals.Calls != 10 || report.Totals.CostUSD == nil {
-		t.Errorf("cost --format json = %s (%v), want 10 calls with a cost", jsonOut, err)
+	if err := json.Unmarshal([]byte(jsonOut), &report); err != nil || report.Totals.Calls != 13 || report.Totals.CostUSD == nil {
+		t.Errorf("cost --format json = %s (%v), want 13 calls with a cost", jsonOut, err)
+	}
+	// Every provider and phase, ollama's calls without usage and the failed
+	// verify call included, counts its calls.
+	_, byOut, _ := runCapture(t, "cost", "--clickhouse", dsn, "--by", "provider,phase", "--format", "csv")
+	calls := map[string]string{}
+	records, _ = csv.NewReader(strings.NewReader(byOut)).ReadAll()
+	for _, r := range records[1:] {
+		calls[r[0]+"/"+r[1]] = r[2]
+	}
+	for _, want := range []string{"ollama/review", "anthropic/verify"} {
+		if calls[want] == "" || calls[want] == "0" {
+			t.Errorf("cost --by provider,phase has no calls for %s:\n%s", want, byOut)
+		}
 	}
 
 	// Deliver every turn again: a second copy of each row in a new part.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"time"
@@ -33,6 +34,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	prices := fs.String("prices", "", "price file (YAML or JSON) whose entries add to and override the built-in price table")
 	interruptedAfter := fs.Duration("interrupted-after", viewer.DefaultInterruptedAfter, "show a call that has not ended as interrupted once its recorder sent no heartbeat for this long")
 	token := fs.String("token", os.Getenv("CONVTRACE_TOKEN"), "token every viewer page and API request must carry (env CONVTRACE_TOKEN), and OTLP requests and /metrics too unless --otlp-token is set; without one the viewer and OTLP listen on loopback only")
+	publicURL := fs.String("public-url", os.Getenv("CONVTRACE_PUBLIC_URL"), "URL users open the viewer by when it is not its listen address, e.g. behind a proxy (env CONVTRACE_PUBLIC_URL): requests naming another host than this one's, the listen address's, an IP address or localhost are refused")
 	otlpToken := fs.String("otlp-token", os.Getenv("CONVTRACE_OTLP_TOKEN"), "token OTLP requests and /metrics must carry instead of --token (env CONVTRACE_OTLP_TOKEN)")
 	memoryLimit := fs.Int64("otlp-memory-limit", otlpreceiver.DefaultMemoryLimit, "memory the OTLP requests in flight may hold, in bytes; beyond it senders are told to retry later")
 	storeTimeout := fs.Duration("otlp-store-timeout", otlpreceiver.DefaultStoreTimeout, "how long an OTLP request waits for storage before it is answered retry-later")
@@ -102,7 +104,13 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			fmt.Fprintf(out.stdout, "%s on http://%s\n", what, ln.Addr())
 			return nil
 		}
-		if err := serveHTTP(*listen, viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter)).Handler(), "convtrace viewer"); err != nil {
+		hosts, err := viewerHosts(*listen, *publicURL)
+		if err != nil {
+			return err
+		}
+		v := viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter),
+			viewer.WithHosts(hosts...))
+		if err := serveHTTP(*listen, v.Handler(), "convtrace viewer"); err != nil {
 			return err
 		}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody)),
@@ -175,4 +183,21 @@ func limitMemory(requests int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(2*requests + 128<<20)
 	}
+}
+
+// viewerHosts are the host names the viewer answers to besides addresses
+// and localhost: its listen address's, and --public-url's.
+func viewerHosts(listen, publicURL string) ([]string, error) {
+	var hosts []string
+	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
+	if publicURL != "" {
+		u, err := url.Parse(publicURL)
+		if err != nil || u.Hostname() == "" {
+			return nil, fmt.Errorf("--public-url: %q is not a URL such as https://convtrace.example.com", publicURL)
+		}
+		hosts = append(hosts, u.Hostname())
+	}
+	return hosts, nil
 }

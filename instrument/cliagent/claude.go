@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/schema"
 )
 
 // claudeLine is one line of Claude Code's --output-format stream-json.
@@ -81,7 +82,9 @@ func parseClaude(line []byte) []Event {
 			e.Content = l.Subtype
 		}
 		if u := l.Usage; u != nil {
-			e.Usage = &instrument.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			// Anthropic's input_tokens leaves the cache out.
+			in := schema.InputTokens(uint64(u.InputTokens), uint64(u.CacheReadInputTokens), uint64(u.CacheCreationInputTokens), true)
+			e.Usage = &instrument.Usage{InputTokens: int(in), OutputTokens: u.OutputTokens,
 				CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
 		}
 		return []Event{e}

@@ -166,7 +166,7 @@ func TestCommandClaude(t *testing.T) {
 	}
 	last := rs[len(rs)-1]
 	if last.content != "parseConfig ignores the file; the fix is to read it." || last.session != sid ||
-		last.tokensIn == nil || *last.tokensIn != 18 || last.cacheRead == nil || *last.cacheRead != 35700 ||
+		last.tokensIn == nil || *last.tokensIn != 18+1500+35700 || last.cacheRead == nil || *last.cacheRead != 35700 ||
 		last.cost == nil || *last.cost != 0.0421 {
 		t.Errorf("response row: %v", last)
 	}

@@ -63,7 +63,7 @@ func TestParseClaude(t *testing.T) {
 
 	res := parseClaude([]byte(`{"type":"result","subtype":"success","duration_ms":15234,"result":"ok","session_id":"` + sid + `","total_cost_usd":0.0421,"usage":{"input_tokens":18,"cache_creation_input_tokens":1500,"cache_read_input_tokens":35700,"output_tokens":123}}`))
 	want := Event{Kind: KindResult, SessionID: sid, Content: "ok", CostUSD: f64(0.0421), DurationMS: 15234,
-		Usage: &instrument.Usage{InputTokens: 18, OutputTokens: 123, CacheReadTokens: 35700, CacheWriteTokens: 1500}}
+		Usage: &instrument.Usage{InputTokens: 18 + 1500 + 35700, OutputTokens: 123, CacheReadTokens: 35700, CacheWriteTokens: 1500}}
 	if len(res) != 1 || !reflect.DeepEqual(res[0], want) {
 		t.Errorf("result line: got %+v, want %+v", res, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/schema"
 )
 
 // answer is a provider's answer assembled from a response body or from the
@@ -254,7 +255,7 @@ type anthropicUsage struct {
 // leaves them out.
 func (u anthropicUsage) usage() instrument.Usage {
 	return instrument.Usage{
-		InputTokens:      u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+		InputTokens:      int(schema.InputTokens(uint64(u.InputTokens), uint64(u.CacheReadInputTokens), uint64(u.CacheCreationInputTokens), true)),
 		OutputTokens:     u.OutputTokens,
 		CacheReadTokens:  u.CacheReadInputTokens,
 		CacheWriteTokens: u.CacheCreationInputTokens,

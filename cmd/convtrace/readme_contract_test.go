@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/collector/otlpreceiver"
+	"github.com/convtrace/convtrace/internal/chtest"
+)
+
+// The README's curl example of the attribute contract, sent as it stands
+// to a real receiver, stores a turn with the phase, round and speaker it
+// sets: the documented contract is the one the collector reads.
+func TestReadmeContractExample(t *testing.T) {
+	section := readmeSection(t, "Attribute contract")
+	m := regexp.MustCompile("(?s)```sh\ncurl -sS http://127.0.0.1:4318(/v1/traces) -H 'Content-Type: application/json' -d '(.*?)'\n```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("README's Attribute contract section has no curl example of OTLP/JSON")
+	}
+	conn, dsn := chtest.Open(t)
+	in, err := collector.NewIngester(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Shutdown(context.Background())
+	srv := httptest.NewServer(otlpreceiver.NewHTTPHandler(in))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+m[1], "application/json", strings.NewReader(m[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST the README's example: status %d", resp.StatusCode)
+	}
+	got := queryText(t, conn, `SELECT thread_id, project, phase, round, speaker, role, content, tokens_in
+FROM conversations FINAL WHERE span_id = 'eee19b7ec3c1b174' ORDER BY seq`)
+	want := []string{
+		`issue-42 shipcode review 1 codex-critic prompt [{"role":"user","parts":[{"type":"text","content":"Review the plan"}]}] <nil>`,
+		`issue-42 shipcode review 1 codex-critic response Approve, with one change 120`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the README's example stored:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
