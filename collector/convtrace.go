@@ -59,6 +59,9 @@ func (c call) between(s span) []schema.Turn {
 		if code := e.attrs.str(schema.KeyCode); code != "" {
 			t.Attributes = []schema.Attr{{Key: schema.KeyCode, Value: code}}
 		}
+		if agent := e.attrs.str(schema.KeyAgent); agent != "" {
+			t.Agent = agent // a sub-agent's, on its parent's span
+		}
 		if t.Role == schema.RoleError {
 			t.Status = schema.StatusError
 			t.Error = t.Content

@@ -5,6 +5,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -23,12 +24,21 @@ var _ sdktrace.SpanExporter = (*Exporter)(nil)
 
 // NewExporter returns an exporter writing to the ClickHouse database named by
 // dsn (a clickhouse-go DSN such as clickhouse://127.0.0.1:9000/convtrace).
-// It connects lazily, creating and migrating the database on first write, so
-// it can start while ClickHouse is down.
+// An empty dsn names the local store the convtrace commands share (the one
+// `make run` and `convtrace serve` start: $CONVTRACE_DATA, else
+// $XDG_DATA_HOME/convtrace, else ~/.local/share/convtrace), and is an error
+// when it has never been started. It connects lazily, creating and
+// migrating the database on first write, so it can start while ClickHouse
+// is down.
 func NewExporter(dsn string, opts ...Option) (*Exporter, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
+	}
+	if dsn == "" {
+		if dsn, err = localstore.DSN(localstore.Dir()); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := schema.ParseDSN(dsn); err != nil {
 		return nil, err

@@ -114,7 +114,7 @@ func TestIngesterSanitisesUsage(t *testing.T) {
 	h := viewer.New(conn, viewer.WithLogger(discard())).Handler()
 	for _, path := range []string{"/api/threads", "/api/cost", "/api/threads/th-bad/turns", "/api/threads/th-bad/cost"} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+path, nil))
 		if rec.Code != http.StatusOK || rec.Body.Len() == 0 || !json.Valid(rec.Body.Bytes()) {
 			t.Errorf("GET %s = %d %.200q, want 200 with valid JSON", path, rec.Code, rec.Body.String())
 		}

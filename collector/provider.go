@@ -21,7 +21,7 @@ func (tp *TracerProvider) Stats() Stats { return tp.exp.Stats() }
 
 // NewTracerProvider returns a tracer provider for a Go pipeline that
 // exports in-process: spans go straight to the ClickHouse database named by
-// dsn, stamped with the context's thread, phase, round, speaker and agent,
+// dsn (empty: the local store, see NewExporter), stamped with the context's thread, phase, round, speaker and agent,
 // with early prompts for long calls. Shut it down to flush.
 func NewTracerProvider(dsn string, opts ...Option) (*TracerProvider, error) {
 	cfg, err := newConfig(opts)

@@ -2,8 +2,13 @@ package schema
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
+	"strings"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -34,17 +39,15 @@ func ParseDSN(dsn string) (*clickhouse.Options, error) {
 }
 
 // Open connects to the DSN's database, creating the database first when it
-// does not exist. It does not migrate.
+// does not exist: for writers, which then migrate. It does not migrate.
 func Open(ctx context.Context, dsn string) (driver.Conn, error) {
 	opts, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
-	boot := *opts
-	boot.Auth.Database = ""
-	bootConn, err := clickhouse.Open(&boot)
+	bootConn, err := openServer(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("open clickhouse: %w", err)
+		return nil, err
 	}
 	defer bootConn.Close()
 	if err := bootConn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(opts.Auth.Database)); err != nil {
@@ -55,6 +58,105 @@ func Open(ctx context.Context, dsn string) (driver.Conn, error) {
 		return nil, fmt.Errorf("open clickhouse: %w", err)
 	}
 	return conn, nil
+}
+
+// ErrNoSchema means the DSN's database does not exist or holds no
+// convtrace schema of this version: `convtrace migrate` makes it.
+var ErrNoSchema = errors.New("no convtrace schema")
+
+// OpenExisting connects to the DSN's database for reading: it creates
+// nothing, and a database that does not exist or is not migrated to this
+// version is ErrNoSchema, with the command that makes it.
+func OpenExisting(ctx context.Context, dsn string) (driver.Conn, error) {
+	opts, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	bootConn, err := openServer(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer bootConn.Close()
+	db := opts.Auth.Database
+	var databases, tables uint64
+	if err := bootConn.QueryRow(ctx, `SELECT
+    (SELECT count() FROM system.databases WHERE name = ?),
+    (SELECT count() FROM system.tables WHERE database = ? AND name = 'schema_migrations')`, db, db).Scan(&databases, &tables); err != nil {
+		return nil, fmt.Errorf("look up database %s: %w", db, err)
+	}
+	const fix = "create it with `convtrace migrate --clickhouse DSN` (or check the DSN's database name)"
+	switch {
+	case databases == 0:
+		return nil, fmt.Errorf("%w: database %q does not exist on %s: %s", ErrNoSchema, db, strings.Join(opts.Addr, ","), fix)
+	case tables == 0:
+		return nil, fmt.Errorf("%w: database %q on %s has no convtrace tables: %s", ErrNoSchema, db, strings.Join(opts.Addr, ","), fix)
+	}
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open clickhouse: %w", err)
+	}
+	v, err := Version(ctx, conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if want := Migrations()[len(Migrations())-1].Version; v < want {
+		conn.Close()
+		return nil, fmt.Errorf("%w: database %q is at schema version %d, this convtrace reads version %d: run `convtrace migrate --clickhouse DSN`",
+			ErrNoSchema, db, v, want)
+	}
+	return conn, nil
+}
+
+// dialTimeout bounds connecting to a server and its handshake, unless the
+// DSN sets dial_timeout: a DSN that reaches something else than
+// ClickHouse's native protocol then fails in seconds, not the driver's 30.
+const dialTimeout = 3 * time.Second
+
+// openServer connects to the DSN's server with no database, and pings it.
+// A port that answers HTTP (ClickHouse's own 8123, say) gets a hint.
+func openServer(ctx context.Context, opts *clickhouse.Options) (driver.Conn, error) {
+	boot := *opts
+	boot.Auth.Database = ""
+	if boot.DialTimeout == 0 {
+		boot.DialTimeout = dialTimeout
+	}
+	conn, err := clickhouse.Open(&boot)
+	if err != nil {
+		return nil, fmt.Errorf("open clickhouse: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, boot.DialTimeout+time.Second)
+	defer cancel()
+	if err := conn.Ping(pingCtx); err != nil {
+		conn.Close()
+		for _, addr := range opts.Addr {
+			if speaksHTTP(ctx, addr) {
+				return nil, fmt.Errorf("connect to clickhouse at %s: it answers HTTP, not ClickHouse's native protocol: "+
+					"a DSN names the native TCP port (9000 by default, not the HTTP port 8123): %w", addr, err)
+			}
+		}
+		return nil, fmt.Errorf("connect to clickhouse at %s: %w", strings.Join(opts.Addr, ","), err)
+	}
+	return conn, nil
+}
+
+// speaksHTTP says whether addr answers an HTTP request.
+func speaksHTTP(ctx context.Context, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	deadline, _ := ctx.Deadline()
+	_ = c.SetDeadline(deadline)
+	if _, err := io.WriteString(c, "GET /ping HTTP/1.0\r\n\r\n"); err != nil {
+		return false
+	}
+	head := make([]byte, 5)
+	_, err = io.ReadFull(c, head)
+	return err == nil && string(head) == "HTTP/"
 }
 
 // quoteIdent quotes a ClickHouse identifier with backticks.

@@ -46,7 +46,7 @@ func costCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if err != nil {
 			return err
 		}
-		st, err := sf.open(ctx, out.stderr)
+		st, err := sf.openExisting(ctx, out.stderr)
 		if err != nil {
 			return err
 		}

@@ -37,6 +37,7 @@ var commands = []command{
 	{"serve", "serve the viewer on http://127.0.0.1:8080 and the OTLP receivers", false, serveCmd},
 	{"run", "run a CLI agent (Claude Code, Codex, any command) and record what it says", true, runAgentCmd},
 	{"demo", "record one demo pipeline run through the in-process exporter", false, demoCmd},
+	{"status", "print the local store's DSN, viewer URL and OTLP endpoints", false, statusCmd},
 	{"migrate", "apply pending schema migrations and print the schema version", false, migrateCmd},
 	{"cost", "print token usage and cost grouped by day, model, provider, phase, speaker or agent", false, costCmd},
 	{"reprice", "recompute the priced costs of a time range after a price change", false, repriceCmd},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -11,7 +12,16 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+// TestMain keeps every command of the tests, and the convtrace processes
+// they start, off the user's own local store.
+func TestMain(m *testing.M) {
+	data, err := os.MkdirTemp("", "convtrace-data-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("CONVTRACE_DATA", data)
+	chtest.Main(m)
+}
 
 // runCapture runs the command line and returns its exit code, stdout and
 // stderr.

@@ -26,7 +26,7 @@ func repriceCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error
 		if err != nil {
 			return err
 		}
-		st, err := sf.open(ctx, out.stderr)
+		st, err := sf.openExisting(ctx, out.stderr)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
+	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -57,12 +58,18 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			return err
 		}
 		defer st.close()
+		superviseCtx, stopSupervising := context.WithCancel(ctx)
+		waitSupervisor := st.supervise(superviseCtx, out.stderr)
+		defer func() {
+			stopSupervising()
+			waitSupervisor()
+		}()
+		var demoThread string
 		if *withDemo {
-			thread, err := recordDemo(ctx, st, out.stderr)
-			if err != nil {
+			if demoThread, err = recordDemo(ctx, st, out.stderr); err != nil {
 				return err
 			}
-			fmt.Fprintf(out.stdout, "demo thread %s\n", thread)
+			fmt.Fprintf(out.stdout, "demo thread %s\n", demoThread)
 		}
 
 		reg := prometheus.NewRegistry()
@@ -93,16 +100,16 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 
 		var servers []*http.Server
 		served := make(chan error, 3)
-		serveHTTP := func(addr string, h http.Handler, what string) error {
+		serveHTTP := func(addr string, h http.Handler, what string) (string, error) {
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return fmt.Errorf("listen for %s: %w", what, err)
+				return "", fmt.Errorf("listen for %s: %w", what, err)
 			}
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 			servers = append(servers, srv)
 			go func() { served <- srv.Serve(ln) }()
 			fmt.Fprintf(out.stdout, "%s on http://%s\n", what, ln.Addr())
-			return nil
+			return ln.Addr().String(), nil
 		}
 		hosts, err := viewerHosts(*listen, *publicURL)
 		if err != nil {
@@ -110,18 +117,22 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}
 		v := viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter),
 			viewer.WithHosts(hosts...))
-		if err := serveHTTP(*listen, v.Handler(), "convtrace viewer"); err != nil {
+		viewerAddr, err := serveHTTP(*listen, v.Handler(), "convtrace viewer")
+		if err != nil {
 			return err
 		}
+		local := localstore.Endpoints{PID: os.Getpid(), Viewer: "http://" + viewerAddr}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody)),
 			otlpreceiver.WithMemoryLimit(*memoryLimit), otlpreceiver.WithStoreTimeout(*storeTimeout), otlpreceiver.WithToken(ingestToken)}
 		if *otlpHTTP != "" {
 			mux := http.NewServeMux()
 			mux.Handle("/v1/", otlpreceiver.NewHTTPHandler(ing, recvOpts...))
 			mux.Handle("/", otlpreceiver.NewOpsHandler(reg, ing.Ready, otlpreceiver.WithToken(ingestToken)))
-			if err := serveHTTP(*otlpHTTP, mux, "OTLP/HTTP receiver"); err != nil {
+			addr, err := serveHTTP(*otlpHTTP, mux, "OTLP/HTTP receiver")
+			if err != nil {
 				return err
 			}
+			local.OTLPHTTP = "http://" + addr
 		}
 		var grpcSrv *grpc.Server
 		if *otlpGRPC != "" {
@@ -132,6 +143,17 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			grpcSrv = otlpreceiver.NewGRPCServer(ing, recvOpts...)
 			go func() { served <- grpcSrv.Serve(ln) }()
 			fmt.Fprintf(out.stdout, "OTLP/gRPC receiver on %s\n", ln.Addr())
+			local.OTLPGRPC = ln.Addr().String()
+		}
+		if sf.dsn == "" {
+			// convtrace status, and the next command, find this serve.
+			if err := localstore.WriteEndpoints(sf.dataDir, local); err != nil {
+				fmt.Fprintf(out.stderr, "record the endpoints in %s: %v\n", sf.dataDir, err)
+			}
+			defer localstore.RemoveEndpoints(sf.dataDir, local.PID)
+		}
+		if demoThread != "" {
+			fmt.Fprintf(out.stdout, "open the demo run: %s%s\n", local.Viewer, threadPath(demoThread))
 		}
 		fmt.Fprintln(out.stdout, "Ctrl-C stops")
 
@@ -201,3 +223,6 @@ func viewerHosts(listen, publicURL string) ([]string, error) {
 	}
 	return hosts, nil
 }
+
+// threadPath is a thread's page on the viewer.
+func threadPath(id string) string { return "/threads/" + url.PathEscape(id) }

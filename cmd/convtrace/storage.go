@@ -12,6 +12,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/internal/chserver"
+	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -24,11 +25,8 @@ type storageFlags struct {
 func (f *storageFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dsn, "clickhouse", os.Getenv("CONVTRACE_CLICKHOUSE"),
 		"ClickHouse DSN, e.g. clickhouse://127.0.0.1:9000/convtrace (env CONVTRACE_CLICKHOUSE); empty starts a local server")
-	def := os.Getenv("CONVTRACE_DATA")
-	if def == "" {
-		def = ".convtrace"
-	}
-	fs.StringVar(&f.dataDir, "data", def, "folder of the local ClickHouse server used when no DSN is given (env CONVTRACE_DATA)")
+	fs.StringVar(&f.dataDir, "data", localstore.Dir(),
+		"the local store used when no DSN is given, shared by every command and Go pipeline (env CONVTRACE_DATA; default $XDG_DATA_HOME/convtrace, else ~/.local/share/convtrace)")
 }
 
 // storage is a migrated connection, and the local server behind it when
@@ -42,6 +40,27 @@ type storage struct {
 // spoolDir is where rows that could not be stored wait for the next
 // convtrace run or serve on this data folder.
 func (f *storageFlags) spoolDir() string { return filepath.Join(f.dataDir, "spool") }
+
+// openExisting connects to the DSN, or to the local store (reusing its
+// server, else starting it), for a command that only reads: it creates no
+// database and no table, and says to run convtrace migrate when they are
+// missing.
+func (f *storageFlags) openExisting(ctx context.Context, progress io.Writer) (*storage, error) {
+	if f.dsn == "" {
+		if _, err := os.Stat(localstore.ClickHouseDir(f.dataDir)); err != nil {
+			return nil, fmt.Errorf("no local store in %s: record something first (convtrace serve --demo, convtrace run, convtrace demo), or give --clickhouse DSN", f.dataDir)
+		}
+	}
+	s, err := f.locate(ctx, progress)
+	if err != nil {
+		return nil, err
+	}
+	if s.conn, err = schema.OpenExisting(ctx, s.dsn); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
 
 // open connects to the DSN, or to a local server (reusing one already
 // running in the data folder, else starting one), and migrates.
@@ -72,7 +91,7 @@ func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, 
 func (f *storageFlags) locate(ctx context.Context, progress io.Writer) (*storage, error) {
 	s := &storage{dsn: f.dsn}
 	if s.dsn == "" {
-		dir := filepath.Join(f.dataDir, "clickhouse")
+		dir := localstore.ClickHouseDir(f.dataDir)
 		srv, err := chserver.Ensure(ctx, dir)
 		if err != nil {
 			return nil, fmt.Errorf("local clickhouse: %w", err)
@@ -98,4 +117,54 @@ func (s *storage) close() {
 		defer cancel()
 		_ = s.server.Stop(ctx)
 	}
+}
+
+// maxRestarts bounds how often in a row supervise restarts a server that
+// will not start.
+const maxRestarts = 5
+
+// supervise restarts the local ClickHouse this process started whenever it
+// exits, until ctx ends, logging each time; after maxRestarts failed starts
+// in a row it gives up (readiness, a ping, keeps saying it is down). The
+// returned function waits for it to return, before the server is stopped.
+func (s *storage) supervise(ctx context.Context, log io.Writer) (wait func()) {
+	done := make(chan struct{})
+	if s.server == nil || !s.server.Owned() {
+		close(done)
+		return func() {}
+	}
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.server.Exited():
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			fmt.Fprintf(log, "local ClickHouse exited (%v): restarting it\n", s.server.ExitErr())
+			for attempt := 1; ; attempt++ {
+				err := s.server.Restart(ctx)
+				if err == nil {
+					fmt.Fprintf(log, "local ClickHouse restarted (%s)\n", s.dsn)
+					break
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				if attempt == maxRestarts {
+					fmt.Fprintf(log, "local ClickHouse did not restart after %d attempts, giving up: %v\n", attempt, err)
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Duration(attempt) * time.Second):
+				}
+			}
+		}
+	}()
+	return func() { <-done }
 }

@@ -11,12 +11,14 @@ import (
 
 // claudeLine is one line of Claude Code's --output-format stream-json.
 type claudeLine struct {
-	Type      string          `json:"type"`
-	Subtype   string          `json:"subtype"`
-	SessionID string          `json:"session_id"`
-	Model     string          `json:"model"`
-	Tools     json.RawMessage `json:"tools"`
-	Message   *struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	// ParentToolUseID is the Task tool use whose sub-agent said this.
+	ParentToolUseID string          `json:"parent_tool_use_id"`
+	Model           string          `json:"model"`
+	Tools           json.RawMessage `json:"tools"`
+	Message         *struct {
 		Model   string          `json:"model"`
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
@@ -71,7 +73,11 @@ func parseClaude(line []byte) []Event {
 		if l.Message == nil {
 			return unknown(line)
 		}
-		return claudeBlocks(l, line)
+		events := claudeBlocks(l, line)
+		for i := range events {
+			events[i].ParentToolUseID = l.ParentToolUseID
+		}
+		return events
 	case "result":
 		e := Event{Kind: KindResult, SessionID: l.SessionID, Content: l.Result, CostUSD: l.TotalCostUSD,
 			DurationMS: l.DurationMS, IsError: l.IsError}
@@ -145,4 +151,26 @@ func claudeResultText(raw json.RawMessage) string {
 		}
 	}
 	return compact(raw)
+}
+
+// taskTools are the names under which Claude Code starts a sub-agent.
+var taskTools = map[string]bool{"Task": true, "Agent": true}
+
+// subagentName is the name of the sub-agent a Task tool use starts: its
+// subagent_type, else its description; "" for any other tool use.
+func subagentName(e Event) string {
+	if !taskTools[e.ToolName] {
+		return ""
+	}
+	var in struct {
+		SubagentType string `json:"subagent_type"`
+		Description  string `json:"description"`
+	}
+	if json.Unmarshal([]byte(e.Content), &in) != nil {
+		return ""
+	}
+	if in.SubagentType != "" {
+		return in.SubagentType
+	}
+	return in.Description
 }

@@ -148,13 +148,15 @@ type run struct {
 	result   *Event
 	errs     []string
 	tools    map[string]*openTool
+	agents   map[string]string // sub-agent name by the id of its Task tool use
 	wg       sync.WaitGroup
 }
 
 // openTool is a tool span waiting for its result.
 type openTool struct {
-	result chan Event    // closed when the agent ended first
-	done   chan struct{} // closed when the span ended
+	ctx    context.Context // the span's, for the tool spans of its sub-agent
+	result chan Event      // closed when the agent ended first
+	done   chan struct{}   // closed when the span ended
 }
 
 type pendingText struct {
@@ -167,7 +169,7 @@ func newRun(ctx context.Context, rec *instrument.Recorder, format Format, out io
 		out = io.Discard
 	}
 	return &run{ctx: ctx, span: trace.SpanFromContext(ctx), rec: rec, format: format, out: out,
-		codex: newCodexParser(), tools: map[string]*openTool{}}
+		codex: newCodexParser(), tools: map[string]*openTool{}, agents: map[string]string{}}
 }
 
 // Write passes p on, then parses the lines it completes. exec.Cmd calls it
@@ -224,13 +226,24 @@ func (r *run) handle(e Event) {
 		r.model = e.Model
 		r.span.SetAttributes(attribute.String(schema.KeyResponseModel, e.Model))
 	}
+	if e.ParentToolUseID != "" {
+		e.Agent = r.agents[e.ParentToolUseID]
+	}
 	switch e.Kind {
 	case KindSession:
 	case KindResponse:
+		if e.ParentToolUseID != "" {
+			// A sub-agent's text is never the run's answer.
+			r.addTurn(e, time.Now())
+			return
+		}
 		r.flushResponse()
 		r.response = &pendingText{text: e.Content, at: time.Now()}
 	case KindToolCall:
 		r.flushResponse()
+		if name := subagentName(e); name != "" {
+			r.agents[e.CallID] = name
+		}
 		r.startTool(e)
 	case KindToolResult, KindToolResultError:
 		if t, ok := r.tools[e.CallID]; ok {
@@ -282,6 +295,9 @@ func (r *run) addTurn(e Event, at time.Time) {
 	if r.session != "" {
 		attrs = append(attrs, attribute.String(schema.KeySessionID, r.session))
 	}
+	if e.Agent != "" {
+		attrs = append(attrs, attribute.String(schema.KeyAgent, e.Agent))
+	}
 	r.span.AddEvent(schema.EventTurn, trace.WithTimestamp(at), trace.WithAttributes(attrs...))
 }
 
@@ -297,15 +313,24 @@ func (r *run) startTool(e Event) {
 	r.tools[e.CallID] = t
 	started := make(chan struct{})
 	session := r.session
+	// A sub-agent's tool uses nest under its Task's span, named after it.
+	parent := r.ctx
+	if task, ok := r.tools[e.ParentToolUseID]; ok && e.ParentToolUseID != "" {
+		parent = task.ctx
+	}
+	if e.Agent != "" {
+		parent = instrument.WithAgent(parent, e.Agent)
+	}
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		defer close(t.done)
-		_, _ = r.rec.Tool(r.ctx, instrument.ToolCall{Name: e.ToolName, CallID: e.CallID, Arguments: e.Content},
+		_, _ = r.rec.Tool(parent, instrument.ToolCall{Name: e.ToolName, CallID: e.CallID, Arguments: e.Content},
 			func(ctx context.Context) (string, error) {
 				if session != "" {
 					trace.SpanFromContext(ctx).SetAttributes(attribute.String(schema.KeySessionID, session))
 				}
+				t.ctx = ctx
 				close(started)
 				res, ok := <-ch
 				switch {

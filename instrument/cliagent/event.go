@@ -38,6 +38,11 @@ type Event struct {
 	ToolName  string
 	CallID    string
 	Code      string // for warnings
+	// ParentToolUseID is the Task tool use of the sub-agent that said
+	// this (Claude Code), "" for the main agent; Agent is that
+	// sub-agent's name, set by the run.
+	ParentToolUseID string
+	Agent           string
 
 	// Set on KindResult.
 	Usage      *instrument.Usage

@@ -50,22 +50,100 @@ type state struct {
 	HTTPPort int `json:"http_port"`
 }
 
+// The ports a local store's server (Ensure) takes the first time, when they
+// are free: next to ClickHouse's own 9000 and 8123, so that a system
+// server keeps those.
+const (
+	DefaultTCPPort  = 19000
+	DefaultHTTPPort = 18123
+)
+
 // Ensure returns the server running in dir when there is one (started by
-// another convtrace process, which keeps owning it), else starts one.
+// another convtrace process, which keeps owning it), else starts one on the
+// ports it had before (remembered in dir), else on DefaultTCPPort and
+// DefaultHTTPPort, else on free ports: a DSN stays the same across
+// restarts.
 func Ensure(ctx context.Context, dir string) (*Server, error) {
-	if s := attach(ctx, dir); s != nil {
+	if s := Running(ctx, dir); s != nil {
 		return s, nil
 	}
-	return Start(ctx, dir)
+	// A server still exiting (its convtrace was killed) holds the folder:
+	// wait for it to go, or to answer after all.
+	for deadline := time.Now().Add(30 * time.Second); previousAlive(dir) && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if s := Running(ctx, dir); s != nil {
+			return s, nil
+		}
+	}
+	bin, err := FindBinary()
+	if err != nil {
+		return nil, err
+	}
+	tcp, http, ok := Remembered(dir)
+	if !ok {
+		tcp, http = DefaultTCPPort, DefaultHTTPPort
+	}
+	if portFree(tcp) && portFree(http) {
+		s, err := start(ctx, dir, bin, []int{tcp, http})
+		if err == nil {
+			return s, nil
+		}
+		// Another process may have taken a port since: free ones then.
+	}
+	return start(ctx, dir, bin, nil)
 }
 
-func attach(ctx context.Context, dir string) *Server {
-	b, err := os.ReadFile(filepath.Join(dir, "server.json"))
+// Remembered returns the ports the last server started in dir by Ensure
+// listened on, whether or not it runs now.
+func Remembered(dir string) (tcp, http int, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "ports.json"))
 	if err != nil {
-		return nil
+		return 0, 0, false
 	}
 	var st state
-	if json.Unmarshal(b, &st) != nil || st.PID <= 0 || syscall.Kill(st.PID, 0) != nil {
+	if json.Unmarshal(b, &st) != nil || st.TCPPort <= 0 || st.HTTPPort <= 0 {
+		return 0, 0, false
+	}
+	return st.TCPPort, st.HTTPPort, true
+}
+
+// previousAlive says whether the process of the last server started in dir
+// still runs.
+func previousAlive(dir string) bool {
+	st, ok := readState(dir)
+	return ok && st.PID > 0 && syscall.Kill(st.PID, 0) == nil
+}
+
+func readState(dir string) (state, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "server.json"))
+	if err != nil {
+		return state{}, false
+	}
+	var st state
+	if json.Unmarshal(b, &st) != nil {
+		return state{}, false
+	}
+	return st, true
+}
+
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// Running returns the server another process started in dir and still
+// runs there, nil when there is none.
+func Running(ctx context.Context, dir string) *Server {
+	st, ok := readState(dir)
+	if !ok || st.PID <= 0 || syscall.Kill(st.PID, 0) != nil {
 		return nil
 	}
 	s := &Server{dir: dir, TCPPort: st.TCPPort, HTTPPort: st.HTTPPort}
@@ -83,13 +161,20 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err = filepath.Abs(dir)
+	return start(ctx, dir, bin, nil)
+}
+
+// start starts a server in dir on ports (TCP, HTTP), or on free ones when
+// ports is nil, and remembers the ports in dir.
+func start(ctx context.Context, dir string, bin []string, ports []int) (*Server, error) {
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(2)
-	if err != nil {
-		return nil, err
+	if ports == nil {
+		if ports, err = freePorts(2); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{dir: dir, TCPPort: ports[0], HTTPPort: ports[1]}
 	if err := s.writeConfig(); err != nil {
@@ -97,6 +182,11 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	}
 	if err := s.launch(ctx, bin); err != nil {
 		return nil, err
+	}
+	st, _ := json.Marshal(state{TCPPort: s.TCPPort, HTTPPort: s.HTTPPort})
+	if err := os.WriteFile(filepath.Join(dir, "ports.json"), st, 0o644); err != nil {
+		_ = s.Stop(context.Background())
+		return nil, fmt.Errorf("write server ports: %w", err)
 	}
 	return s, nil
 }
@@ -178,6 +268,13 @@ func (s *Server) launch(ctx context.Context, bin []string) error {
 func (s *Server) DSN(database string) string {
 	return fmt.Sprintf("clickhouse://127.0.0.1:%d/%s", s.TCPPort, database)
 }
+
+// Exited is closed when a server this process started exits; ExitErr then
+// says how. Restart makes a new one.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+// ExitErr is how the server ended, once Exited is closed.
+func (s *Server) ExitErr() error { return s.waitErr }
 
 // Owned reports whether this process started the server (and Stop stops it).
 func (s *Server) Owned() bool { return s.cmd != nil }
