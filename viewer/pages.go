@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 //go:embed templates/*.html
@@ -32,6 +33,7 @@ func parsePages() *pages {
 		"hms":           func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
 		"providerClass": providerClass,
 		"threadURL":     threadURL,
+		"shortID":       shortID,
 	}
 	return &pages{tmpl: template.Must(template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/*.html"))}
 }
@@ -102,3 +104,12 @@ func formatClock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:0
 // threadURL is the path of a thread's page; the id is path-escaped so that
 // one holding / or ? still reaches it.
 func threadURL(id string) string { return "/threads/" + url.PathEscape(id) }
+
+// shortID shows a long id (a provider session's) by its first eight
+// characters, the whole one kept for hover and copy.
+func shortID(id string) string {
+	if utf8.RuneCountInString(id) <= 12 {
+		return id
+	}
+	return string([]rune(id)[:8]) + "…"
+}

@@ -170,7 +170,7 @@ func (s *Server) threadPage(c *gin.Context) {
 // addThreadContext adds what the filter bar and header show beyond the
 // turns: phase chips with counts, the values to filter by, the traces.
 func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
-	// Four independent reads of the thread: run side by side, not one
+	// Independent reads of the thread: run side by side, not one
 	// round trip after another.
 	var (
 		counts []PhaseCount
@@ -181,6 +181,7 @@ func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
 	g.Go(func() (err error) { v.Facets, err = s.store.facets(gctx, v.Thread.ID); return err })
 	g.Go(func() (err error) { v.Costs, err = s.store.phaseTotals(gctx, v.Thread.ID); return err })
 	g.Go(func() (err error) { ids, err = s.store.traces(gctx, v.Thread.ID); return err })
+	g.Go(func() (err error) { v.Session, err = s.store.currentSession(gctx, v.Thread.ID, ""); return err })
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -238,6 +239,7 @@ type threadResponse struct {
 	Facets      Facets       `json:"facets"`
 	CostByPhase []PhaseTotal `json:"cost_by_phase"`
 	Traces      []string     `json:"traces"`
+	Session     string       `json:"current_session"` // the provider session a resumed run continues
 	Running     int          `json:"running"`
 	Interrupted int          `json:"interrupted"`
 	Errors      int          `json:"errors"`
@@ -260,7 +262,7 @@ func (s *Server) apiThread(c *gin.Context) {
 	res := threadResponse{
 		turnsResponse: tt.response(),
 		Phases:        []PhaseCount{}, Facets: v.Facets, CostByPhase: v.Costs, Traces: []string{},
-		Running: v.Running, Interrupted: v.Interrupted, Errors: v.Errors,
+		Session: v.Session, Running: v.Running, Interrupted: v.Interrupted, Errors: v.Errors,
 	}
 	for _, chip := range v.Chips {
 		res.Phases = append(res.Phases, chip.PhaseCount)

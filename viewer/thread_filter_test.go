@@ -138,7 +138,7 @@ func TestThreadFilterBar(t *testing.T) {
 		`<option value="main" selected>main only</option>`,
 		`<option>sub1</option>`,
 		`<option>grep</option>`,
-		`<select name="session"><option value="">all</option><option>sess-1</option><option>sess-2</option></select>`,
+		`<select name="session"><option value="">all</option><option value="sess-1" title="sess-1">sess-1</option><option value="sess-2" title="sess-2">sess-2</option></select>`,
 		`<input type="search" name="q" value="세계"`,
 		`<input type="text" name="from" value="24h"`,
 		`<input type="checkbox" name="starred" value="1">`,

@@ -41,6 +41,7 @@ type threadView struct {
 	Chips   []phaseChip
 	Facets  Facets
 	Traces  []traceLink
+	Session string       // the thread's current provider session
 	Costs   []PhaseTotal // usage and cost of the whole thread by phase
 	Shown   int          // turns on the page
 	Total   int          // turns that pass the filters

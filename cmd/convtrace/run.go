@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -24,6 +26,7 @@ import (
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/instrument/cliagent"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer"
 )
 
 func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -36,6 +39,8 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 	speaker := fs.String("speaker", "", "who speaks, e.g. claude-executor")
 	project := fs.String("project", "default", "project the run belongs to")
 	format := fs.String("format", "auto", "agent output format: auto, claude, codex or plain")
+	agentName := fs.String("agent", "", "the sub-agent this run is, when a pipeline runs one as its own process (the agent of its turns)")
+	resume := fs.Bool("resume", false, "continue the thread's current provider session (claude --resume ID, codex exec resume ID); a session the agent rejects is retried once without it")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: convtrace run [flags] -- COMMAND [ARGS...]")
 		fmt.Fprintln(fs.Output(), "Runs COMMAND with its stdin, stdout and stderr passed through unchanged, records one turn per thing it says, and exits with its exit code.")
@@ -67,13 +72,33 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 		}()
 
 		callCtx := instrument.WithRound(context.Background(), *round)
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = io.stdin, io.stdout, io.stderr
-		code, err := cliagent.Command(callCtx, cmd, instrument.Turn{Thread: *thread, Phase: *phase, Speaker: *speaker},
-			cliagent.WithRecorder(instrument.NewRecorder(instrument.WithTracerProvider(tp))), cliagent.WithFormat(f))
+		stdin := io.stdin
+		attempt := func(args []string) (int, error) {
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, io.stdout, io.stderr
+			return cliagent.Command(callCtx, cmd, instrument.Turn{Thread: *thread, Phase: *phase, Speaker: *speaker, Agent: *agentName},
+				cliagent.WithRecorder(instrument.NewRecorder(instrument.WithTracerProvider(tp))), cliagent.WithFormat(f))
+		}
+		runArgs := args
+		if *resume {
+			if *thread == "" {
+				return errors.New("--resume needs --thread: the thread whose session to continue")
+			}
+			if runArgs, stdin, err = resumeArgs(ctx, &sf, *otlp, *thread, args, stdin); err != nil {
+				fmt.Fprintf(io.stderr, "convtrace run: --resume: %v; running without resuming\n", err)
+			}
+		}
+		code, err := attempt(runArgs)
+		if errors.Is(err, cliagent.ErrSessionResumeInvalid) && len(runArgs) != len(args) {
+			fmt.Fprintln(io.stderr, "convtrace run: the agent rejected the thread's session; running it again without resuming")
+			if r, ok := stdin.(*bytes.Reader); ok {
+				_, _ = r.Seek(0, 0)
+			}
+			code, err = attempt(args)
+		}
 		var exitErr *exec.ExitError
 		switch {
-		case err == nil:
+		case err == nil || errors.Is(err, cliagent.ErrSessionResumeInvalid) && !errors.As(err, &exitErr):
 			return nil
 		case errors.As(err, &exitErr):
 			if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -217,4 +242,40 @@ func tracesURL(base string) (string, error) {
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
 	}
 	return u.String(), nil
+}
+
+// resumeArgs returns the agent's command line resuming the thread's current
+// session of the agent's provider, unchanged when the thread has none, and
+// the agent's stdin read into memory, so that a retry without resuming
+// gets it again.
+func resumeArgs(ctx context.Context, sf *storageFlags, otlp, thread string, args []string, stdin io.Reader) ([]string, io.Reader, error) {
+	if f, ok := stdin.(*os.File); ok && f != nil {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
+			b, err := io.ReadAll(f)
+			if err != nil {
+				return args, stdin, fmt.Errorf("read stdin: %w", err)
+			}
+			stdin = bytes.NewReader(b)
+		}
+	}
+	provider := cliagent.ResumeProvider(args)
+	if provider == "" {
+		return args, stdin, fmt.Errorf("%s is not Claude Code (claude) or Codex (codex exec)", args[0])
+	}
+	if otlp != "" && sf.dsn == "" {
+		return args, stdin, errors.New("the thread's session is read from ClickHouse: give --clickhouse beside --otlp")
+	}
+	lookupCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	st, err := sf.openExisting(lookupCtx, io.Discard)
+	if err != nil {
+		return args, stdin, err
+	}
+	defer st.close()
+	session, err := viewer.CurrentSession(lookupCtx, st.conn, thread, provider)
+	if err != nil || session == "" {
+		return args, stdin, err
+	}
+	resumed, _ := cliagent.ResumeArgs(args, session)
+	return resumed, stdin, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -117,6 +118,7 @@ func Command(ctx context.Context, cmd *exec.Cmd, turn instrument.Turn, opts ...O
 
 	code := -1
 	var runErr error
+	resumeFailed := false
 	_, _ = cfg.rec.Call(ctx, turn, func(ctx context.Context) (instrument.Response, error) {
 		r := newRun(ctx, cfg.rec, format, cmd.Stdout)
 		stderr := &tail{w: cmd.Stderr}
@@ -125,9 +127,55 @@ func Command(ctx context.Context, cmd *exec.Cmd, turn instrument.Turn, opts ...O
 		if cmd.ProcessState != nil {
 			code = cmd.ProcessState.ExitCode()
 		}
-		return r.finish(runErr, cmd.ProcessState, stderr.String())
+		resp, err := r.finish(runErr, cmd.ProcessState, stderr.String())
+		resumeFailed = r.resumeFailed
+		return resp, err
 	})
+	if resumeFailed {
+		return code, errors.Join(runErr, ErrSessionResumeInvalid)
+	}
 	return code, runErr
+}
+
+// ErrSessionResumeInvalid is returned by Command, beside the agent's own
+// error, when the agent said the session it was told to resume does not
+// exist (the run then holds a warning turn with CodeSessionResumeInvalid):
+// running it again without resuming may succeed.
+var ErrSessionResumeInvalid = errors.New("the agent could not resume the session")
+
+// ResumeArgs returns the command line args with session resumed, as Claude
+// Code (claude --resume ID …) and Codex (codex exec resume ID …) take it;
+// false for any other command, or a command line that already resumes.
+func ResumeArgs(args []string, session string) ([]string, bool) {
+	if len(args) < 2 || session == "" || slices.ContainsFunc(args, func(a string) bool {
+		return a == "--resume" || a == "-r" || a == "resume" || a == "--continue" || a == "-c" && filepath.Base(args[0]) == "claude"
+	}) {
+		return args, false
+	}
+	switch filepath.Base(args[0]) {
+	case "claude":
+		return slices.Concat(args[:1], []string{"--resume", session}, args[1:]), true
+	case "codex":
+		if i := slices.Index(args, "exec"); i > 0 {
+			return slices.Concat(args[:i+1], []string{"resume", session}, args[i+1:]), true
+		}
+	}
+	return args, false
+}
+
+// ResumeProvider is the provider whose sessions the command line args
+// resume: anthropic for Claude Code, openai for Codex, "" for others.
+func ResumeProvider(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	switch filepath.Base(args[0]) {
+	case "claude":
+		return provider(FormatClaude)
+	case "codex":
+		return provider(FormatCodex)
+	}
+	return ""
 }
 
 // run is the state of one agent run: it is the agent's stdout, passing
@@ -149,7 +197,9 @@ type run struct {
 	errs     []string
 	tools    map[string]*openTool
 	agents   map[string]string // sub-agent name by the id of its Task tool use
-	wg       sync.WaitGroup
+	// resumeFailed says the agent rejected the session it was to resume.
+	resumeFailed bool
+	wg           sync.WaitGroup
 }
 
 // openTool is a tool span waiting for its result.
@@ -371,6 +421,7 @@ func (r *run) finish(runErr error, state *os.ProcessState, stderr string) (instr
 
 	failed := runErr != nil || (r.result != nil && r.result.IsError)
 	if failed && resumeInvalid(r.format, stderr+"\n"+strings.Join(r.errs, "\n")+"\n"+resultText(r.result)) {
+		r.resumeFailed = true
 		r.flushResponse()
 		r.addTurn(Event{Kind: KindWarning, Code: CodeSessionResumeInvalid, Content: lastLine(stderr, r.errs, r.result)}, time.Now())
 	}
@@ -438,11 +489,11 @@ func resumeInvalid(f Format, text string) bool {
 	var needles []string
 	switch f {
 	case FormatClaude:
-		needles = []string{"Invalid session id", "Could not resume", "session not found"}
+		needles = []string{"Invalid session id", "Could not resume", "session not found", "No conversation found"}
 	case FormatCodex:
 		needles = []string{"No active session", "thread not found"}
 	default:
-		needles = []string{"Invalid session id", "Could not resume", "session not found", "No active session", "thread not found"}
+		needles = []string{"Invalid session id", "Could not resume", "session not found", "No conversation found", "No active session", "thread not found"}
 	}
 	low := strings.ToLower(text)
 	for _, n := range needles {

@@ -112,3 +112,23 @@ WHERE thread_id = 'sub-1' ORDER BY start_ns, seq`)
 		t.Errorf("agent=code-reviewer: %d turns (%v), want the sub-agent's 5", len(only.Turns), err)
 	}
 }
+
+func TestResumeArgs(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+		ok   bool
+	}{
+		{[]string{"claude", "-p", "go on"}, "claude --resume S -p go on", true},
+		{[]string{"/usr/local/bin/codex", "exec", "--json", "go on"}, "/usr/local/bin/codex exec resume S --json go on", true},
+		{[]string{"claude", "--resume", "X", "-p", "go on"}, "claude --resume X -p go on", false},
+		{[]string{"codex", "exec", "resume", "--last", "go on"}, "codex exec resume --last go on", false},
+		{[]string{"aider", "--message", "go on"}, "aider --message go on", false},
+	}
+	for _, tt := range tests {
+		got, ok := cliagent.ResumeArgs(tt.args, "S")
+		if strings.Join(got, " ") != tt.want || ok != tt.ok {
+			t.Errorf("ResumeArgs(%q) = %q, %v; want %q, %v", tt.args, got, ok, tt.want, tt.ok)
+		}
+	}
+}
