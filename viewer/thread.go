@@ -49,7 +49,9 @@ type filterForm struct {
 	To      string
 	Q       string
 	Starred bool
-	Limit   int
+	// Internal shows the turns kept for the audit trail only (internal=1).
+	Internal bool
+	Limit    int
 }
 
 // parseThreadQuery reads the filters of a thread page or its turns API.
@@ -65,7 +67,7 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 		To:      strings.TrimSpace(v.Get("to")),
 		Q:       strings.TrimSpace(v.Get("q")),
 	}
-	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
+	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q, HideInternal: true}
 	for _, p := range v["phase"] {
 		key := phaseKey(p)
 		if !slices.Contains(form.Phases, key) {
@@ -87,6 +89,13 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 		form.Starred, f.Starred = true, true
 	default:
 		return TurnFilter{}, filterForm{}, badParam("starred", "%q is not 1 or 0", v.Get("starred"))
+	}
+	switch v.Get("internal") {
+	case "", "0", "false":
+	case "1", "true", "on":
+		form.Internal, f.HideInternal = true, false
+	default:
+		return TurnFilter{}, filterForm{}, badParam("internal", "%q is not 1 or 0", v.Get("internal"))
 	}
 	if n := utf8.RuneCountInString(form.Q); n > maxQueryRunes {
 		return TurnFilter{}, filterForm{}, badParam("q", "%d characters, at most %d", n, maxQueryRunes)
@@ -208,8 +217,8 @@ type turnsResponse struct {
 }
 
 // apiTurns answers GET /api/threads/:id/turns with the page's filters
-// (phase, role, speaker, session, agent, tool, from, to, starred, q) and
-// limit. A
+// (phase, role, speaker, session, agent, tool, from, to, starred, internal,
+// q) and limit. A
 // turn's content beyond pageContentBytes is cut (content_cut).
 func (s *Server) apiTurns(c *gin.Context) {
 	tt, err := s.loadTurns(c, turnWindow, pageContentBytes)
