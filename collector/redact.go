@@ -34,32 +34,47 @@ type RedactPattern struct {
 	Regexp *regexp.Regexp
 }
 
-// rule is a pattern as the redactor applies it, with a check that tells a
-// secret from ordinary text the pattern also matches, and its count.
+// rule is a pattern as the redactor applies it, with its count.
 type rule struct {
-	kind   string
+	pattern
 	marker string
 	re     *regexp.Regexp
-	secret func(string) bool // nil: every match is a secret
-	count  *atomic.Int64     // shared by the rules of one kind
+	count  *atomic.Int64 // shared by the rules of one kind
+}
+
+// pattern is what a rule matches. Go's regexp skips quickly to where a
+// leading literal occurs but steps through every byte when none leads
+// (\b, (?i)): a built-in pattern leads with its literal and the checks
+// that would have come first follow it, so ordinary text of megabytes is
+// scanned in milliseconds.
+type pattern struct {
+	kind, expr string
+	// wordStart: a match preceded by a letter, digit or _ is part of a
+	// longer word (task-…), not a secret.
+	wordStart bool
+	// hint, when set, is a word (lower case) every match contains in some
+	// case: text without it is not scanned.
+	hint string
+	// secret tells a secret from ordinary text the pattern also matches;
+	// nil: every match is one.
+	secret func(string) bool
 }
 
 // builtinPatterns are the well-known secrets, in the order they are
 // applied: a more specific pattern before one that would match part of it
-// (sk-ant- before sk-).
-var builtinPatterns = []struct {
-	kind, expr string
-	secret     func(string) bool
-}{
-	{"private_key", `-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,-]*)`, nil},
-	{"anthropic_key", `\bsk-ant-[A-Za-z0-9_-]{20,}`, nil},
-	{"openai_key", `\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`, randomToken},
-	{"google_api_key", `\bAIza[0-9A-Za-z_-]{35}`, nil},
-	{"aws_access_key_id", `\b(?:AKIA|ASIA)[A-Z2-7]{16}\b`, nil},
-	{"aws_secret_access_key", `(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})`, nil},
-	{"github_token", `\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,})`, nil},
-	{"bearer_token", `(?i)authorization["']?\s*[:=]\s*["']?bearer\s+([A-Za-z0-9._~+/-]{8,}=*)`, nil},
-	{"bearer_token", `(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`, hasDigit},
+// (sk-ant- before sk-, a key before the bearer header that carries it).
+var builtinPatterns = []pattern{
+	{kind: "private_key", expr: `-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,-]*)`},
+	{kind: "anthropic_key", expr: `sk-ant-[A-Za-z0-9_-]{20,}`, wordStart: true},
+	{kind: "openai_key", expr: `sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`, wordStart: true, secret: randomToken},
+	{kind: "google_api_key", expr: `AIza[0-9A-Za-z_-]{35}`, wordStart: true},
+	{kind: "aws_access_key_id", expr: `AKIA[A-Z2-7]{16}\b`, wordStart: true},
+	{kind: "aws_access_key_id", expr: `ASIA[A-Z2-7]{16}\b`, wordStart: true},
+	{kind: "aws_secret_access_key", expr: `(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})`, hint: "key"},
+	{kind: "github_token", expr: `gh[pousr]_[A-Za-z0-9]{36}`, wordStart: true},
+	{kind: "github_token", expr: `github_pat_[A-Za-z0-9_]{22,}`, wordStart: true},
+	{kind: "bearer_token", expr: `(?i)authorization["']?\s*[:=]\s*["']?bearer\s+([A-Za-z0-9._~+/-]{8,}=*)`, hint: "bearer"},
+	{kind: "bearer_token", expr: `(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`, hint: "bearer", secret: hasDigit},
 }
 
 // randomToken tells a key (sk-Ab3…, random letters and digits) from
@@ -87,6 +102,25 @@ func randomToken(s string) bool {
 
 func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// containsFold reports whether s contains word, which is lower-case
+// ASCII, in any case.
+func containsFold(s, word string) bool {
+	first := string([]byte{word[0], word[0] - 'a' + 'A'})
+	for i := 0; ; i++ {
+		j := strings.IndexAny(s[i:], first)
+		if j < 0 || i+j+len(word) > len(s) {
+			return false
+		}
+		if i += j; strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+}
+
 // redactor replaces secrets in rows. A nil redactor keeps them as they are.
 type redactor struct {
 	rules  []rule
@@ -100,17 +134,17 @@ func newRedactor(on bool, extra []RedactPattern) *redactor {
 		return nil
 	}
 	r := &redactor{counts: map[string]*atomic.Int64{}}
-	add := func(kind string, re *regexp.Regexp, secret func(string) bool) {
-		if r.counts[kind] == nil {
-			r.counts[kind] = new(atomic.Int64)
+	add := func(p pattern, re *regexp.Regexp) {
+		if r.counts[p.kind] == nil {
+			r.counts[p.kind] = new(atomic.Int64)
 		}
-		r.rules = append(r.rules, rule{kind: kind, marker: "[REDACTED:" + kind + "]", re: re, secret: secret, count: r.counts[kind]})
+		r.rules = append(r.rules, rule{pattern: p, marker: "[REDACTED:" + p.kind + "]", re: re, count: r.counts[p.kind]})
 	}
 	for _, p := range builtinPatterns {
-		add(p.kind, regexp.MustCompile(p.expr), p.secret)
+		add(p, regexp.MustCompile(p.expr))
 	}
 	for _, p := range extra {
-		add(p.Kind, p.Regexp, nil)
+		add(pattern{kind: p.Kind, expr: p.Regexp.String()}, p.Regexp)
 	}
 	return r
 }
@@ -142,6 +176,9 @@ func (r *redactor) text(s string) (string, bool) {
 
 // replace replaces the rule's secrets in s: each match, or its first group.
 func (ru *rule) replace(s string) (string, bool) {
+	if ru.hint != "" && !containsFold(s, ru.hint) {
+		return s, false
+	}
 	var locs [][]int
 	if ru.re.NumSubexp() > 0 {
 		locs = ru.re.FindAllStringSubmatchIndex(s, -1)
@@ -161,7 +198,7 @@ func (ru *rule) replace(s string) (string, bool) {
 			}
 			start, end = m[2], m[3]
 		}
-		if start == end || ru.secret != nil && !ru.secret(s[start:end]) {
+		if start == end || ru.wordStart && m[0] > 0 && isWordByte(s[m[0]-1]) || ru.secret != nil && !ru.secret(s[start:end]) {
 			continue
 		}
 		if n == 0 {
