@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -155,12 +156,10 @@ func TestInternalToggleInBrowser(t *testing.T) {
 	if n := evalJS[int](ctx, t, count); n != 6 {
 		t.Errorf("with show internal: %d turns, want 6", n)
 	}
-	if !evalJS[bool](ctx, t, `location.search.includes("internal=1") && !!document.getElementById(`+jsString(internalID)+`).querySelector(".pill.internal")`) {
+	if !evalJS[bool](ctx, t, `location.search.includes("internal=1") && !!document.getElementById(`+strconv.Quote(internalID)+`).querySelector(".pill.internal")`) {
 		t.Errorf("with show internal: the URL %q or the internal turn's mark is missing", evalJS[string](ctx, t, `location.href`))
 	}
 	if !evalJS[bool](ctx, t, `document.querySelector("input[name=internal]").checked`) {
 		t.Error("the box is not ticked on the page it asked for")
 	}
 }
-
-func jsString(s string) string { return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"` }

@@ -67,7 +67,7 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 		To:      strings.TrimSpace(v.Get("to")),
 		Q:       strings.TrimSpace(v.Get("q")),
 	}
-	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q, HideInternal: true}
+	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
 	for _, p := range v["phase"] {
 		key := phaseKey(p)
 		if !slices.Contains(form.Phases, key) {
@@ -83,24 +83,17 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 	default:
 		f.Agent = form.Agent
 	}
-	switch v.Get("starred") {
-	case "", "0", "false":
-	case "1", "true", "on":
-		form.Starred, f.Starred = true, true
-	default:
-		return TurnFilter{}, filterForm{}, badParam("starred", "%q is not 1 or 0", v.Get("starred"))
+	var err error
+	if form.Starred, err = parseSwitch("starred", v.Get("starred")); err != nil {
+		return TurnFilter{}, filterForm{}, err
 	}
-	switch v.Get("internal") {
-	case "", "0", "false":
-	case "1", "true", "on":
-		form.Internal, f.HideInternal = true, false
-	default:
-		return TurnFilter{}, filterForm{}, badParam("internal", "%q is not 1 or 0", v.Get("internal"))
+	if form.Internal, err = parseSwitch("internal", v.Get("internal")); err != nil {
+		return TurnFilter{}, filterForm{}, err
 	}
+	f.Starred, f.HideInternal = form.Starred, !form.Internal
 	if n := utf8.RuneCountInString(form.Q); n > maxQueryRunes {
 		return TurnFilter{}, filterForm{}, badParam("q", "%d characters, at most %d", n, maxQueryRunes)
 	}
-	var err error
 	if f.FromNS, f.ToNS, err = timeRange(form.From, form.To, now); err != nil {
 		return TurnFilter{}, filterForm{}, err
 	}
