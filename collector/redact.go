@@ -176,7 +176,7 @@ func (r *redactor) text(s string) (string, bool) {
 
 // replace replaces the rule's secrets in s: each match, or its first group.
 func (ru *rule) replace(s string) (string, bool) {
-	if ru.hint != "" && !containsFold(s, ru.hint) {
+	if !ru.mayMatch(s) {
 		return s, false
 	}
 	var locs [][]int
@@ -215,6 +215,13 @@ func (ru *rule) replace(s string) (string, bool) {
 	b.WriteString(s[last:])
 	ru.count.Add(n)
 	return b.String(), true
+}
+
+// mayMatch reports whether s holds the rule's leading literal and its
+// hint, without which it holds no match.
+func (ru *rule) mayMatch(s string) bool {
+	prefix, _ := ru.re.LiteralPrefix()
+	return strings.Contains(s, prefix) && (ru.hint == "" || containsFold(s, ru.hint))
 }
 
 // attrs returns as with secrets in its values replaced: a copy when any
@@ -267,11 +274,13 @@ func (r *redactor) rows(turns []schema.Turn, spans []schema.Span) {
 // staged redacts every string of a staged OTLP record (attributes, log
 // bodies, event attributes, status messages), encoding it anew when one
 // changed. Its record id stays the hash of what was received, so a record
-// delivered twice is still one record.
+// delivered twice is still one record. Strings are stored as they are in
+// the encoded record, so one that no rule may match is not decoded.
 func (r *redactor) staged(st *schema.Staged) {
+	raw := string(st.Payload)
 	var m proto.Message
 	switch {
-	case len(st.Payload) == 0:
+	case !slices.ContainsFunc(r.rules, func(ru rule) bool { return ru.mayMatch(raw) }):
 		return
 	case st.Kind == schema.StagedSpan:
 		m = &tracepb.ResourceSpans{}
