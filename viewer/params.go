@@ -77,18 +77,6 @@ func timeRange(from, to string, now time.Time) (fromNS, toNS uint64, err error) 
 	return fromNS, toNS, nil
 }
 
-// parseLimit reads a positive count of at most max; empty is def.
-func parseLimit(param, value string, def, max int) (int, error) {
-	if value == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(value)
-	if err != nil || n < 1 || n > max {
-		return 0, badParam(param, "%q is not a number from 1 to %d", value, max)
-	}
-	return n, nil
-}
-
 // parseSwitch reads a checkbox parameter: 1 (true, on) or 0 (false, or
 // absent).
 func parseSwitch(param, value string) (bool, error) {
@@ -99,4 +87,16 @@ func parseSwitch(param, value string) (bool, error) {
 		return true, nil
 	}
 	return false, badParam(param, "%q is not 1 or 0", value)
+}
+
+// parseLimit reads a positive count of at most max; empty is def.
+func parseLimit(param, value string, def, max int) (int, error) {
+	if value == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 || n > max {
+		return 0, badParam(param, "%q is not a number from 1 to %d", value, max)
+	}
+	return n, nil
 }
