@@ -19,8 +19,8 @@ import (
 )
 
 // internalFixture records thread th-int through the in-process collector:
-// a public call, an internal one (instrument.Turn{Internal: true}) and
-// another public call. It returns the viewer, a connection to its
+// a public call, an internal one (instrument.Turn{Internal: true}, alone in
+// its phase) and another public call. It returns the viewer, a connection to its
 // database, and the internal call's prompt turn id.
 func internalFixture(t *testing.T) (http.Handler, driver.Conn, string) {
 	t.Helper()
@@ -36,14 +36,15 @@ func internalFixture(t *testing.T) (http.Handler, driver.Conn, string) {
 	}
 	var internalID string
 	for _, c := range []struct {
-		prompt, answer string
-		internal       bool
+		phase, prompt, answer string
+		internal              bool
 	}{
-		{"first public question", "first public answer", false},
-		{"bookkeeping question", "bookkeeping answer", true},
-		{"second public question", "second public answer", false},
+		{"plan", "first public question", "first public answer", false},
+		{"review", "bookkeeping question", "bookkeeping answer", true},
+		{"plan", "second public question", "second public answer", false},
 	} {
-		resp, err := rec.Call(ctx, instrument.Turn{Provider: "openai", Model: "gpt-5", Prompt: c.prompt, Internal: c.internal}, answer(c.answer))
+		turn := instrument.Turn{Provider: "openai", Model: "gpt-5", Phase: c.phase, Prompt: c.prompt, Internal: c.internal}
+		resp, err := rec.Call(ctx, turn, answer(c.answer))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,6 +111,15 @@ func TestInternalTurns(t *testing.T) {
 		ids, bookkeeping := pageIDs(page.body), strings.Contains(page.body, "bookkeeping")
 		if len(ids) != tc.turns || bookkeeping != tc.shown {
 			t.Errorf("page %q: %d turns, bookkeeping shown %v; want %d, %v", tc.query, len(ids), bookkeeping, tc.turns, tc.shown)
+		}
+		// The phase chips count what the page can show: the internal
+		// call's phase is listed, with its turns only when they show.
+		chip := `value="review" checked> Review <span class="count">0</span>`
+		if tc.shown {
+			chip = strings.Replace(chip, ">0<", ">2<", 1)
+		}
+		if !strings.Contains(page.body, chip) {
+			t.Errorf("page %q: no chip %s", tc.query, chip)
 		}
 		checked := strings.Contains(page.body, `name="internal" value="1" checked`)
 		if checked != tc.shown {

@@ -380,18 +380,21 @@ type PhaseCount struct {
 }
 
 // selectPhaseCounts counts a thread's turns per phase, in the order the
-// phases first appear.
+// phases first appear: every phase, and of internal turns only those
+// asked for (the placeholder, 1 to count them, else 0), so that the
+// chips list every phase but count what the page shows.
 const selectPhaseCounts = `
-SELECT lowerUTF8(phase) AS phase_key, any(phase) AS phase_written, uniqExact(turn_id) AS phase_turns,
+SELECT lowerUTF8(phase) AS phase_key, any(phase) AS phase_written, uniqExactIf(turn_id, internal <= ?) AS phase_turns,
        min(start_ns) AS first_ns
 FROM conversations
 WHERE thread_id = ?
 GROUP BY phase_key
 ORDER BY first_ns, phase_key`
 
-// phaseCounts returns the thread's phases in page order with their turns.
-func (s store) phaseCounts(ctx context.Context, threadID string) ([]PhaseCount, error) {
-	rows, err := s.db.Query(ctx, selectPhaseCounts, threadID)
+// phaseCounts returns the thread's phases in page order with their turns,
+// internal ones counted only when withInternal.
+func (s store) phaseCounts(ctx context.Context, threadID string, withInternal bool) ([]PhaseCount, error) {
+	rows, err := s.db.Query(ctx, selectPhaseCounts, boolUInt8(withInternal), threadID)
 	if err != nil {
 		return nil, fmt.Errorf("query phase counts: %w", err)
 	}

@@ -177,7 +177,10 @@ func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
 		ids    []string
 	)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { counts, err = s.store.phaseCounts(gctx, v.Thread.ID); return err })
+	g.Go(func() (err error) {
+		counts, err = s.store.phaseCounts(gctx, v.Thread.ID, v.Filter.Internal)
+		return err
+	})
 	g.Go(func() (err error) { v.Facets, err = s.store.facets(gctx, v.Thread.ID); return err })
 	g.Go(func() (err error) { v.Costs, err = s.store.phaseTotals(gctx, v.Thread.ID); return err })
 	g.Go(func() (err error) { ids, err = s.store.traces(gctx, v.Thread.ID); return err })
