@@ -62,7 +62,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}
 		defer st.close()
 		if *withDemo {
-			thread, err := recordDemo(ctx, st, out.stderr, redact...)
+			thread, err := recordDemo(ctx, st, out.stderr)
 			if err != nil {
 				return err
 			}
