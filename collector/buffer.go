@@ -155,6 +155,7 @@ func (w *writer) retry() error {
 	for {
 		if b.replay == nil {
 			if r := b.spool.next(); r != nil {
+				w.redact.rows(r.Turns, r.Spans) // spooled by an older process, or with redaction off
 				for i := range r.Turns {
 					w.cfg.prices.price(&r.Turns[i]) // spooled by SpoolSpans unpriced
 				}

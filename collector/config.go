@@ -26,6 +26,8 @@ type config struct {
 	joinWindow    time.Duration
 	observeInsert func(time.Duration)
 	prices        Prices
+	redact        bool
+	redactExtra   []RedactPattern
 }
 
 type optionFunc func(*config)
@@ -46,6 +48,7 @@ func newConfig(opts []Option) (config, error) {
 		heartbeat:     time.Minute,
 		joinWindow:    30 * time.Second,
 		prices:        DefaultPrices(),
+		redact:        true,
 	}
 	for _, o := range opts {
 		o.apply(&c)
@@ -74,6 +77,11 @@ func (c config) validate() error {
 	for name, d := range map[string]time.Duration{"flush interval": c.flushInterval, "write timeout": c.writeTimeout, "pending delay": c.pendingAfter, "heartbeat": c.heartbeat, "join window": c.joinWindow} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	for _, p := range c.redactExtra {
+		if p.Regexp == nil || !kindName.MatchString(p.Kind) {
+			errs = append(errs, fmt.Errorf("redact pattern %q: want a kind of letters, digits, _ . - and a regexp", p.Kind))
 		}
 	}
 	return errors.Join(errs...)
@@ -149,3 +157,15 @@ func WithInsertObserver(f func(time.Duration)) Option {
 // the built-in table (DefaultPrices). Use LoadPrices to put a user's file
 // over the built-in table.
 func WithPrices(p Prices) Option { return optionFunc(func(c *config) { c.prices = p }) }
+
+// WithoutRedaction stores content as it comes. By default well-known
+// secrets (OpenAI, Anthropic, Google and AWS keys, GitHub tokens, bearer
+// tokens, private key blocks) are replaced by [REDACTED:kind] before
+// storage, and counted in Stats.Redactions.
+func WithoutRedaction() Option { return optionFunc(func(c *config) { c.redact = false }) }
+
+// WithRedactPatterns redacts what ps match too, after the built-in
+// patterns (LoadRedactPatterns reads them from a file).
+func WithRedactPatterns(ps ...RedactPattern) Option {
+	return optionFunc(func(c *config) { c.redactExtra = append(c.redactExtra, ps...) })
+}

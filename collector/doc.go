@@ -17,5 +17,6 @@
 // shows in the viewer while it runs, and refreshes it every minute as a
 // heartbeat, so a call whose process died shows as interrupted.
 // NewTracerProvider wires all of it for a Go pipeline that exports
-// in-process.
+// in-process. Before any row is queued, well-known secrets in it are
+// replaced by [REDACTED:kind] (WithoutRedaction keeps them).
 package collector

@@ -20,6 +20,7 @@ type call struct {
 	tokensReasoning                   *uint32
 	costUSD                           *float64
 	toolName, toolCallID              string
+	internal                          bool
 	sanitised                         int // usage values present but invalid, resolved as unknown
 }
 
@@ -83,7 +84,7 @@ var (
 	toolNameKeys   = keys(schema.KeyToolName, oiToolName)
 	toolCallIDKeys = keys(schema.KeyToolCallID, oiToolCallID, oiToolID)
 	projectResKeys = []string{schema.KeyProject, schema.KeyServiceName}
-	_              = keys(schema.KeyRequestModel, schema.KeyErrorType)
+	_              = keys(schema.KeyRequestModel, schema.KeyErrorType, schema.KeyInternal)
 )
 
 func resolve(s span) call {
@@ -114,6 +115,7 @@ func resolve(s span) call {
 		tokensReasoning:  count(reasoningKeys),
 		toolName:         a.str(toolNameKeys...),
 		toolCallID:       a.str(toolCallIDKeys...),
+		internal:         a.bool(schema.KeyInternal),
 	}
 	cost, invalid := a.cost(costKeys...)
 	if invalid {
@@ -315,7 +317,7 @@ func (c call) base(s span) schema.Turn {
 		ParentTurnID: c.parentTurnID, Project: c.project, ThreadID: c.thread,
 		SessionID: c.session, Phase: c.phase, Speaker: c.speaker, Agent: c.agent,
 		Round: c.round, Operation: c.operation, Provider: c.provider, Model: c.model,
-		ToolName: c.toolName, ToolCallID: c.toolCallID, Status: schema.StatusOK,
+		ToolName: c.toolName, ToolCallID: c.toolCallID, Status: schema.StatusOK, Internal: c.internal,
 	}
 }
 

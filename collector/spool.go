@@ -51,9 +51,15 @@ func newSpool(dir string, logger *slog.Logger) *spool {
 // SpoolSpans appends the rows of spans to the disk spool in dir, for a
 // process that cannot deliver them now (convtrace run with its collector
 // down); an exporter or ingester given WithSpool(dir) stores them when it
-// starts. It returns how many rows it appended.
-func SpoolSpans(dir string, spans []sdktrace.ReadOnlySpan) (int, error) {
+// starts. Of the options, only the redaction ones apply. It returns how
+// many rows it appended.
+func SpoolSpans(dir string, spans []sdktrace.ReadOnlySpan, opts ...Option) (int, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return 0, err
+	}
 	r, _ := rowsOf(spans)
+	newRedactor(cfg.redact, cfg.redactExtra).rows(r.Turns, r.Spans)
 	s := newSpool(dir, slog.Default())
 	defer s.close()
 	if err := s.append(r); err != nil {

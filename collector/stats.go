@@ -16,6 +16,10 @@ type Stats struct {
 	// ValuesSanitised counts costs and token counts stored as unknown
 	// because they were negative, NaN, infinite or too large.
 	ValuesSanitised int64
+
+	// Redactions counts the secrets replaced by a marker before storage,
+	// by kind (every kind listed); nil when redaction is off.
+	Redactions map[string]int64
 }
 
 func (w *writer) stats() Stats {
@@ -25,6 +29,7 @@ func (w *writer) stats() Stats {
 		Spooled: w.spooled.Load(), Written: w.written.Load(),
 		Refused: w.refused.Load(), Lost: w.lost.Load(),
 		ValuesSanitised: w.sanitised.Load(),
+		Redactions:      w.redact.stats(),
 	}
 	if e := w.lastErr.Load(); e != nil {
 		s.LastError = *e

@@ -73,6 +73,7 @@ type writer struct {
 	early                   map[string]bool
 	sanitised               atomic.Int64 // see Stats.ValuesSanitised
 	sentLarge               bool         // a large batch was sent since memory was last freed; writer goroutine only
+	redact                  *redactor    // nil when redaction is off
 }
 
 func newWriter(d dialer, cfg config) *writer {
@@ -84,6 +85,7 @@ func newWriter(d dialer, cfg config) *writer {
 		early:    make(map[string]bool),
 		lossLog:  rate.Sometimes{Interval: 10 * time.Second},
 		buf:      buffer{spool: newSpool(cfg.spoolDir, cfg.logger)},
+		redact:   newRedactor(cfg.redact, cfg.redactExtra),
 	}
 	go w.run()
 	return w
@@ -93,10 +95,12 @@ func newWriter(d dialer, cfg config) *writer {
 // queue is full or the writer stopped; the rows are then refused to a
 // caller that waits for them, or lost.
 //
-// Turns are priced here, on the caller's goroutine, so that every path to
-// storage (exporter, ingester, pending prompts) stores the priced cost of
-// a known model; schema's Turn.Values gives the others their source.
+// Turns are redacted and priced here, on the caller's goroutine, so that
+// every path to storage (exporter, ingester, joined calls, pending prompts)
+// stores no well-known secret and the priced cost of a known model;
+// schema's Turn.Values gives the others their source.
 func (w *writer) write(it item) bool {
+	w.redact.item(&it)
 	for i := range it.turns {
 		w.cfg.prices.price(&it.turns[i])
 	}

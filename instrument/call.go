@@ -34,6 +34,11 @@ type Turn struct {
 	// Thread, Phase, Speaker and Agent override the context's values when
 	// set; the round always comes from the context (WithRound).
 	Thread, Phase, Speaker, Agent string
+
+	// Internal keeps the call in the audit trail (stored, searchable) but
+	// out of the thread's recent context and, unless asked for, out of its
+	// page: for a pipeline's own bookkeeping calls (convtrace.internal).
+	Internal bool
 }
 
 // Usage is the token counts a provider reports for one call. InputTokens
@@ -151,6 +156,9 @@ func (r *Recorder) Call(ctx context.Context, turn Turn, fn func(context.Context)
 	}
 	if turn.SessionID != "" {
 		attrs = append(attrs, attribute.String(schema.KeySessionID, turn.SessionID))
+	}
+	if turn.Internal {
+		attrs = append(attrs, attribute.Bool(schema.KeyInternal, true))
 	}
 	ctx, span := r.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	span.AddEvent(schema.EventPrompt, trace.WithAttributes(r.content(turn.Prompt)...))

@@ -70,6 +70,9 @@ const (
 	KeySessionID    = "convtrace.session_id"
 	KeyProject      = "convtrace.project"
 	KeyCostUSD      = "convtrace.cost_usd"
+	// KeyInternal (a bool) marks a call as internal: its turns stay in the
+	// audit trail but out of a thread's recent context and default view.
+	KeyInternal = "convtrace.internal"
 
 	// Attributes of the prompt and response events.
 	KeyContent          = "convtrace.content"

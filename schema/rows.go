@@ -62,6 +62,9 @@ type Turn struct {
 	Content      string
 	ContentBytes uint32
 	Truncated    bool
+	// Internal marks a turn kept for the audit trail only: out of the
+	// recent context and of the thread page unless asked for.
+	Internal bool
 
 	// Token counts are nil when unknown, which the viewer shows as —.
 	TokensIn         *uint32
@@ -91,7 +94,7 @@ var TurnColumns = []string{
 	"turn_id", "trace_id", "span_id", "parent_span_id", "parent_turn_id",
 	"project", "thread_id", "session_id", "phase", "speaker", "agent", "round",
 	"role", "seq", "operation", "provider", "model", "tool_name", "tool_call_id",
-	"content", "content_bytes", "truncated",
+	"content", "content_bytes", "truncated", "internal",
 	"tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
 	"cost_usd", "cost_source", "status", "error", "start_ns", "duration_ns", "heartbeat_ns",
 	"attributes.key", "attributes.value", "revision",
@@ -113,7 +116,7 @@ func (t *Turn) Values() []any {
 		t.TurnID, t.TraceID, t.SpanID, t.ParentSpanID, t.ParentTurnID,
 		t.Project, t.ThreadID, t.SessionID, t.Phase, t.Speaker, t.Agent, t.Round,
 		t.Role, t.Seq, t.Operation, t.Provider, t.Model, t.ToolName, t.ToolCallID,
-		t.Content, t.ContentBytes, boolByte(t.Truncated),
+		t.Content, t.ContentBytes, boolByte(t.Truncated), boolByte(t.Internal),
 		t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning,
 		t.CostUSD, t.costSource(), t.Status, t.Error, t.StartNS, t.DurationNS, t.HeartbeatNS,
 		keys, values, t.Revision,

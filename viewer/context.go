@@ -49,7 +49,7 @@ type ContextMessage struct {
 // last message, so only the user messages that end it count; a prompt
 // ending in tool results adds nothing. Tool calls and results, system
 // prompts and failed calls' error rows are the pipeline's plumbing and are
-// left out.
+// left out, as are internal calls (instrument.Turn.Internal).
 //
 // It returns ErrThreadNotFound when the thread has no turn, and an error
 // when limit is not positive.

@@ -93,7 +93,7 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, insertNote, "th", "c:prompt:0", uint8(1), uint8(0), uint8(1), "", uint64(9), "th", "c:prompt:0"),
 	}
 	f := TurnFilter{Phases: []string{"PLAN", "review"}, Role: "response", Speaker: "플래너", Agent: AgentMain,
-		FromNS: 1500, ToNS: 2500, Query: "🚀 launch", Starred: true}
+		FromNS: 1500, ToNS: 2500, Query: "🚀 launch", Starred: true, HideInternal: true}
 	cond, condArgs := f.conditions("th")
 	all, allArgs := TurnFilter{}.conditions("th")
 	queries := []string{
@@ -101,7 +101,7 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, countTurns+cond, append([]any{"th"}, condArgs...)...),
 		inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, allArgs...), uint64(2))...),
 		inline(t, countTurns+all, "th"),
-		inline(t, selectPhaseCounts, "th"),
+		inline(t, selectPhaseCounts, uint8(0), "th"),
 		inline(t, selectFacets, "th"),
 		inline(t, selectTraces, "th"),
 		inline(t, selectNotes, "th"),

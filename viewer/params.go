@@ -80,6 +80,18 @@ func timeRange(from, to string, now time.Time) (fromNS, toNS uint64, err error) 
 	return fromNS, toNS, nil
 }
 
+// parseSwitch reads a checkbox parameter: 1 (true, on) or 0 (false, or
+// absent).
+func parseSwitch(param, value string) (bool, error) {
+	switch value {
+	case "", "0", "false":
+		return false, nil
+	case "1", "true", "on":
+		return true, nil
+	}
+	return false, badParam(param, "%q is not 1 or 0", value)
+}
+
 // parseLimit reads a positive count of at most max; empty is def.
 func parseLimit(param, value string, def, max int) (int, error) {
 	if value == "" {

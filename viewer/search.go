@@ -46,6 +46,7 @@ type SearchResult struct {
 	StartNS     uint64    `json:"start_ns"`
 	Time        time.Time `json:"time"`
 	Snippet     []Segment `json:"snippet"`
+	Internal    bool      `json:"internal"`
 	URL         string    `json:"url"` // the turn in its thread page
 }
 
@@ -183,11 +184,15 @@ func (s *Server) searchResults(ctx context.Context, hits []searchHit, q string) 
 	}
 	results := make([]SearchResult, 0, len(hits))
 	for _, h := range hits {
+		page := threadURL(h.ThreadID)
+		if h.Internal {
+			page += "?internal=1" // the page hides internal turns unless asked
+		}
 		results = append(results, SearchResult{
 			TurnID: h.TurnID, ThreadID: h.ThreadID, ThreadTitle: cmp.Or(titles[h.ThreadID], h.ThreadID),
 			Project: h.Project, Phase: h.Phase, Speaker: h.Speaker, Role: h.Role, Model: h.Model,
 			StartNS: h.StartNS, Time: time.Unix(0, int64(h.StartNS)).UTC(),
-			Snippet: snippet(h.Around, q), URL: threadURL(h.ThreadID) + "#" + h.TurnID,
+			Snippet: snippet(h.Around, q), Internal: h.Internal, URL: page + "#" + h.TurnID,
 		})
 	}
 	return results, nil

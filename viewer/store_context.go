@@ -21,14 +21,16 @@ type contextCursor struct {
 
 // selectContextTurns reads a thread's prompts and responses newest first,
 // in batches: the recent context stops reading once it has enough messages.
-// Error rows and tool turns are not what was said to or by the model.
-// LIMIT 1 BY turn_id keeps one copy of a turn delivered twice.
+// Error rows and tool turns are not what was said to or by the model, and
+// internal turns are kept for the audit trail only. LIMIT 1 BY turn_id
+// keeps one copy of a turn delivered twice.
 const (
 	selectContextTurns = `
 SELECT turn_id, role, seq, speaker, phase, content, start_ns
 FROM conversations
 WHERE thread_id = ?
-  AND role IN ('prompt', 'response')`
+  AND role IN ('prompt', 'response')
+  AND internal = 0`
 	contextOlder = `
   AND (start_ns < ? OR (start_ns = ? AND (seq < ? OR (seq = ? AND turn_id < ?))))`
 	contextNewestFirst = `

@@ -31,6 +31,7 @@ type searchCursor struct {
 type searchHit struct {
 	TurnID, ThreadID, Project, Phase, Speaker, Role, Model string
 	StartNS                                                uint64
+	Internal                                               bool // shown on its thread's page only when asked for
 	// Around is the content around the first match, with … where it was
 	// cut.
 	Around string
@@ -46,7 +47,7 @@ type searchHit struct {
 // a turn delivered twice; the outer LIMIT lets the sort stop at a page.
 const (
 	selectSearch = `
-SELECT turn_id, thread_id, project, phase, speaker, role, model, start_ns,
+SELECT turn_id, thread_id, project, phase, speaker, role, model, start_ns, internal,
        position(lowerUTF8(content), lowerUTF8(?)) AS match_byte,
        toUInt64(greatest(toInt64(match_byte) - ?, 1)) AS around_from,
        substring(content, around_from, ?) AS around,
@@ -128,12 +129,13 @@ func (s store) search(ctx context.Context, f searchFilter, limit int) ([]searchH
 		var (
 			h                   searchHit
 			matchAt, aroundFrom uint64
-			cutAfter            uint8
+			cutAfter, internal  uint8
 		)
 		if err := rows.Scan(&h.TurnID, &h.ThreadID, &h.Project, &h.Phase, &h.Speaker, &h.Role, &h.Model,
-			&h.StartNS, &matchAt, &aroundFrom, &h.Around, &cutAfter); err != nil {
+			&h.StartNS, &internal, &matchAt, &aroundFrom, &h.Around, &cutAfter); err != nil {
 			return nil, fmt.Errorf("scan search hit: %w", err)
 		}
+		h.Internal = internal != 0
 		h.Around = strings.ToValidUTF8(h.Around, "")
 		if aroundFrom > 1 {
 			h.Around = "…" + h.Around

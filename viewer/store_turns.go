@@ -33,6 +33,9 @@ type Turn struct {
 	Content      string `json:"content"`
 	ContentBytes uint32 `json:"content_bytes"`
 	Truncated    bool   `json:"truncated"` // cut when it was stored
+	// Internal marks a turn kept for the audit trail only, shown when asked
+	// for (instrument.Turn.Internal).
+	Internal bool `json:"internal"`
 	// ContentCut says Content is only the start of the stored content: the
 	// rest is at /api/threads/:id/turns/:turn_id/content.
 	ContentCut bool `json:"content_cut"`
@@ -83,6 +86,9 @@ type TurnFilter struct {
 	Query        string // in content or speaker, case-insensitive
 	// TurnID keeps one turn; no request parameter sets it.
 	TurnID string
+	// HideInternal leaves out internal turns, as a thread's page does
+	// unless asked for them.
+	HideInternal bool
 }
 
 // AgentMain is the agent filter value for turns of the main agent, whose
@@ -118,7 +124,7 @@ const callAlive = `greatest(start_ns, heartbeat_ns) >= ?`
 const selectTurns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
-       substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, content_bytes, truncated,
+       substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, content_bytes, truncated, internal,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd,
        status, error, start_ns, duration_ns,
        arraySlice(attributes.key, 1, ` + pageAttributesStr + `) AS attr_keys,
@@ -160,6 +166,8 @@ const (
   AND tool_name = ?`
 	filterTurn = `
   AND turn_id = ?`
+	filterInternal = `
+  AND internal = 0`
 	filterFrom = `
   AND start_ns >= ?`
 	filterTo = `
@@ -230,6 +238,9 @@ func (f TurnFilter) conditions(threadID string) (string, []any) {
 	if f.TurnID != "" {
 		add(filterTurn, f.TurnID)
 	}
+	if f.HideInternal {
+		add(filterInternal)
+	}
 	if f.FromNS != 0 {
 		add(filterFrom, f.FromNS)
 	}
@@ -263,18 +274,19 @@ func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 			t                  Turn
 			stored, attrTotal  uint64
 			truncated, state   uint8
+			internal           uint8
 			attrKeys, attrVals []string
 		)
 		err := rows.Scan(&t.TurnID, &t.TraceID, &t.SpanID, &t.ParentSpanID, &t.ParentTurnID, &t.Project,
 			&t.ThreadID, &t.SessionID, &t.Phase, &t.Speaker, &t.Agent, &t.Round, &t.Role, &t.Seq,
 			&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
-			&t.Content, &stored, &t.ContentBytes, &truncated,
+			&t.Content, &stored, &t.ContentBytes, &truncated, &internal,
 			&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD,
 			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &attrKeys, &attrVals, &attrTotal, &state)
 		if err != nil {
 			return nil, fmt.Errorf("scan turn: %w", err)
 		}
-		t.Truncated, t.Running, t.Interrupted = truncated != 0, state == 1, state == 2
+		t.Truncated, t.Internal, t.Running, t.Interrupted = truncated != 0, internal != 0, state == 1, state == 2
 		if stored > uint64(len(t.Content)) {
 			t.ContentCut = true
 			t.Content = trimPartialRune(t.Content)
@@ -417,18 +429,21 @@ type PhaseCount struct {
 }
 
 // selectPhaseCounts counts a thread's turns per phase, in the order the
-// phases first appear.
+// phases first appear: every phase, and of internal turns only those
+// asked for (the placeholder, 1 to count them, else 0), so that the
+// chips list every phase but count what the page shows.
 const selectPhaseCounts = `
-SELECT lowerUTF8(phase) AS phase_key, any(phase) AS phase_written, uniqExact(turn_id) AS phase_turns,
+SELECT lowerUTF8(phase) AS phase_key, any(phase) AS phase_written, uniqExactIf(turn_id, internal <= ?) AS phase_turns,
        min(start_ns) AS first_ns
 FROM conversations
 WHERE thread_id = ?
 GROUP BY phase_key
 ORDER BY first_ns, phase_key`
 
-// phaseCounts returns the thread's phases in page order with their turns.
-func (s store) phaseCounts(ctx context.Context, threadID string) ([]PhaseCount, error) {
-	rows, err := s.db.Query(ctx, selectPhaseCounts, threadID)
+// phaseCounts returns the thread's phases in page order with their turns,
+// internal ones counted only when withInternal.
+func (s store) phaseCounts(ctx context.Context, threadID string, withInternal bool) ([]PhaseCount, error) {
+	rows, err := s.db.Query(ctx, selectPhaseCounts, boolUInt8(withInternal), threadID)
 	if err != nil {
 		return nil, fmt.Errorf("query phase counts: %w", err)
 	}

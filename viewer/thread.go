@@ -51,7 +51,9 @@ type filterForm struct {
 	To      string
 	Q       string
 	Starred bool
-	Limit   int
+	// Internal shows the turns kept for the audit trail only (internal=1).
+	Internal bool
+	Limit    int
 }
 
 // parseThreadQuery reads the filters of a thread page or its turns API.
@@ -83,17 +85,17 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 	default:
 		f.Agent = form.Agent
 	}
-	switch v.Get("starred") {
-	case "", "0", "false":
-	case "1", "true", "on":
-		form.Starred, f.Starred = true, true
-	default:
-		return TurnFilter{}, filterForm{}, badParam("starred", "%q is not 1 or 0", v.Get("starred"))
+	var err error
+	if form.Starred, err = parseSwitch("starred", v.Get("starred")); err != nil {
+		return TurnFilter{}, filterForm{}, err
 	}
+	if form.Internal, err = parseSwitch("internal", v.Get("internal")); err != nil {
+		return TurnFilter{}, filterForm{}, err
+	}
+	f.Starred, f.HideInternal = form.Starred, !form.Internal
 	if n := utf8.RuneCountInString(form.Q); n > maxQueryRunes {
 		return TurnFilter{}, filterForm{}, badParam("q", "%d characters, at most %d", n, maxQueryRunes)
 	}
-	var err error
 	if f.FromNS, f.ToNS, err = timeRange(form.From, form.To, now); err != nil {
 		return TurnFilter{}, filterForm{}, err
 	}
@@ -177,7 +179,10 @@ func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
 		ids    []string
 	)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) { counts, err = s.store.phaseCounts(gctx, v.Thread.ID); return err })
+	g.Go(func() (err error) {
+		counts, err = s.store.phaseCounts(gctx, v.Thread.ID, v.Filter.Internal)
+		return err
+	})
 	g.Go(func() (err error) { v.Facets, err = s.store.facets(gctx, v.Thread.ID); return err })
 	g.Go(func() (err error) { v.Costs, err = s.store.phaseTotals(gctx, v.Thread.ID); return err })
 	g.Go(func() (err error) { ids, err = s.store.traces(gctx, v.Thread.ID); return err })
@@ -211,8 +216,8 @@ type turnsResponse struct {
 }
 
 // apiTurns answers GET /api/threads/:id/turns with the page's filters
-// (phase, role, speaker, session, agent, tool, from, to, starred, q) and
-// limit. A
+// (phase, role, speaker, session, agent, tool, from, to, starred, internal,
+// q) and limit. A
 // turn's content beyond pageContentBytes is cut (content_cut).
 func (s *Server) apiTurns(c *gin.Context) {
 	tt, err := s.loadTurns(c, turnWindow, pageContentBytes)

@@ -15,13 +15,19 @@ import (
 func demoCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	var sf storageFlags
 	sf.register(fs)
+	var rf redactFlags
+	rf.register(fs)
 	return func(ctx context.Context, out streams, _ []string) error {
+		redact, err := rf.options()
+		if err != nil {
+			return err
+		}
 		st, err := sf.open(ctx, out.stderr)
 		if err != nil {
 			return err
 		}
 		defer st.close()
-		thread, err := recordDemo(ctx, st, out.stderr)
+		thread, err := recordDemo(ctx, st, out.stderr, redact...)
 		if err != nil {
 			return err
 		}
@@ -31,15 +37,15 @@ func demoCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 }
 
 // recordDemo drives one demo pipeline run against a local fake provider,
-// exporting in-process to st, and returns its thread id once its rows are
-// stored.
-func recordDemo(ctx context.Context, st *storage, progress io.Writer) (string, error) {
+// exporting in-process to st with opts, and returns its thread id once its
+// rows are stored.
+func recordDemo(ctx context.Context, st *storage, progress io.Writer, opts ...collector.Option) (string, error) {
 	provider, err := demo.StartProvider()
 	if err != nil {
 		return "", fmt.Errorf("start demo provider: %w", err)
 	}
 	defer provider.Shutdown(context.Background())
-	tp, err := collector.NewTracerProvider(st.dsn, collector.WithProject("demo"))
+	tp, err := collector.NewTracerProvider(st.dsn, append(opts, collector.WithProject("demo"))...)
 	if err != nil {
 		return "", err
 	}

@@ -29,7 +29,24 @@ func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
 		counter("join_staged_total", "Halves of OTLP calls (content-less spans, content log records) stored in join_staging.", func(s collector.IngestStats) int64 { return s.Staged }),
 		counter("join_written_total", "Writes of a staged call's turns, first or merging late records.", func(s collector.IngestStats) int64 { return s.Joined }),
 		counter("join_failures_total", "Attempts to write staged calls that failed; a later sweep retries them.", func(s collector.IngestStats) int64 { return s.JoinFailures }),
+		redactions{ing},
 	)
+}
+
+// redactionsDesc describes convtrace_redactions_total{kind}.
+var redactionsDesc = prometheus.NewDesc("convtrace_redactions_total",
+	"Secrets replaced by [REDACTED:kind] before storage, by kind: each place a secret was stored counts (a prompt turn and its span's attributes, say).", []string{"kind"}, nil)
+
+// redactions exposes the ingester's redaction counts, one series per kind
+// (none when redaction is off).
+type redactions struct{ ing *collector.Ingester }
+
+func (redactions) Describe(ch chan<- *prometheus.Desc) { ch <- redactionsDesc }
+
+func (r redactions) Collect(ch chan<- prometheus.Metric) {
+	for kind, n := range r.ing.Stats().Redactions {
+		ch <- prometheus.MustNewConstMetric(redactionsDesc, prometheus.CounterValue, float64(n), kind)
+	}
 }
 
 // newInsertHistogram registers the latency of ClickHouse inserts.

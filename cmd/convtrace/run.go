@@ -32,6 +32,8 @@ import (
 func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	var sf storageFlags
 	sf.register(fs)
+	var rf redactFlags
+	rf.register(fs)
 	otlp := fs.String("otlp", "", "send spans over OTLP/HTTP to a running collector, as OTEL_EXPORTER_OTLP_ENDPOINT: a base URL such as http://127.0.0.1:4318 (spans go to /v1/traces) or the full traces URL, instead of writing to ClickHouse")
 	thread := fs.String("thread", "", "thread the run belongs to (default: its own)")
 	phase := fs.String("phase", "", "pipeline phase, e.g. execute")
@@ -55,7 +57,11 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 		if !ok {
 			return fmt.Errorf("--format %q: want auto, claude, codex or plain", *format)
 		}
-		tp, undelivered, stop, err := runProvider(ctx, &sf, *otlp, *project, io.stderr)
+		redact, err := rf.options()
+		if err != nil {
+			return err
+		}
+		tp, undelivered, stop, err := runProvider(ctx, &sf, *otlp, *project, io.stderr, redact)
 		if err != nil {
 			return err
 		}
@@ -121,8 +127,9 @@ type provider interface {
 // its Shutdown what was not delivered (empty when all was), and one that
 // releases the storage. It never connects first: the agent starts whatever
 // the state of ClickHouse or the collector, and what cannot be delivered
-// goes to the spool of the data folder.
-func runProvider(ctx context.Context, sf *storageFlags, otlp, project string, stderr io.Writer) (provider, func() string, func(), error) {
+// goes to the spool of the data folder. Rows are redacted as redact says,
+// spooled ones too; over OTLP the collector redacts as it is told.
+func runProvider(ctx context.Context, sf *storageFlags, otlp, project string, stderr io.Writer, redact []collector.Option) (provider, func() string, func(), error) {
 	if otlp != "" {
 		endpoint, err := tracesURL(otlp)
 		if err != nil {
@@ -136,18 +143,18 @@ func runProvider(ctx context.Context, sf *storageFlags, otlp, project string, st
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("--otlp %q: %w", otlp, err)
 		}
-		tp, undelivered := spoolingProvider(exp, sf.spoolDir(), project)
+		tp, undelivered := spoolingProvider(exp, sf.spoolDir(), project, redact)
 		return tp, undelivered, func() {}, nil
 	}
 	locateCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	st, err := sf.locate(locateCtx, stderr)
 	if err != nil {
-		tp, undelivered := spoolingProvider(unreachable{err}, sf.spoolDir(), project)
+		tp, undelivered := spoolingProvider(unreachable{err}, sf.spoolDir(), project, redact)
 		return tp, undelivered, func() {}, nil
 	}
-	tp, err := collector.NewTracerProvider(st.dsn, collector.WithProject(project), collector.WithSpool(sf.spoolDir()),
-		collector.WithWriteTimeout(10*time.Second), collector.WithLogger(slog.New(slog.DiscardHandler)))
+	tp, err := collector.NewTracerProvider(st.dsn, append(redact, collector.WithProject(project), collector.WithSpool(sf.spoolDir()),
+		collector.WithWriteTimeout(10*time.Second), collector.WithLogger(slog.New(slog.DiscardHandler)))...)
 	if err != nil {
 		st.close()
 		return nil, nil, nil, err
@@ -171,9 +178,10 @@ func undeliveredLine(spooled, lost int64, reason, dir string) string {
 	return ""
 }
 
-// spoolingProvider records through exp, spooling what it fails to export.
-func spoolingProvider(exp sdktrace.SpanExporter, dir, project string) (provider, func() string) {
-	sp := &spoolOnError{next: exp, dir: dir}
+// spoolingProvider records through exp, spooling what it fails to export
+// with redact's redaction.
+func spoolingProvider(exp sdktrace.SpanExporter, dir, project string, redact []collector.Option) (provider, func() string) {
+	sp := &spoolOnError{next: exp, dir: dir, redact: redact}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String(schema.KeyServiceName, project), attribute.String(schema.KeyProject, project))),
 		sdktrace.WithSpanProcessor(instrument.NewSpanProcessor()),
@@ -186,8 +194,9 @@ func spoolingProvider(exp sdktrace.SpanExporter, dir, project string) (provider,
 // retries, spools the spans' rows (mapped as the collector maps them) for
 // a later run or serve on the data folder to store in ClickHouse.
 type spoolOnError struct {
-	next sdktrace.SpanExporter
-	dir  string
+	next   sdktrace.SpanExporter
+	dir    string
+	redact []collector.Option
 
 	mu            sync.Mutex
 	spooled, lost int64
@@ -199,7 +208,7 @@ func (s *spoolOnError) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	if err == nil {
 		return nil
 	}
-	n, spoolErr := collector.SpoolSpans(s.dir, spans)
+	n, spoolErr := collector.SpoolSpans(s.dir, spans, s.redact...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reason = err

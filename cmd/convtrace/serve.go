@@ -26,6 +26,8 @@ import (
 func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	var sf storageFlags
 	sf.register(fs)
+	var rf redactFlags
+	rf.register(fs)
 	listen := fs.String("listen", "127.0.0.1:8080", "address the viewer listens on")
 	otlpHTTP := fs.String("otlp-http", "127.0.0.1:4318", "address of the OTLP/HTTP receiver, also serving /metrics, /healthz and /readyz (empty: off)")
 	otlpGRPC := fs.String("otlp-grpc", "127.0.0.1:4317", "address of the OTLP/gRPC receiver (empty: off)")
@@ -53,6 +55,10 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if err != nil {
 			return err
 		}
+		redact, err := rf.options()
+		if err != nil {
+			return err
+		}
 		st, err := sf.open(ctx, out.stderr)
 		if err != nil {
 			return err
@@ -75,7 +81,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		insertSeconds := newInsertHistogram(reg)
-		ing, err := collector.NewIngester(st.dsn,
+		ing, err := collector.NewIngester(st.dsn, append(redact,
 			collector.WithJoinWindow(*joinWindow),
 			collector.WithPrices(p),
 			collector.WithFlushInterval(time.Second),
@@ -85,7 +91,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			collector.WithQueueBytes(*memoryLimit),
 			collector.WithSpool(sf.spoolDir()), // stores what convtrace run spooled, and keeps what expires unstored
 			collector.WithInsertObserver(func(d time.Duration) { insertSeconds.Observe(d.Seconds()) }),
-		)
+		)...)
 		if err != nil {
 			return err
 		}
