@@ -72,7 +72,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}()
 		var demoThread string
 		if *withDemo {
-			if demoThread, err = recordDemo(ctx, st, out.stderr); err != nil {
+			if demoThread, err = recordDemo(ctx, st, out.stderr, redact...); err != nil {
 				return err
 			}
 			fmt.Fprintf(out.stdout, "demo thread %s\n", demoThread)
