@@ -64,8 +64,12 @@ func rowsOf(spans []sdktrace.ReadOnlySpan) (rows, int64) {
 		r         rows
 		sanitised int64
 	)
-	for _, ro := range spans {
-		s := fromSDK(ro)
+	mapped := make([]span, len(spans))
+	for i, ro := range spans {
+		mapped[i] = fromSDK(ro)
+	}
+	foldCalls(mapped)
+	for _, s := range mapped {
 		r.Turns = append(r.Turns, mapTurns(s)...)
 		row, n := mapSpan(s)
 		r.Spans = append(r.Spans, row)

@@ -165,6 +165,7 @@ func readFixture(t *testing.T, base string) ([]span, []logRecord) {
 // absent are mapped on their own.
 func joinAndMap(t *testing.T, spans []span, logs []logRecord) []schema.Turn {
 	t.Helper()
+	foldCalls(spans)
 	byID := map[string][]logRecord{}
 	var order []string
 	for _, l := range logs {

@@ -98,6 +98,7 @@ func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (R
 	spans := spansFromOTLP(rss)
 	in.spansReceived.Add(int64(len(spans)))
 	spans, res := validSpans(spans)
+	foldCalls(spans)
 	it := item{spans: make([]schema.Span, 0, len(spans))}
 	for _, s := range spans {
 		it.addSpan(s)

@@ -63,7 +63,7 @@ func (l logRecord) event() event {
 // needsLogs reports whether s is a GenAI call span that carries no content
 // of its own, so its content may come as log records.
 func needsLogs(s span) bool {
-	return isGenAICall(s.attrs) && !hasContent(s)
+	return isGenAICall(s.attrs) && !hasContent(s) && !s.duplicate && vercelOperation(s.attrs) == ""
 }
 
 // hasContent reports whether a span records what a call said in any form
@@ -72,7 +72,7 @@ func hasContent(s span) bool {
 	if _, ok := s.convtracePrompt(); ok {
 		return true
 	}
-	return hasGenAIContent(s) || hasOpenLLMetryContent(s.attrs) || hasOpenInferenceContent(s.attrs)
+	return hasGenAIContent(s) || hasOpenLLMetryContent(s.attrs) || hasOpenInferenceContent(s.attrs) || hasVercelContent(s.attrs)
 }
 
 // spanFromLogs returns the span that log records of one span imply when

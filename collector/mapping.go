@@ -64,22 +64,23 @@ func consumed(key string) bool {
 var (
 	threadKeys = keys(schema.KeyConversationID, schema.KeyThreadID, "session.id",
 		"traceloop.association.properties.thread_id", "traceloop.association.properties.session_id",
-		"traceloop.association.properties.conversation_id")
-	phaseKeys      = keys(schema.KeyPhase)
-	roundKeys      = keys(schema.KeyRound)
-	speakerKeys    = keys(schema.KeySpeaker, schema.KeyAgentName)
-	agentKeys      = keys(schema.KeyAgent)
+		"traceloop.association.properties.conversation_id",
+		vcMetadata+"threadId", vcMetadata+"thread_id", vcMetadata+"thread")
+	phaseKeys      = keys(schema.KeyPhase, vcMetadata+"phase")
+	roundKeys      = keys(schema.KeyRound, vcMetadata+"round")
+	speakerKeys    = keys(schema.KeySpeaker, schema.KeyAgentName, vcMetadata+"speaker", vcFunctionID)
+	agentKeys      = keys(schema.KeyAgent, vcMetadata+"agent")
 	parentKeys     = keys(schema.KeyParentTurnID)
-	sessionKeys    = keys(schema.KeySessionID)
+	sessionKeys    = keys(schema.KeySessionID, vcMetadata+"sessionId")
 	operationKeys  = keys(schema.KeyOperationName)
-	providerKeys   = keys(schema.KeyProviderName, schema.KeySystem, oiSystem, oiProvider)
-	modelKeys      = keys(schema.KeyResponseModel, schema.KeyRequestModel, oiResponseModel, oiModel, oiRequestModel)
-	inputKeys      = keys(schema.KeyInputTokens, olPromptTokens, oiPromptTokens)
-	outputKeys     = keys(schema.KeyOutputTokens, olCompletionTokens, oiCompletionTokens)
+	providerKeys   = keys(schema.KeyProviderName, schema.KeySystem, oiSystem, oiProvider, vcModelProvider)
+	modelKeys      = keys(schema.KeyResponseModel, schema.KeyRequestModel, oiResponseModel, oiModel, oiRequestModel, vcResponseModel, vcModelID)
+	inputKeys      = keys(schema.KeyInputTokens, olPromptTokens, oiPromptTokens, vcInputTokens, vcPromptTokens)
+	outputKeys     = keys(schema.KeyOutputTokens, olCompletionTokens, oiCompletionTokens, vcOutputTokens, vcCompletionToks)
 	totalKeys      = keys(olTotalTokens, oiTotalTokens)
-	cacheReadKeys  = keys(schema.KeyCacheReadTokens, olCacheReadTokens, oiCacheReadTokens)
+	cacheReadKeys  = keys(schema.KeyCacheReadTokens, olCacheReadTokens, oiCacheReadTokens, vcCachedTokens)
 	cacheWriteKeys = keys(schema.KeyCacheWriteTokens, schema.KeyCacheCreationTokens, olCacheCreationTokens, oiCacheWriteTokens)
-	reasoningKeys  = keys(schema.KeyReasoningTokens, oiReasoningTokens)
+	reasoningKeys  = keys(schema.KeyReasoningTokens, oiReasoningTokens, vcReasoningTokens)
 	costKeys       = keys(schema.KeyCostUSD, oiCostTotal)
 	toolNameKeys   = keys(schema.KeyToolName, oiToolName)
 	toolCallIDKeys = keys(schema.KeyToolCallID, oiToolCallID, oiToolID)
@@ -131,6 +132,10 @@ func resolve(s span) call {
 	if c.operation == "" {
 		c.operation = openLLMetryOperation(a)
 	}
+	if c.operation == "" && vercelProviderCall(vercelOperation(a)) {
+		c.operation = schema.OperationChat
+	}
+	c.provider = vercelProvider(a, c.provider)
 	// A total with one side known gives the other.
 	if total := count(totalKeys); total != nil {
 		switch {
@@ -162,6 +167,9 @@ func resolve(s span) call {
 // with content as OTel GenAI, OpenLLMetry or OpenInference record it, then
 // GenAI calls whose content was not captured (or comes as log records).
 func mapTurns(s span) []schema.Turn {
+	if s.duplicate || vercelWrapper(s) {
+		return nil
+	}
 	c := resolve(s)
 	if prompt, ok := s.convtracePrompt(); ok {
 		return mapConvtrace(s, c, prompt)
@@ -182,6 +190,7 @@ func mapTurns(s span) []schema.Turn {
 // callConventions recognise a provider call and read what it said, in the
 // order they are tried.
 var callConventions = []func(span) (exchange, bool){
+	vercelCall,
 	genAIContent,
 	openLLMetryCall,
 	openInferenceCall,
@@ -191,6 +200,7 @@ var callConventions = []func(span) (exchange, bool){
 // toolConventions recognise a tool execution, in the order they are tried.
 var toolConventions = []func(span) (toolRun, bool){
 	genAITool,
+	vercelTool,
 	openInferenceTool,
 	openLLMetryTool,
 }

@@ -162,7 +162,7 @@ func messageFromJSON(r map[string]json.RawMessage, role string) message {
 		m.Parts = partsFromJSON(parts)
 		return m
 	}
-	if m.Role == "tool" {
+	if m.Role == "tool" && !holdsToolResults(r["content"]) {
 		// A tool result: its content answers the call it names.
 		id := firstString(r, "tool_call_id", "id")
 		m.Parts = []part{{typ: partToolResponse, id: id, response: toolResponse(r["content"])}}
@@ -238,6 +238,10 @@ func partFromJSON(raw json.RawMessage) []part {
 		return []part{{typ: partToolResponse, id: jsonString(r["id"]), response: toolResponse(resp)}}
 	case "tool_result":
 		return []part{{typ: partToolResponse, id: jsonString(r["tool_use_id"]), response: toolResponse(r["content"])}}
+	case "tool-call": // the Vercel AI SDK's
+		return []part{{typ: partToolCall, id: jsonString(r["toolCallId"]), name: jsonString(r["toolName"]), arguments: argumentsJSON(firstRaw(r, "args", "input"))}}
+	case "tool-result":
+		return []part{{typ: partToolResponse, id: jsonString(r["toolCallId"]), response: toolResponse(firstRaw(r, "result", "output"))}}
 	case "":
 		return []part{textPart(string(canonicalJSON(raw)))}
 	default:
@@ -347,6 +351,33 @@ func jsonString(raw json.RawMessage) string {
 		return s
 	}
 	return string(canonicalJSON(raw))
+}
+
+// holdsToolResults says whether content is an array of the Vercel AI SDK's
+// tool-result parts, each naming the call it answers.
+func holdsToolResults(content json.RawMessage) bool {
+	var items []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(content, &items) != nil || len(items) == 0 {
+		return false
+	}
+	for _, it := range items {
+		if it.Type != "tool-result" {
+			return false
+		}
+	}
+	return true
+}
+
+// firstRaw returns the value of the first key present.
+func firstRaw(r map[string]json.RawMessage, keys ...string) json.RawMessage {
+	for _, k := range keys {
+		if v, ok := r[k]; ok {
+			return v
+		}
+	}
+	return nil
 }
 
 func firstString(r map[string]json.RawMessage, keys ...string) string {

@@ -24,6 +24,9 @@ type span struct {
 	resource                      attrs
 	events                        []event
 	from                          otlpSpanRef // where an OTLP span came from, to stage it as it came
+	// duplicate marks a span of a call another span of the batch maps
+	// (foldCalls): it keeps its spans row only.
+	duplicate bool
 }
 
 type event struct {

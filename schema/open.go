@@ -41,11 +41,7 @@ func ParseDSN(dsn string) (*clickhouse.Options, error) {
 // Open connects to the DSN's database, creating the database first when it
 // does not exist: for writers, which then migrate. It does not migrate.
 func Open(ctx context.Context, dsn string) (driver.Conn, error) {
-	opts, err := ParseDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
-	bootConn, err := openServer(ctx, opts)
+	opts, bootConn, err := openServer(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +64,7 @@ var ErrNoSchema = errors.New("no convtrace schema")
 // nothing, and a database that does not exist or is not migrated to this
 // version is ErrNoSchema, with the command that makes it.
 func OpenExisting(ctx context.Context, dsn string) (driver.Conn, error) {
-	opts, err := ParseDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
-	bootConn, err := openServer(ctx, opts)
+	opts, bootConn, err := openServer(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -113,9 +105,14 @@ func OpenExisting(ctx context.Context, dsn string) (driver.Conn, error) {
 // ClickHouse's native protocol then fails in seconds, not the driver's 30.
 const dialTimeout = 3 * time.Second
 
-// openServer connects to the DSN's server with no database, and pings it.
-// A port that answers HTTP (ClickHouse's own 8123, say) gets a hint.
-func openServer(ctx context.Context, opts *clickhouse.Options) (driver.Conn, error) {
+// openServer parses the DSN and connects to its server with no database,
+// and pings it. A port that answers HTTP (ClickHouse's own 8123, say) gets
+// a hint.
+func openServer(ctx context.Context, dsn string) (*clickhouse.Options, driver.Conn, error) {
+	opts, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
 	boot := *opts
 	boot.Auth.Database = ""
 	if boot.DialTimeout == 0 {
@@ -123,7 +120,7 @@ func openServer(ctx context.Context, opts *clickhouse.Options) (driver.Conn, err
 	}
 	conn, err := clickhouse.Open(&boot)
 	if err != nil {
-		return nil, fmt.Errorf("open clickhouse: %w", err)
+		return nil, nil, fmt.Errorf("open clickhouse: %w", err)
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, boot.DialTimeout+time.Second)
 	defer cancel()
@@ -131,13 +128,13 @@ func openServer(ctx context.Context, opts *clickhouse.Options) (driver.Conn, err
 		conn.Close()
 		for _, addr := range opts.Addr {
 			if speaksHTTP(ctx, addr) {
-				return nil, fmt.Errorf("connect to clickhouse at %s: it answers HTTP, not ClickHouse's native protocol: "+
+				return nil, nil, fmt.Errorf("connect to clickhouse at %s: it answers HTTP, not ClickHouse's native protocol: "+
 					"a DSN names the native TCP port (9000 by default, not the HTTP port 8123): %w", addr, err)
 			}
 		}
-		return nil, fmt.Errorf("connect to clickhouse at %s: %w", strings.Join(opts.Addr, ","), err)
+		return nil, nil, fmt.Errorf("connect to clickhouse at %s: %w", strings.Join(opts.Addr, ","), err)
 	}
-	return conn, nil
+	return opts, conn, nil
 }
 
 // speaksHTTP says whether addr answers an HTTP request.

@@ -1,0 +1,109 @@
+package collector
+
+import (
+	"strconv"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// Several spans may describe one provider call: a provider SDK's own GenAI
+// span (usage, no content: the Anthropic TypeScript SDK makes one) beside
+// an instrumentation's span of the same call (OpenLLMetry's,
+// OpenInference's), nested one in the other. Stored as they come they are
+// two calls, one empty, with two input counts. foldCalls keeps one: the
+// span with content maps the call, with the usage of whichever span tells
+// more of it; the other keeps only its spans row. The spans must arrive
+// together, in one request or export (an SDK's batch holds a parent and
+// the child that ended just before it); a content-less span that arrives
+// alone waits for log records as any other.
+
+// foldCalls marks the content-less GenAI call spans of spans whose parent
+// or child in spans is a call with content as duplicates, and gives that
+// call the more complete usage of the two.
+func foldCalls(spans []span) {
+	byID := make(map[string]int, len(spans))
+	children := map[string][]int{}
+	for i, s := range spans {
+		byID[s.traceID+"/"+s.spanID] = i
+		if s.parentSpanID != "" {
+			children[s.traceID+"/"+s.parentSpanID] = append(children[s.traceID+"/"+s.parentSpanID], i)
+		}
+	}
+	for i := range spans {
+		d := &spans[i]
+		if !isGenAICall(d.attrs) || hasContent(*d) || vercelOperation(d.attrs) != "" {
+			continue
+		}
+		w := -1
+		if p, ok := byID[d.traceID+"/"+d.parentSpanID]; ok && d.parentSpanID != "" && contentCall(spans[p]) {
+			w = p
+		}
+		for _, j := range children[d.traceID+"/"+d.spanID] {
+			if w < 0 && contentCall(spans[j]) {
+				w = j
+			}
+		}
+		if w < 0 {
+			continue
+		}
+		d.duplicate = true
+		if usageScore(*d) > usageScore(spans[w]) {
+			spans[w].attrs = withUsageOf(spans[w].attrs, resolve(*d))
+		}
+	}
+}
+
+// contentCall says whether s is a provider call that says what was said.
+func contentCall(s span) bool {
+	if !hasContent(s) {
+		return false
+	}
+	for _, tool := range toolConventions {
+		if _, ok := tool(s); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// usageScore ranks how much of a call's usage a span tells: the counts it
+// knows, then the larger input (the one that counts the cache).
+func usageScore(s span) uint64 {
+	c := resolve(s)
+	var known uint64
+	for _, n := range []*uint32{c.tokensIn, c.tokensOut, c.tokensCacheRead, c.tokensCacheWrite, c.tokensReasoning} {
+		if n != nil {
+			known++
+		}
+	}
+	return known<<32 | uint64(val(c.tokensIn))
+}
+
+// withUsageOf returns a with the usage c knows set under the GenAI keys,
+// which resolve reads first.
+func withUsageOf(a attrs, c call) attrs {
+	usage := []struct {
+		key string
+		n   *uint32
+	}{
+		{schema.KeyInputTokens, c.tokensIn}, {schema.KeyOutputTokens, c.tokensOut},
+		{schema.KeyCacheReadTokens, c.tokensCacheRead}, {schema.KeyCacheWriteTokens, c.tokensCacheWrite},
+		{schema.KeyReasoningTokens, c.tokensReasoning},
+	}
+	var out attrs
+	for _, u := range usage {
+		if u.n != nil {
+			out.list = append(out.list, schema.Attr{Key: u.key, Value: strconv.FormatUint(uint64(*u.n), 10)})
+		}
+	}
+	for _, kv := range a.list {
+		known := false
+		for _, u := range usage {
+			known = known || u.n != nil && kv.Key == u.key
+		}
+		if !known {
+			out.list = append(out.list, kv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package collector
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// The Vercel AI SDK's telemetry (experimental_telemetry) records each
+// generateText / streamText / generateObject / streamObject as a wrapper
+// span (ai.generateText…) and each provider call under it as its own span
+// (ai.generateText.doGenerate, ai.streamText.doStream…), tool executions as
+// ai.toolCall spans. The provider spans carry the call: the prompt as
+// ai.prompt.messages (the SDK's message shape), the answer as
+// ai.response.text and ai.response.toolCalls (or ai.response.object), and
+// usage as ai.usage.*. A wrapper only repeats what its provider spans say,
+// so it is kept in spans alone: a call is stored once. A pipeline's
+// ai.telemetry.functionId and ai.telemetry.metadata.{thread, phase, round,
+// speaker, agent} name its thread, phase, round and speaker.
+const (
+	vcOperationID     = "ai.operationId"
+	vcPromptMessages  = "ai.prompt.messages"
+	vcPrompt          = "ai.prompt"
+	vcResponseText    = "ai.response.text"
+	vcResponseTools   = "ai.response.toolCalls"
+	vcResponseObject  = "ai.response.object"
+	vcResponseModel   = "ai.response.model"
+	vcModelID         = "ai.model.id"
+	vcModelProvider   = "ai.model.provider"
+	vcPromptTokens    = "ai.usage.promptTokens"
+	vcInputTokens     = "ai.usage.inputTokens"
+	vcCompletionToks  = "ai.usage.completionTokens"
+	vcOutputTokens    = "ai.usage.outputTokens"
+	vcCachedTokens    = "ai.usage.cachedInputTokens"
+	vcReasoningTokens = "ai.usage.reasoningTokens"
+	vcFunctionID      = "ai.telemetry.functionId"
+	vcMetadata        = "ai.telemetry.metadata."
+	vcToolName        = "ai.toolCall.name"
+	vcToolID          = "ai.toolCall.id"
+	vcToolArgs        = "ai.toolCall.args"
+	vcToolInput       = "ai.toolCall.input"
+	vcToolResult      = "ai.toolCall.result"
+	vcToolOutput      = "ai.toolCall.output"
+)
+
+var _ = keys(vcOperationID, vcPromptMessages, vcPrompt, vcResponseText, vcResponseTools, vcResponseObject,
+	vcToolArgs, vcToolInput, vcToolResult, vcToolOutput, vcModelProvider)
+
+// vercelOperation is the span's AI SDK operation: ai.generateText,
+// ai.streamText.doStream, ai.toolCall…; "" for a span the SDK did not make.
+func vercelOperation(a attrs) string {
+	op := a.str(vcOperationID)
+	if !strings.HasPrefix(op, "ai.") {
+		return ""
+	}
+	return op
+}
+
+// vercelProviderCall says whether op is one provider call's span.
+func vercelProviderCall(op string) bool {
+	return strings.HasSuffix(op, ".doGenerate") || strings.HasSuffix(op, ".doStream")
+}
+
+// vercelWrapper says whether s is an AI SDK wrapper span (generateText and
+// the like): its provider calls are its children, so it maps to no turns.
+func vercelWrapper(s span) bool {
+	op := vercelOperation(s.attrs)
+	return op != "" && op != "ai.toolCall" && !vercelProviderCall(op)
+}
+
+// vercelCall reads an AI SDK provider call span.
+func vercelCall(s span) (exchange, bool) {
+	a := s.attrs
+	if !vercelProviderCall(vercelOperation(a)) {
+		return exchange{}, false
+	}
+	var x exchange
+	if ms, ok := parseMessages(a.str(vcPromptMessages)); ok {
+		x.input = ms
+	} else {
+		x.inputText = a.str(vcPrompt)
+	}
+	answer := message{Role: "assistant"}
+	if text := a.str(vcResponseText, vcResponseObject); text != "" {
+		answer.Parts = append(answer.Parts, textPart(text))
+	}
+	var calls []map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(a.str(vcResponseTools)), &calls)
+	for _, c := range calls {
+		args := c["args"]
+		if args == nil {
+			args = c["input"]
+		}
+		answer.Parts = append(answer.Parts, part{typ: partToolCall, id: jsonString(c["toolCallId"]),
+			name: jsonString(c["toolName"]), arguments: argumentsJSON(args)})
+	}
+	if len(answer.Parts) > 0 {
+		x.output = []message{answer}
+	}
+	return x, true
+}
+
+// hasVercelContent reports whether a is an AI SDK provider call that
+// recorded its prompt or answer.
+func hasVercelContent(a attrs) bool {
+	if !vercelProviderCall(vercelOperation(a)) {
+		return false
+	}
+	_, ok := a.get(vcPromptMessages, vcPrompt, vcResponseText, vcResponseTools, vcResponseObject)
+	return ok
+}
+
+// vercelTool reads an AI SDK ai.toolCall span.
+func vercelTool(s span) (toolRun, bool) {
+	a := s.attrs
+	if vercelOperation(a) != "ai.toolCall" {
+		return toolRun{}, false
+	}
+	return toolRun{
+		name: a.str(vcToolName), callID: a.str(vcToolID),
+		arguments: a.str(vcToolArgs, vcToolInput), result: a.str(vcToolResult, vcToolOutput),
+	}, true
+}
+
+// vercelProvider is the provider of an AI SDK model id such as
+// "openai.chat" or "anthropic.messages": the part before the dot.
+func vercelProvider(a attrs, provider string) string {
+	if vercelOperation(a) == "" {
+		return provider
+	}
+	name, _, _ := strings.Cut(provider, ".")
+	return name
+}
