@@ -6,7 +6,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/convtrace/convtrace/internal/localstore"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // Exporter is an sdktrace.SpanExporter that stores spans and their
@@ -40,7 +40,7 @@ func NewExporter(dsn string, opts ...Option) (*Exporter, error) {
 			return nil, err
 		}
 	}
-	if _, err := schema.ParseDSN(dsn); err != nil {
+	if _, err := ddl.ParseDSN(dsn); err != nil {
 		return nil, err
 	}
 	return &Exporter{w: newWriter(dialDSN(dsn), cfg)}, nil

@@ -11,7 +11,7 @@ import (
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/faulttest"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // TestExporterThroughOutage is fault test (e): ClickHouse is killed with
@@ -62,7 +62,7 @@ func TestExporterThroughOutage(t *testing.T) {
 	st := tp.Stats()
 	t.Logf("drained in %s: %+v", time.Since(drainStart).Round(time.Millisecond), st)
 
-	conn, err := schema.Open(context.Background(), dsn)
+	conn, err := ddl.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

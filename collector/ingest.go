@@ -13,6 +13,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // ErrNotStored means a request's rows did not reach storage; the sender
@@ -67,7 +68,7 @@ func NewIngester(dsn string, opts ...Option) (*Ingester, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := schema.ParseDSN(dsn); err != nil {
+	if _, err := ddl.ParseDSN(dsn); err != nil {
 		return nil, err
 	}
 	// A staged row is visible at most a write timeout after it is stamped;
@@ -81,8 +82,8 @@ func NewIngester(dsn string, opts ...Option) (*Ingester, error) {
 		probed:  make(chan struct{}),
 	}
 	in.st = &stager{w: in.w, window: cfg.joinWindow, grace: cfg.writeTimeout, turns: in.turns,
-		dial: func(ctx context.Context) (stagingConn, error) { return schema.Open(ctx, dsn) }}
-	in.health = newHealth(func(ctx context.Context) (pinger, error) { return schema.Open(ctx, dsn) })
+		dial: func(ctx context.Context) (stagingConn, error) { return ddl.Open(ctx, dsn) }}
+	in.health = newHealth(func(ctx context.Context) (pinger, error) { return ddl.Open(ctx, dsn) })
 	go func() {
 		defer close(in.probed)
 		in.health.run(in.stop)

@@ -11,6 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // BatchConn is what the writer needs of a ClickHouse connection.
@@ -28,11 +29,11 @@ type dialer func(ctx context.Context) (BatchConn, error)
 // migrates it.
 func dialDSN(dsn string) dialer {
 	return func(ctx context.Context) (BatchConn, error) {
-		conn, err := schema.Open(ctx, dsn)
+		conn, err := ddl.Open(ctx, dsn)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := schema.Migrate(ctx, conn); err != nil {
+		if _, err := ddl.Migrate(ctx, conn); err != nil {
 			conn.Close()
 			return nil, err
 		}

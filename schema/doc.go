@@ -1,12 +1,10 @@
-// Package schema is convtrace's data contract with ClickHouse: the DDL of
-// every table as embedded .sql templates, the versioned migrations that
-// apply them, detection of what the connected server supports, the row types
-// written to the tables with their column order, and the attribute keys
-// (gen_ai.* and convtrace.*) that instrumentation writes and the collector
-// reads.
+// Package schema is convtrace's data contract, free of any database
+// driver so that every instrumented pipeline can import it: the attribute
+// keys (gen_ai.* and convtrace.*) that instrumentation writes and the
+// collector reads, the roles, statuses and cost sources of a turn, the row
+// types written to the tables with their column order, deterministic turn
+// ids, and the one token rule (InputTokens).
 //
-// The same Go code writes to every supported server, from ClickHouse 18.16
-// (Debian 12's package) to 26.x: column types stay inside the portable
-// subset and the decorations newer servers offer (codecs, TTL, data-skipping
-// indexes) are added to the DDL only when the server has them.
+// The tables themselves, their migrations and the connection to
+// ClickHouse are in package ddl below it.
 package schema

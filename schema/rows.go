@@ -84,7 +84,7 @@ type Turn struct {
 	HeartbeatNS uint64
 	Attributes  []Attr
 	// Revision orders copies of a turn written more than once: the highest
-	// holds the most (0008_join_staging.sql, 0009_revision.sql).
+	// holds the most (ddl/sql/0008_join_staging.sql, ddl/sql/0009_revision.sql).
 	Revision uint64
 }
 
@@ -182,7 +182,7 @@ func (s *Span) Values() []any {
 }
 
 // costSource is the turn's CostSource, or, when a writer left it blank,
-// what the column's DEFAULT (0005_cost_source.sql) would store: a cost is
+// what the column's DEFAULT (ddl/sql/0005_cost_source.sql) would store: a cost is
 // provided, tokens without a cost are unknown. So a turn written through
 // Values never carries usage without a source, whoever wrote it.
 func (t *Turn) costSource() string {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chtest"
 	"github.com/convtrace/convtrace/internal/synth"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -83,11 +83,11 @@ func benchConn(b *testing.B) driver.Conn {
 func openBenchData(dsn string, turns int) (driver.Conn, error) {
 	cfg := synth.Config{Turns: turns, Progress: os.Stderr}
 	ctx := context.Background()
-	conn, err := schema.Open(ctx, dsn)
+	conn, err := ddl.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := schema.Migrate(ctx, conn); err != nil {
+	if _, err := ddl.Migrate(ctx, conn); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("migrate %s: %w", dsn, err)
 	}

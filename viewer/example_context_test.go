@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -15,7 +15,7 @@ import (
 // a real one.
 func ExampleRecentContext() {
 	ctx := context.Background()
-	conn, err := schema.Open(ctx, "clickhouse://127.0.0.1:9000/convtrace")
+	conn, err := ddl.Open(ctx, "clickhouse://127.0.0.1:9000/convtrace")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -16,12 +16,12 @@ import (
 // the same wiring against a real one.
 func ExampleNew() {
 	ctx := context.Background()
-	conn, err := schema.Open(ctx, "clickhouse://127.0.0.1:9000/convtrace")
+	conn, err := ddl.Open(ctx, "clickhouse://127.0.0.1:9000/convtrace")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := schema.Migrate(ctx, conn); err != nil {
+	if _, err := ddl.Migrate(ctx, conn); err != nil {
 		log.Fatal(err)
 	}
 

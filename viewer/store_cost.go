@@ -149,7 +149,7 @@ func QueryCost(ctx context.Context, db DB, f CostFilter, p CachePricer) ([]CostC
 const dayNS = 86400 * uint64(time.Second)
 
 // The cost report reads whole days from the summaries (cost_daily,
-// cost_thread_daily; see schema/sql/0006_cost_rollup.sql and
+// cost_thread_daily; see schema/ddl/sql/0006_cost_rollup.sql and
 // cost_rollup.go) and the rest of its range, at most a day or so at each
 // end, live from conversations FINAL: one query per report table, the two
 // sources added up in SQL.

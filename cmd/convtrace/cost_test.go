@@ -16,6 +16,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chtest"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 func TestCostCommandErrors(t *testing.T) {
@@ -98,7 +99,7 @@ func TestCostCommandAndReadmeQueries(t *testing.T) {
 	if code, out, stderr := runCapture(t, "demo", "--clickhouse", dsn); code != 0 {
 		t.Fatalf("demo: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
-	conn, err := schema.Open(context.Background(), dsn)
+	conn, err := ddl.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

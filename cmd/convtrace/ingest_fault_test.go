@@ -24,7 +24,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/internal/faulttest"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // load sends GenAI calls with their content inline through the OTel SDK's
@@ -154,7 +154,7 @@ func faultSetup(t *testing.T, extra ...string) (*chserver.Server, driver.Conn, *
 	srv := faulttest.ClickHouse(t)
 	dsn := srv.DSN("fault")
 	p := faulttest.Serve(t, nil, append([]string{"--clickhouse", dsn}, extra...)...)
-	conn, err := schema.Open(context.Background(), dsn)
+	conn, err := ddl.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

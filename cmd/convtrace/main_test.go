@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/internal/chtest"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // TestMain keeps every command of the tests, and the convtrace processes
@@ -57,7 +57,7 @@ func TestUsageAndErrors(t *testing.T) {
 
 func TestMigrateAndDemo(t *testing.T) {
 	dsn := chtest.DSN(t)
-	ms := schema.Migrations()
+	ms := ddl.Migrations()
 	want := fmt.Sprintf("schema version %d", ms[len(ms)-1].Version)
 	code, out, stderr := runCapture(t, "migrate", "--clickhouse", dsn)
 	if code != 0 || !strings.HasPrefix(out, want+" (ClickHouse ") {

@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 func migrateCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -17,11 +17,11 @@ func migrateCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error
 			return err
 		}
 		defer st.close()
-		v, err := schema.Version(ctx, st.conn)
+		v, err := ddl.Version(ctx, st.conn)
 		if err != nil {
 			return err
 		}
-		caps, err := schema.ServerCapabilities(ctx, st.conn)
+		caps, err := ddl.ServerCapabilities(ctx, st.conn)
 		if err != nil {
 			return err
 		}

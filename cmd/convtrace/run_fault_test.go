@@ -15,7 +15,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chtest"
 	"github.com/convtrace/convtrace/internal/faulttest"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 var undeliveredRe = regexp.MustCompile(`convtrace run: (\d+) rows not delivered \(([^\n]*)\); spooled in ([^\n,]*),`)
@@ -80,7 +80,7 @@ func TestRunStorageDown(t *testing.T) {
 	if code, out := agentRun(t, "g-up", "--clickhouse", dsn, "--data", data); code != 7 || undeliveredRe.MatchString(out) {
 		t.Fatalf("run with ClickHouse back: exit %d, output:\n%s", code, out)
 	}
-	conn, err := schema.Open(context.Background(), dsn)
+	conn, err := ddl.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/internal/localstore"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // storageFlags are the flags every command shares to find ClickHouse.
@@ -55,7 +55,7 @@ func (f *storageFlags) openExisting(ctx context.Context, progress io.Writer) (*s
 	if err != nil {
 		return nil, err
 	}
-	if s.conn, err = schema.OpenExisting(ctx, s.dsn); err != nil {
+	if s.conn, err = ddl.OpenExisting(ctx, s.dsn); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -69,13 +69,13 @@ func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, 
 	if err != nil {
 		return nil, err
 	}
-	conn, err := schema.Open(ctx, s.dsn)
+	conn, err := ddl.Open(ctx, s.dsn)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	s.conn = conn
-	res, err := schema.Migrate(ctx, conn)
+	res, err := ddl.Migrate(ctx, conn)
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -97,7 +97,7 @@ func (f *storageFlags) locate(ctx context.Context, progress io.Writer) (*storage
 			return nil, fmt.Errorf("local clickhouse: %w", err)
 		}
 		s.server = srv
-		s.dsn = srv.DSN(schema.DefaultDatabase)
+		s.dsn = srv.DSN(ddl.DefaultDatabase)
 		if srv.Owned() {
 			fmt.Fprintf(progress, "started local ClickHouse in %s (%s)\n", dir, s.dsn)
 		} else {

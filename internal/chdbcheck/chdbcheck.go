@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // RequireEnv is the environment variable that turns ErrUnavailable from a
@@ -136,11 +136,11 @@ func SkipOrFail(t testing.TB, err error) {
 
 // Capabilities asks chDB its version and returns what schema derives from
 // it. It skips t when chDB is unavailable (fails it under RequireEnv).
-func Capabilities(ctx context.Context, t testing.TB) schema.Capabilities {
+func Capabilities(ctx context.Context, t testing.TB) ddl.Capabilities {
 	t.Helper()
 	probe, err := Run(ctx, Input{})
 	SkipOrFail(t, err)
-	caps, err := schema.DetectCapabilities(probe.Version)
+	caps, err := ddl.DetectCapabilities(probe.Version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,11 +150,11 @@ func Capabilities(ctx context.Context, t testing.TB) schema.Capabilities {
 // Schema returns the modern server's capabilities and every migration's
 // statements rendered for them, in order: what a test runs first to get
 // the current schema on chDB.
-func Schema(ctx context.Context, t testing.TB) (schema.Capabilities, []string) {
+func Schema(ctx context.Context, t testing.TB) (ddl.Capabilities, []string) {
 	t.Helper()
 	caps := Capabilities(ctx, t)
 	var stmts []string
-	for _, m := range schema.Migrations() {
+	for _, m := range ddl.Migrations() {
 		ss, err := m.Statements(caps)
 		if err != nil {
 			t.Fatalf("render migration %d for ClickHouse %s: %v", m.Version, caps.Version, err)

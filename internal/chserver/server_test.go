@@ -8,7 +8,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/internal/chtest"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 func TestStartEnsureStop(t *testing.T) {
@@ -21,7 +21,7 @@ func TestStartEnsureStop(t *testing.T) {
 		t.Error("a started server is not owned")
 	}
 
-	conn, err := schema.Open(ctx, srv.DSN("convtrace"))
+	conn, err := ddl.Open(ctx, srv.DSN("convtrace"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestStartEnsureStop(t *testing.T) {
 	if !fresh.Owned() {
 		t.Error("Ensure attached to a server that should have stopped")
 	}
-	conn, err = schema.Open(ctx, fresh.DSN("convtrace"))
+	conn, err = ddl.Open(ctx, fresh.DSN("convtrace"))
 	if err != nil {
 		t.Fatal(err)
 	}

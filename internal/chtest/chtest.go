@@ -13,7 +13,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/internal/chserver"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // RequireEnv is the environment variable that turns a missing server binary
@@ -80,12 +80,12 @@ func Open(t testing.TB) (driver.Conn, string) {
 	t.Helper()
 	dsn := DSN(t)
 	ctx := context.Background()
-	conn, err := schema.Open(ctx, dsn)
+	conn, err := ddl.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("open %s: %v", dsn, err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	if _, err := schema.Migrate(ctx, conn); err != nil {
+	if _, err := ddl.Migrate(ctx, conn); err != nil {
 		t.Fatalf("migrate %s: %v", dsn, err)
 	}
 	return conn, dsn

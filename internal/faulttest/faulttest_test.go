@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/faulttest"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // TestClickHouseFaults freezes, kills and restarts a server: a frozen one
@@ -17,7 +17,7 @@ func TestClickHouseFaults(t *testing.T) {
 	srv := faulttest.ClickHouse(t)
 	dsn := srv.DSN("fault")
 	ctx := context.Background()
-	conn, err := schema.Open(ctx, dsn)
+	conn, err := ddl.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestClickHouseFaults(t *testing.T) {
 
 	faulttest.Signal(t, srv, syscall.SIGKILL)
 	faulttest.Restart(t, srv)
-	conn2, err := schema.Open(ctx, dsn)
+	conn2, err := ddl.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("reconnect after restart: %v", err)
 	}

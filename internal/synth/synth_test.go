@@ -11,7 +11,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chtest"
 	"github.com/convtrace/convtrace/internal/synth"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // small is big enough for every kind of row and several chunks, small
@@ -160,13 +160,13 @@ func TestConfigValidate(t *testing.T) {
 // progress on stderr.
 func Example() {
 	ctx := context.Background()
-	conn, err := schema.Open(ctx, "clickhouse://127.0.0.1:9000/convtrace_bench")
+	conn, err := ddl.Open(ctx, "clickhouse://127.0.0.1:9000/convtrace_bench")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer conn.Close()
-	if _, err := schema.Migrate(ctx, conn); err != nil {
+	if _, err := ddl.Migrate(ctx, conn); err != nil {
 		fmt.Println(err)
 		return
 	}

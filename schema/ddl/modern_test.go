@@ -1,4 +1,4 @@
-package schema_test
+package ddl_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chdbcheck"
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // The production tests run on ClickHouse 18.16; this one applies the DDL a
@@ -21,8 +21,8 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 	caps := chdbcheck.Capabilities(ctx, t)
 
 	var stmts, origin []string // origin[i] names the migration of stmts[i]
-	for _, m := range schema.Migrations() {
-		ss, err := m.Statements(caps, schema.WithRetention(90*24*time.Hour))
+	for _, m := range ddl.Migrations() {
+		ss, err := m.Statements(caps, ddl.WithRetention(90*24*time.Hour))
 		if err != nil {
 			t.Fatalf("render %04d_%s: %v", m.Version, m.Name, err)
 		}
@@ -31,17 +31,17 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 			origin = append(origin, fmt.Sprintf("%04d_%s", m.Version, m.Name))
 		}
 	}
-	ddl := strings.Join(stmts, ";\n")
+	sql := strings.Join(stmts, ";\n")
 	// Without these the test would pass on 18.16's DDL: capability detection
 	// must have switched every decoration on.
 	var missing []string
 	for _, want := range []string{"CODEC(", "TTL ", "INDEX "} {
-		if !strings.Contains(ddl, want) {
+		if !strings.Contains(sql, want) {
 			missing = append(missing, want)
 		}
 	}
 	if len(missing) > 0 {
-		t.Fatalf("DDL for chDB %s (%+v) lacks %q:\n%s", caps.Version, caps, missing, ddl)
+		t.Fatalf("DDL for chDB %s (%+v) lacks %q:\n%s", caps.Version, caps, missing, sql)
 	}
 
 	queries := []string{
@@ -84,7 +84,7 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 	}
 	// The server kept every index and codec the DDL declared.
 	for i, decl := range map[int]string{1: "INDEX ", 2: "CODEC("} {
-		got, want := fmt.Sprint(out.Results[i].Rows[0]["n"]), strconv.Itoa(strings.Count(ddl, decl))
+		got, want := fmt.Sprint(out.Results[i].Rows[0]["n"]), strconv.Itoa(strings.Count(sql, decl))
 		if got != want {
 			t.Errorf("%s\n= %s, want %s (one per %q in the DDL)", queries[i], got, want, decl)
 		}

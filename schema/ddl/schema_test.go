@@ -1,4 +1,4 @@
-package schema_test
+package ddl_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chtest"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 func TestMain(m *testing.M) { chtest.Main(m) }
@@ -16,32 +17,32 @@ func TestMain(m *testing.M) { chtest.Main(m) }
 func TestDetectCapabilities(t *testing.T) {
 	tests := []struct {
 		version string
-		want    schema.Capabilities
+		want    ddl.Capabilities
 	}{
-		{"18.16.1", schema.Capabilities{Version: "18.16.1", LowCardinalitySetting: true}},
-		{"19.3.4", schema.Capabilities{Version: "19.3.4", Codecs: true}},
-		{"19.17.1.1", schema.Capabilities{Version: "19.17.1.1", Codecs: true, TTL: true}},
-		{"26.7.2.1", schema.Capabilities{Version: "26.7.2.1", Codecs: true, TTL: true, SkipIndexes: true}},
+		{"18.16.1", ddl.Capabilities{Version: "18.16.1", LowCardinalitySetting: true}},
+		{"19.3.4", ddl.Capabilities{Version: "19.3.4", Codecs: true}},
+		{"19.17.1.1", ddl.Capabilities{Version: "19.17.1.1", Codecs: true, TTL: true}},
+		{"26.7.2.1", ddl.Capabilities{Version: "26.7.2.1", Codecs: true, TTL: true, SkipIndexes: true}},
 	}
 	for _, tt := range tests {
-		got, err := schema.DetectCapabilities(tt.version)
+		got, err := ddl.DetectCapabilities(tt.version)
 		if err != nil || got != tt.want {
 			t.Errorf("DetectCapabilities(%q) = %+v, %v; want %+v", tt.version, got, err, tt.want)
 		}
 	}
-	if _, err := schema.DetectCapabilities("banana"); err == nil {
+	if _, err := ddl.DetectCapabilities("banana"); err == nil {
 		t.Error("DetectCapabilities(banana) succeeded, want an error")
 	}
 }
 
-func render(t *testing.T, version string, opts ...schema.Option) string {
+func render(t *testing.T, version string, opts ...ddl.Option) string {
 	t.Helper()
-	caps, err := schema.DetectCapabilities(version)
+	caps, err := ddl.DetectCapabilities(version)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var all []string
-	for _, m := range schema.Migrations() {
+	for _, m := range ddl.Migrations() {
 		stmts, err := m.Statements(caps, opts...)
 		if err != nil {
 			t.Fatalf("render %d_%s: %v", m.Version, m.Name, err)
@@ -52,13 +53,13 @@ func render(t *testing.T, version string, opts ...schema.Option) string {
 }
 
 func TestRenderByCapability(t *testing.T) {
-	old := render(t, "18.16.1", schema.WithRetention(90*24*time.Hour))
+	old := render(t, "18.16.1", ddl.WithRetention(90*24*time.Hour))
 	for _, absent := range []string{"CODEC", "TTL", "INDEX"} {
 		if strings.Contains(old, absent) {
 			t.Errorf("DDL for 18.16 contains %s:\n%s", absent, old)
 		}
 	}
-	modern := render(t, "26.7.2.1", schema.WithRetention(90*24*time.Hour))
+	modern := render(t, "26.7.2.1", ddl.WithRetention(90*24*time.Hour))
 	for _, present := range []string{"CODEC(ZSTD(3))", "TTL ts + INTERVAL 90 DAY", "INDEX idx_trace_id trace_id TYPE bloom_filter"} {
 		if !strings.Contains(modern, present) {
 			t.Errorf("DDL for 26.7 lacks %s:\n%s", present, modern)
@@ -85,17 +86,17 @@ func TestMigrationsNeverRewrite(t *testing.T) {
 func TestMigrateShapeAndIdempotence(t *testing.T) {
 	conn, _ := chtest.Open(t) // migrates once
 	ctx := context.Background()
-	ms := schema.Migrations()
+	ms := ddl.Migrations()
 	last := ms[len(ms)-1].Version
 
-	res, err := schema.Migrate(ctx, conn)
+	res, err := ddl.Migrate(ctx, conn)
 	if err != nil {
 		t.Fatalf("second migrate: %v", err)
 	}
 	if len(res.Applied) != 0 || res.Version != last {
 		t.Errorf("second migrate applied %v, version %d; want nothing applied, version %d", res.Applied, res.Version, last)
 	}
-	if v, err := schema.Version(ctx, conn); err != nil || v != last {
+	if v, err := ddl.Version(ctx, conn); err != nil || v != last {
 		t.Errorf("Version = %d, %v; want %d", v, err, last)
 	}
 	var recorded uint64

@@ -1,22 +1,22 @@
-package schema_test
+package ddl_test
 
 import (
 	"context"
 	"fmt"
 	"log"
 
-	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // Bring a database to the current schema; running it again changes nothing.
 func ExampleMigrate() {
 	ctx := context.Background()
-	conn, err := schema.Open(ctx, "clickhouse://127.0.0.1:9000/convtrace")
+	conn, err := ddl.Open(ctx, "clickhouse://127.0.0.1:9000/convtrace")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer conn.Close()
-	res, err := schema.Migrate(ctx, conn)
+	res, err := ddl.Migrate(ctx, conn)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func ExampleMigrate() {
 // What a server supports decides the DDL: ClickHouse 18.16 gets the portable
 // subset, newer servers codecs, TTL and skip indexes.
 func ExampleDetectCapabilities() {
-	caps, _ := schema.DetectCapabilities("18.16.1")
+	caps, _ := ddl.DetectCapabilities("18.16.1")
 	fmt.Printf("%+v\n", caps)
 	// Output: {Version:18.16.1 LowCardinalitySetting:true Codecs:false TTL:false SkipIndexes:false}
 }

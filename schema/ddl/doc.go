@@ -1,0 +1,13 @@
+// Package ddl owns convtrace's tables in ClickHouse: the DDL of every
+// table as embedded .sql templates (sql/), the versioned migrations that
+// apply them, detection of what the connected server supports, and
+// opening a connection, for writers (Open, which creates the database) and
+// for readers (OpenExisting, which creates nothing). It is the one package
+// of the contract that links the ClickHouse driver; the row types and
+// attribute keys are in package schema.
+//
+// The same Go code writes to every supported server, from ClickHouse 18.16
+// (Debian 12's package) to 26.x: column types stay inside the portable
+// subset and the decorations newer servers offer (codecs, TTL, data-skipping
+// indexes) are added to the DDL only when the server has them.
+package ddl
