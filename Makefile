@@ -69,7 +69,7 @@ chdb:
 	@[ -d internal/chdbcheck/node_modules/chdb ] || npm ci --prefix internal/chdbcheck --no-audit --no-fund --ignore-scripts
 
 # Debian's Chromium for the viewer's browser tests (driven with chromedp);
-# any binary internal/browsertest.Find accepts will do.
+# any binary internal/testkit.FindBrowser accepts will do.
 chromium:
 	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	  command -v google-chrome >/dev/null 2>&1 || command -v google-chrome-stable >/dev/null 2>&1; then :; \

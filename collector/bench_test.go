@@ -10,7 +10,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // The recording overhead of one provider call. Each benchmark runs the same
@@ -64,7 +64,7 @@ func BenchmarkCallStorageDown(b *testing.B) {
 // BenchmarkCallStorageUp records through NewTracerProvider into a running
 // ClickHouse.
 func BenchmarkCallStorageUp(b *testing.B) {
-	_, dsn := chtest.Open(b)
+	_, dsn := testkit.Open(b)
 	tp, err := collector.NewTracerProvider(dsn, collector.WithLogger(discard()))
 	if err != nil {
 		b.Fatal(err)

@@ -11,15 +11,14 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
-	"github.com/convtrace/convtrace/internal/faulttest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // TestBufferFullLosesOldestWithOneWarning keeps rows while storage is down
 // up to the buffer's bytes, then drops the oldest: counted, and said in one
 // warning, not one line per batch.
 func TestBufferFullLosesOldestWithOneWarning(t *testing.T) {
-	var logs faulttest.Buffer
+	var logs testkit.Buffer
 	tp, err := collector.NewTracerProvider("clickhouse://"+freeAddr(t)+"/convtrace",
 		collector.WithBufferSize(64<<10), collector.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err != nil {
@@ -45,7 +44,7 @@ func TestBufferFullLosesOldestWithOneWarning(t *testing.T) {
 // down spools its rows; the next exporter on the same folder stores them,
 // once, and removes the spool.
 func TestSpoolReplayedByTheNextExporter(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	dir := t.TempDir()
 	down, err := collector.NewTracerProvider("clickhouse://"+freeAddr(t)+"/convtrace", collector.WithSpool(dir),
 		collector.WithBufferSize(16<<10), collector.WithLogger(discard()))

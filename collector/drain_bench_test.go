@@ -9,7 +9,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/faulttest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // BenchmarkExporterDrainAfterOutage measures how long the in-process
@@ -18,7 +18,7 @@ import (
 // throughout: drain-s from the restart until every row is written, and the
 // rows kept at the end of the outage. One op is one outage.
 func BenchmarkExporterDrainAfterOutage(b *testing.B) {
-	srv := faulttest.ClickHouse(b)
+	srv := testkit.OwnClickHouse(b)
 	for i := range b.N {
 		tp, err := collector.NewTracerProvider(srv.DSN(fmt.Sprintf("drain_%d", i)), collector.WithLogger(discard()))
 		if err != nil {
@@ -39,12 +39,12 @@ func BenchmarkExporterDrainAfterOutage(b *testing.B) {
 		if err := tp.ForceFlush(context.Background()); err != nil {
 			b.Fatal(err)
 		}
-		faulttest.Signal(b, srv, syscall.SIGKILL)
+		testkit.Signal(b, srv, syscall.SIGKILL)
 		for down := time.Now(); time.Since(down) < 30*time.Second; {
 			call()
 		}
 		kept := tp.Stats().Buffered
-		faulttest.Restart(b, srv)
+		testkit.Restart(b, srv)
 		restarted := time.Now()
 		want := int64(3 * calls) // a prompt, a response and a span each
 		for tp.Stats().Written < want && time.Since(restarted) < 2*time.Minute {

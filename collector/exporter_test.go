@@ -11,11 +11,11 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 func chat(content string, err error) func(context.Context) (instrument.Response, error) {
 	return func(context.Context) (instrument.Response, error) {
@@ -29,7 +29,7 @@ func chat(content string, err error) func(context.Context) (instrument.Response,
 func ptr[T any](v T) *T { return &v }
 
 func TestTracerProviderStoresEveryCall(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	tp, err := collector.NewTracerProvider(dsn, collector.WithProject("itest"), collector.WithFlushInterval(20*time.Millisecond))
 	if err != nil {
@@ -103,7 +103,7 @@ func TestTracerProviderStoresEveryCall(t *testing.T) {
 }
 
 func TestLongCallPromptVisibleWhileRunning(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	tp, err := collector.NewTracerProvider(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestQueueFullDropsAndCounts(t *testing.T) {
 }
 
 func TestRedeliveryDoesNotDuplicate(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	exp, err := collector.NewExporter(dsn)
 	if err != nil {
 		t.Fatal(err)

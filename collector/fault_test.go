@@ -10,7 +10,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/faulttest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
@@ -19,7 +19,7 @@ import (
 // in-process exporter, then restarted. Every call's turns arrive once, and
 // calls take as long as before (figures logged, not asserted).
 func TestExporterThroughOutage(t *testing.T) {
-	srv := faulttest.ClickHouse(t)
+	srv := testkit.OwnClickHouse(t)
 	dsn := srv.DSN("fault_e")
 	tp, err := collector.NewTracerProvider(dsn, collector.WithProject("fault-e"), collector.WithLogger(discard()))
 	if err != nil {
@@ -47,11 +47,11 @@ func TestExporterThroughOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	faulttest.Signal(t, srv, syscall.SIGKILL)
+	testkit.Signal(t, srv, syscall.SIGKILL)
 	outageStart := time.Now()
 	during := calls(1000, 10*time.Millisecond) // about 10 s of calls
 	atEnd := tp.Stats()
-	faulttest.Restart(t, srv)
+	testkit.Restart(t, srv)
 	t.Logf("ClickHouse down %s; stats at the end of the outage %+v", time.Since(outageStart).Round(time.Millisecond), atEnd)
 
 	drainStart := time.Now()

@@ -19,7 +19,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // benchRequest is one OTLP export of n GenAI chat spans with their messages
@@ -55,7 +55,7 @@ const (
 // OTLP/HTTP receiver from benchClients concurrent clients; each request returns once
 // its rows are stored. Run with -cpu 1 for spans/s per core.
 func BenchmarkIngestOTLPHTTP(b *testing.B) {
-	_, dsn := chtest.Open(b)
+	_, dsn := testkit.Open(b)
 	in, err := collector.NewIngester(dsn, collector.WithFlushInterval(time.Second), collector.WithBatchSize(50_000), collector.WithQueueBytes(otlpreceiver.DefaultMemoryLimit))
 	if err != nil {
 		b.Fatal(err)
@@ -113,7 +113,7 @@ func BenchmarkIngestOTLPHTTP(b *testing.B) {
 // mapped beforehand, written with clickhouse-go batches and nothing else,
 // one request's rows per insert.
 func BenchmarkInsertClickHouseOnly(b *testing.B) {
-	conn, _ := chtest.Open(b)
+	conn, _ := testkit.Open(b)
 	turns, spans := collector.RowsOf(benchRequest(benchSpansPerRequest).ResourceSpans)
 	b.ResetTimer()
 	start := time.Now()
@@ -131,7 +131,7 @@ func BenchmarkInsertClickHouseOnly(b *testing.B) {
 // benchClients concurrent senders. One op is one call; calls/s is the
 // figure.
 func BenchmarkIngestLogForm(b *testing.B) {
-	_, dsn := chtest.Open(b)
+	_, dsn := testkit.Open(b)
 	in, err := collector.NewIngester(dsn, collector.WithFlushInterval(time.Second), collector.WithBatchSize(50_000))
 	if err != nil {
 		b.Fatal(err)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -48,7 +48,7 @@ func traceRequest(spans ...*tracepb.Span) []*tracepb.ResourceSpans {
 
 func newTestIngester(t *testing.T) (*collector.Ingester, driver.Conn) {
 	t.Helper()
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	in, err := collector.NewIngester(dsn, collector.WithLogger(discard()))
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestIngesterSanitisesUsage(t *testing.T) {
 // TestExporterSanitisesUsage is the in-process path: instrument writes a
 // NaN cost and a negative token count as they are given.
 func TestExporterSanitisesUsage(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	exp, err := collector.NewExporter(dsn, collector.WithLogger(discard()))
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 func kv(k, v string) *commonpb.KeyValue {
@@ -76,7 +76,7 @@ func genAILogs(spanID string, extra ...*logspb.LogRecord) []*logspb.ResourceLogs
 type turnRow struct{ Role, Content, Model, Provider, Project, Thread string }
 
 func TestIngesterTracesAndLogs(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	in, err := collector.NewIngester(dsn, collector.WithJoinWindow(time.Second), collector.WithFlushInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestIngesterStorageDownIsNotStored(t *testing.T) {
 }
 
 func TestIngesterKeepsValidSpansBesideUnmappableOnes(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	in, err := collector.NewIngester(dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 
 	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // An OTLP sender marks a call internal with the bool attribute
@@ -16,7 +16,7 @@ import (
 // with internal = 1, and the attribute is not repeated on them; other
 // calls, and a false value, stay 0.
 func TestIngesterMapsInternal(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	in, err := collector.NewIngester(dsn, collector.WithFlushInterval(20*time.Millisecond), collector.WithLogger(discard()))
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -209,7 +209,7 @@ func (is *instances) restart(ctx context.Context) {
 // the turns it makes when it comes whole in one request, each turn stored
 // with one sort key.
 func TestJoinDeliveryVariants(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	ctx := context.Background()
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // Spans shaped as the Vercel AI SDK and as a provider SDK beside an
@@ -24,7 +24,7 @@ import (
 // the receiver: each provider call is stored once, whole, with the
 // pipeline's hints, and every span keeps its spans row.
 func TestEverySourceOnceAndWhole(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	in, err := collector.NewIngester(dsn)
 	if err != nil {
 		t.Fatal(err)

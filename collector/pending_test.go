@@ -9,7 +9,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // heartbeats returns the heartbeat_ns of every stored copy of the thread's
@@ -28,7 +28,7 @@ func heartbeats(t *testing.T, conn driver.Conn, thread string) []uint64 {
 // heartbeat, stamped with the time; it stops when the call ends, and every
 // copy folds with the call's final rows into one row per turn.
 func TestPendingProcessorHeartbeat(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	const after, every = 100 * time.Millisecond, 300 * time.Millisecond
 	tp, err := collector.NewTracerProvider(dsn, collector.WithPendingAfter(after), collector.WithHeartbeat(every))
 	if err != nil {

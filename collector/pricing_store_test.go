@@ -8,13 +8,13 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // Turns are priced at ingest; the source of every cost is stored, and an
 // unknown model keeps a NULL cost.
 func TestCostAtIngest(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	tp, err := collector.NewTracerProvider(dsn, collector.WithProject("cost"), collector.WithFlushInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

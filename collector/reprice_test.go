@@ -9,14 +9,14 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // Reprice recomputes priced and unknown costs in place, with the same rules
 // as pricing at ingest; provided costs and turns outside the range keep
 // theirs.
 func TestReprice(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	ctx := context.Background()
 	tp, err := collector.NewTracerProvider(dsn, collector.WithFlushInterval(20*time.Millisecond))
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/instrument/cliagent"
 	"github.com/convtrace/convtrace/instrument/llmhttp"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // storedUsage is the usage columns of a call's response row.
@@ -31,7 +31,7 @@ type storedUsage struct{ In, Out, CacheRead, CacheWrite uint32 }
 // the same: input includes the cache. Before the one rule, Claude Code
 // stored 100 and a hand-written Anthropic usage 100.
 func TestEverySourceStoresTheSameUsage(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	ctx := context.Background()
 	tp, err := collector.NewTracerProvider(dsn, collector.WithFlushInterval(20*time.Millisecond))
 	if err != nil {
@@ -186,7 +186,7 @@ FROM conversations FINAL WHERE thread_id = ? AND cost_source != ''`, thread)
 // error turn, as on its span: the thread and the trace agree. A call that
 // reports no usage counts too, its tokens unknown.
 func TestEveryCallCountsOnce(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	ctx := instrument.WithThread(context.Background(), "calls-count")
 	tp, err := collector.NewTracerProvider(dsn, collector.WithFlushInterval(20*time.Millisecond))
 	if err != nil {

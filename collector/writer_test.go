@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -13,7 +13,7 @@ import (
 // (its table renamed away) while the spans insert succeeds, in one batch:
 // only the requests with turns in it are told an error.
 func TestInsertErrorFailsOnlyItsRequests(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	ctx := context.Background()
 	if err := conn.Exec(ctx, "RENAME TABLE conversations TO conversations_away"); err != nil {
 		t.Fatal(err)

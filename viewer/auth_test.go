@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -14,7 +14,7 @@ import (
 // opening the viewer once with ?token= sets; the redirect drops the token
 // from the URL. Static files need none.
 func TestToken(t *testing.T) {
-	conn, _ := chtest.Open(t)
+	conn, _ := testkit.Open(t)
 	h := viewer.New(conn, viewer.WithToken("tok-1")).Handler()
 
 	tests := []struct {

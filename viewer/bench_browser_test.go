@@ -9,8 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/convtrace/convtrace/internal/browsertest"
 	"github.com/convtrace/convtrace/internal/synth"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // benchBrowserEnv turns the browser benchmark on: it needs the million
@@ -49,7 +49,7 @@ func BenchmarkViewerBrowser(b *testing.B) {
 		{"Thread1000Page", synth.Thread1000},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			ctx := browsertest.New(b, 10*time.Minute)
+			ctx := testkit.Browser(b, 10*time.Minute)
 			page := srv.URL + "/threads/" + tt.thread
 			var interactive, ready, load []float64
 			for b.Loop() {
@@ -75,7 +75,7 @@ func BenchmarkViewerBrowser(b *testing.B) {
 			if err != nil {
 				b.Fatalf("screenshot %s: %v", page, err)
 			}
-			shot := filepath.Join(browsertest.OutputDir(b), "bench-"+tt.name+".png")
+			shot := filepath.Join(testkit.OutputDir(b), "bench-"+tt.name+".png")
 			if err := os.WriteFile(shot, png, 0o644); err != nil {
 				b.Fatal(err)
 			}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/chtest"
 	"github.com/convtrace/convtrace/internal/synth"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -65,7 +65,7 @@ func benchConn(b *testing.B) driver.Conn {
 	if dsn == "" {
 		// A fresh database per count; it skips b when no server binary
 		// exists.
-		dsn = chtest.DSN(b)
+		dsn = testkit.DSN(b)
 	}
 	conn, err := openBenchData(dsn, turns)
 	if err != nil {

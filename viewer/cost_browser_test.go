@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/convtrace/convtrace/internal/browsertest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // The cost page of the demo data renders its charts and tables in a real
@@ -96,5 +96,5 @@ func TestCostPageInBrowser(t *testing.T) {
 	if len(faded) != 3 || faded[0] == 0 || faded[1] != faded[2] || faded[0]+faded[1] != bars {
 		t.Errorf("after picking the first model: %v faded, unfaded and first-model bars of %d; want the first model's unfaded, all others faded", faded, bars)
 	}
-	browsertest.Screenshot(ctx, t, "cost")
+	testkit.Screenshot(ctx, t, "cost")
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -24,7 +24,7 @@ import (
 // table, over a fresh database.
 func costServer(t *testing.T) (http.Handler, driver.Conn) {
 	t.Helper()
-	conn, _ := chtest.Open(t)
+	conn, _ := testkit.Open(t)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	return viewer.New(conn, viewer.WithLogger(log), viewer.WithPrices(collector.DefaultPrices())).Handler(), conn
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/convtrace/convtrace/internal/browsertest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // The demo thread renders in a real browser with every phase of the
@@ -39,5 +39,5 @@ func TestDemoThreadInBrowser(t *testing.T) {
 	if got, want := strings.Join(costPhases, ","), "plan,review,execute,verify,revision"; strings.ToLower(got) != want {
 		t.Errorf("cost-by-phase rows %q, want %q", got, want)
 	}
-	browsertest.Screenshot(ctx, t, "demo-thread")
+	testkit.Screenshot(ctx, t, "demo-thread")
 }

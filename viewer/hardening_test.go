@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -19,7 +19,7 @@ import (
 // sends its own name as Host: it can neither read nor change anything.
 // Addresses, localhost and the names given with WithHosts are answered.
 func TestHostMustNameTheViewer(t *testing.T) {
-	conn, _ := chtest.Open(t)
+	conn, _ := testkit.Open(t)
 	h := viewer.New(conn, viewer.WithHosts("convtrace.internal")).Handler()
 	p, r := call("th-host", "h1", "plan", 0, "planner", "openai", "gpt-5", 10, "secret plan", "ok")
 	insertTurns(t, conn, p, r)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -24,7 +24,7 @@ import (
 // database, and the internal call's prompt turn id.
 func internalFixture(t *testing.T) (http.Handler, driver.Conn, string) {
 	t.Helper()
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	tp, err := collector.NewTracerProvider(dsn, collector.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)

@@ -15,14 +15,13 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/browsertest"
-	"github.com/convtrace/convtrace/internal/chtest"
 	"github.com/convtrace/convtrace/internal/demo"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // t0 is when every fixture thread starts.
 var t0 = uint64(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC).UnixNano())
@@ -110,7 +109,7 @@ func insertMeta(t *testing.T, conn driver.Conn, metas ...threadMeta) {
 // database's connection.
 func newServer(t *testing.T) (http.Handler, driver.Conn) {
 	t.Helper()
-	conn, _ := chtest.Open(t)
+	conn, _ := testkit.Open(t)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	return viewer.New(conn, viewer.WithLogger(log)).Handler(), conn
 }
@@ -204,7 +203,7 @@ func article(t *testing.T, page, id string) string {
 // demo` does), that database's connection, and the demo thread's id.
 func demoServer(t *testing.T) (http.Handler, driver.Conn, string) {
 	t.Helper()
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	provider, err := demo.StartProvider()
 	if err != nil {
 		t.Fatalf("start demo provider: %v", err)
@@ -231,7 +230,7 @@ func demoServer(t *testing.T) (http.Handler, driver.Conn, string) {
 // for a test that then skips.
 func browserTab(t *testing.T) context.Context {
 	t.Helper()
-	return browsertest.New(t, 2*time.Minute)
+	return testkit.Browser(t, 2*time.Minute)
 }
 
 // serve serves h on a local port until the test ends and returns the

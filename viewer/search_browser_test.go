@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/convtrace/convtrace/internal/browsertest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // In a real browser, the search page finds a Korean phrase of the demo run
@@ -29,7 +29,7 @@ func TestDemoSearchInBrowser(t *testing.T) {
 	if len(marks) == 0 || marks[0] != "좋습니다" {
 		t.Errorf("marked matches %q, want 좋습니다", marks)
 	}
-	browsertest.Screenshot(ctx, t, "search-korean")
+	testkit.Screenshot(ctx, t, "search-korean")
 
 	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("li.result a.result-link").getAttribute("href")`))
 	if err != nil {
@@ -51,5 +51,5 @@ func TestDemoSearchInBrowser(t *testing.T) {
 	if target[0] != "/threads/"+url.PathEscape(thread) || target[1] != turnID || !strings.Contains(target[2], "좋습니다") {
 		t.Errorf("opened %q, turn %q; want thread %s, turn %s holding 좋습니다", target[0], target[1], thread, turnID)
 	}
-	browsertest.Screenshot(ctx, t, "search-opened-turn")
+	testkit.Screenshot(ctx, t, "search-opened-turn")
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/convtrace/convtrace/internal/browsertest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // waitJS evaluates js until it is true, across page loads (which make
@@ -22,7 +22,7 @@ func waitJS(ctx context.Context, t *testing.T, what, js string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	browsertest.Screenshot(ctx, t, "thread-timeout")
+	testkit.Screenshot(ctx, t, "thread-timeout")
 	t.Fatalf("waiting for %s: %s never became true", what, js)
 }
 
@@ -70,7 +70,7 @@ func TestThreadPageInBrowser(t *testing.T) {
 	if all < 10 || reviews == 0 {
 		t.Fatalf("demo thread: %d turns, %d in review; want a full run", all, reviews)
 	}
-	browsertest.Screenshot(ctx, t, "thread-all")
+	testkit.Screenshot(ctx, t, "thread-all")
 
 	// Turning the Review chip off drops the review turns, and only them.
 	submitAndWait(ctx, t, chromedp.Click(chromedp.CSS(`input[name=phase][value=review]`)))
@@ -95,7 +95,7 @@ func TestThreadPageInBrowser(t *testing.T) {
 	if got := evalJS[string](ctx, t, `[...document.querySelectorAll("article.turn mark")].map(m => m.textContent).join(",")`); got != "세계" {
 		t.Errorf("search 세계: marks %q, want 세계", got)
 	}
-	browsertest.Screenshot(ctx, t, "thread-search-korean")
+	testkit.Screenshot(ctx, t, "thread-search-korean")
 
 	// Show full expands a long turn.
 	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("article.turn"))); err != nil {
@@ -164,7 +164,7 @@ func TestThreadPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(ctx, t, "the memo", `document.querySelector('`+ko+` .memo-status').textContent === "Saved"`)
-	browsertest.Screenshot(ctx, t, "thread-star-memo")
+	testkit.Screenshot(ctx, t, "thread-star-memo")
 	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(ko))); err != nil {
 		t.Fatal(err)
 	}
@@ -175,5 +175,5 @@ func TestThreadPageInBrowser(t *testing.T) {
 	if got := evalJS[string](ctx, t, `[...document.querySelectorAll("article.turn")].map(a => a.dataset.turn).join(",")`); got != koR.TurnID {
 		t.Errorf("starred only: turns %q, want %s", got, koR.TurnID)
 	}
-	browsertest.Screenshot(ctx, t, "thread-starred")
+	testkit.Screenshot(ctx, t, "thread-starred")
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/convtrace/convtrace/internal/browsertest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // rowIDs returns the thread ids of the threads list's rows, in order.
@@ -56,7 +56,7 @@ func TestThreadsInBrowser(t *testing.T) {
 	if got := rowIDs(t, ctx); got != "k1,j1,e1,t1,m1" {
 		t.Errorf("list rows %q, want k1,j1,e1,t1,m1", got)
 	}
-	browsertest.Screenshot(ctx, t, "threads-list")
+	testkit.Screenshot(ctx, t, "threads-list")
 
 	// Choosing a provider submits the filter form by itself (SetValue
 	// fires input and change, as a user's choice does).
@@ -87,7 +87,7 @@ func TestThreadsInBrowser(t *testing.T) {
 	if got := rowIDs(t, ctx); got != "k1" || title != "데이터 파이프라인 점검" {
 		t.Errorf("search 파이프라인: rows %q, title %q; want k1, 데이터 파이프라인 점검", got, title)
 	}
-	browsertest.Screenshot(ctx, t, "threads-search-korean")
+	testkit.Screenshot(ctx, t, "threads-search-korean")
 
 	// Rename on the thread page: Escape cancels, Enter saves.
 	actions := `div.thread-actions`
@@ -102,7 +102,7 @@ func TestThreadsInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	browsertest.Screenshot(ctx, t, "thread-rename")
+	testkit.Screenshot(ctx, t, "thread-rename")
 	if err := chromedp.Do(ctx, chromedp.SetValue(input, "새 제목 ✨ plan"), chromedp.SendKeys(input, kb.Enter)); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestThreadsInBrowser(t *testing.T) {
 	if title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`tr.thread-row[data-thread="j1"] a.thread-title`))); err != nil || title != "새 제목 ✨ plan" {
 		t.Errorf("j1 in the archived list titled %q (%v), want the new title", title, err)
 	}
-	browsertest.Screenshot(ctx, t, "threads-archived")
+	testkit.Screenshot(ctx, t, "threads-archived")
 
 	// Restore from the archived list's row.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr.thread-row[data-thread="j1"] button.archive`))); err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -217,7 +217,7 @@ func TestThreadLimit(t *testing.T) {
 // A database the viewer cannot read (here: never migrated) yields a 500
 // with no detail, the error going to the log.
 func TestQueryFailure(t *testing.T) {
-	conn, err := ddl.Open(context.Background(), chtest.DSN(t))
+	conn, err := ddl.Open(context.Background(), testkit.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/convtrace/convtrace/internal/browsertest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // The demo's trace draws as a waterfall in a real browser, and clicking a
@@ -53,7 +53,7 @@ func TestDemoTraceInBrowser(t *testing.T) {
 	if indents[0] < 0 || indents[1] <= indents[0] {
 		t.Errorf("label left edges at depth 0 and 1: %v, want depth 1 further right", indents)
 	}
-	browsertest.Screenshot(ctx, t, "demo-trace")
+	testkit.Screenshot(ctx, t, "demo-trace")
 
 	// Click the first provider call: its turns appear, linking to the thread.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("a.wf-row.span:has(.badge.model) .wf-label")),
@@ -74,5 +74,5 @@ func TestDemoTraceInBrowser(t *testing.T) {
 	if selected != 1 {
 		t.Errorf("%d selected rows, want 1", selected)
 	}
-	browsertest.Screenshot(ctx, t, "demo-trace-span")
+	testkit.Screenshot(ctx, t, "demo-trace-span")
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
@@ -95,7 +95,7 @@ func queryText(t *testing.T, conn driver.Conn, query string) []string {
 // The cost command, the README's cost queries and both of their totals are
 // unchanged when the same batch is delivered twice.
 func TestCostCommandAndReadmeQueries(t *testing.T) {
-	dsn := chtest.DSN(t)
+	dsn := testkit.DSN(t)
 	if code, out, stderr := runCapture(t, "demo", "--clickhouse", dsn); code != 0 {
 		t.Fatalf("demo: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}

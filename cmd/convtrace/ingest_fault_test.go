@@ -23,7 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/convtrace/convtrace/internal/chserver"
-	"github.com/convtrace/convtrace/internal/faulttest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
@@ -132,7 +132,7 @@ func (l *load) check(t *testing.T, conn driver.Conn) {
 }
 
 // ready polls /readyz until it answers want, and returns how long that took.
-func ready(t *testing.T, p *faulttest.Process, want int, within time.Duration) time.Duration {
+func ready(t *testing.T, p *testkit.Process, want int, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for time.Since(start) < within {
@@ -149,11 +149,11 @@ func ready(t *testing.T, p *faulttest.Process, want int, within time.Duration) t
 	return 0
 }
 
-func faultSetup(t *testing.T, extra ...string) (*chserver.Server, driver.Conn, *faulttest.Process) {
+func faultSetup(t *testing.T, extra ...string) (*chserver.Server, driver.Conn, *testkit.Process) {
 	t.Helper()
-	srv := faulttest.ClickHouse(t)
+	srv := testkit.OwnClickHouse(t)
 	dsn := srv.DSN("fault")
-	p := faulttest.Serve(t, nil, append([]string{"--clickhouse", dsn}, extra...)...)
+	p := testkit.Serve(t, nil, append([]string{"--clickhouse", dsn}, extra...)...)
 	conn, err := ddl.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -166,9 +166,9 @@ func faultSetup(t *testing.T, extra ...string) (*chserver.Server, driver.Conn, *
 // (SIGSTOP) for 20 s under steady OTLP load, then resumed.
 func TestIngestThroughFrozenClickHouse(t *testing.T) {
 	underLoad(t, "freeze", func(srv *chserver.Server) {
-		faulttest.Signal(t, srv, syscall.SIGSTOP)
+		testkit.Signal(t, srv, syscall.SIGSTOP)
 	}, 20*time.Second, func(srv *chserver.Server) {
-		faulttest.Signal(t, srv, syscall.SIGCONT)
+		testkit.Signal(t, srv, syscall.SIGCONT)
 	})
 }
 
@@ -176,9 +176,9 @@ func TestIngestThroughFrozenClickHouse(t *testing.T) {
 // with kill -9 mid-load, and restarted.
 func TestIngestThroughKilledClickHouse(t *testing.T) {
 	underLoad(t, "kill", func(srv *chserver.Server) {
-		faulttest.Signal(t, srv, syscall.SIGKILL)
+		testkit.Signal(t, srv, syscall.SIGKILL)
 	}, 3*time.Second, func(srv *chserver.Server) {
-		faulttest.Restart(t, srv)
+		testkit.Restart(t, srv)
 	})
 }
 
@@ -231,7 +231,7 @@ func TestIngestMemoryBound(t *testing.T) {
 }
 
 // rss reads a memory figure of the process from /proc, in bytes.
-func rss(t *testing.T, p *faulttest.Process, field string) int64 {
+func rss(t *testing.T, p *testkit.Process, field string) int64 {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Cmd.Process.Pid))
 	if err != nil {
@@ -251,7 +251,7 @@ func rss(t *testing.T, p *faulttest.Process, field string) int64 {
 }
 
 // memstats returns the Go runtime's memory figures from /metrics.
-func memstats(t *testing.T, p *faulttest.Process) string {
+func memstats(t *testing.T, p *testkit.Process) string {
 	res, err := http.Get("http://" + p.OTLPHTTP + "/metrics")
 	if err != nil {
 		return err.Error()

@@ -19,8 +19,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/convtrace/convtrace/internal/chtest"
-	"github.com/convtrace/convtrace/internal/faulttest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // acked counts what an OTLP exporter had acknowledged: an export that
@@ -154,9 +153,9 @@ WHERE (role = 'prompt' AND content = concat('[{"role":"system","parts":[{"type":
 // ClickHouse behind no affinity, each call's log records sent to one and
 // its span to the other, eight senders at once.
 func TestJoinAcrossCollectors(t *testing.T) {
-	conn, dsn := chtest.Open(t)
-	a := faulttest.Serve(t, nil, "--clickhouse", dsn)
-	b := faulttest.Serve(t, nil, "--clickhouse", dsn)
+	conn, dsn := testkit.Open(t)
+	a := testkit.Serve(t, nil, "--clickhouse", dsn)
+	b := testkit.Serve(t, nil, "--clickhouse", dsn)
 	ab, ba := newOfficialForm(t, a.OTLPHTTP, b.OTLPHTTP), newOfficialForm(t, b.OTLPHTTP, a.OTLPHTTP)
 	const calls = 200
 	var wg sync.WaitGroup
@@ -184,8 +183,8 @@ func TestJoinAcrossCollectors(t *testing.T) {
 // -9 after acknowledging the log records of calls whose spans have not
 // come; a new collector takes the spans, and every call is whole.
 func TestJoinCollectorKilled(t *testing.T) {
-	conn, dsn := chtest.Open(t)
-	a := faulttest.Serve(t, nil, "--clickhouse", dsn)
+	conn, dsn := testkit.Open(t)
+	a := testkit.Serve(t, nil, "--clickhouse", dsn)
 	f := newOfficialForm(t, a.OTLPHTTP, a.OTLPHTTP)
 	const calls = 30
 	var open []trace.Span
@@ -194,7 +193,7 @@ func TestJoinCollectorKilled(t *testing.T) {
 	}
 	t.Logf("%d log records acknowledged; killing the collector", f.logs.n.Load())
 	a.Kill(t)
-	b := faulttest.Serve(t, nil, "--clickhouse", dsn)
+	b := testkit.Serve(t, nil, "--clickhouse", dsn)
 	f.spansTo.to(t, b.OTLPHTTP)
 	for _, span := range open {
 		span.End()

@@ -17,9 +17,8 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
-	"github.com/convtrace/convtrace/internal/faulttest"
 	"github.com/convtrace/convtrace/internal/localstore"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // localEnv points convtrace at a per-user data directory under a fresh
@@ -35,7 +34,7 @@ func localEnv(t *testing.T) (env []string, data string) {
 // exit code and output.
 func convtraceIn(t *testing.T, dir string, env []string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(faulttest.Binary(t), args...)
+	cmd := exec.Command(testkit.Binary(t), args...)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
@@ -72,7 +71,7 @@ func threadIDs(t *testing.T, viewer string) []string {
 // ports across restarts. Before, each folder had its own ./.convtrace.
 func TestLocalStoreSharedFromAnywhere(t *testing.T) {
 	env, data := localEnv(t)
-	srv := faulttest.Serve(t, env, "--demo")
+	srv := testkit.Serve(t, env, "--demo")
 	demo := regexp.MustCompile(`(?m)^demo thread (\S+)$`).FindStringSubmatch(srv.Output())
 	if demo == nil || !strings.Contains(srv.Output(), "open the demo run: http://"+srv.Viewer+"/threads/"+demo[1]) {
 		t.Fatalf("serve --demo printed no demo thread and URL:\n%s", srv.Output())
@@ -118,7 +117,7 @@ func TestLocalStoreSharedFromAnywhere(t *testing.T) {
 	if code, status := convtraceIn(t, t.TempDir(), env, "status"); code != 3 || !strings.Contains(status, "not running") {
 		t.Errorf("status with no serve: exit %d, want 3 and not running:\n%s", code, status)
 	}
-	again := faulttest.Serve(t, env)
+	again := testkit.Serve(t, env)
 	if got, _ := localstore.DSN(data); got != dsn || !strings.Contains(strings.Join(threadIDs(t, again.Viewer), ","), "from-elsewhere") {
 		t.Errorf("after a restart the store is at %s, want %s with its threads", got, dsn)
 	}
@@ -128,8 +127,8 @@ func TestLocalStoreSharedFromAnywhere(t *testing.T) {
 // convtrace migrate and leaves the server as it was; a DSN at the HTTP
 // port fails at once with a hint.
 func TestReadOnlyCommandsCreateNothing(t *testing.T) {
-	conn, _ := chtest.Open(t)
-	srv := chtest.Server(t)
+	conn, _ := testkit.Open(t)
+	srv := testkit.SharedClickHouse(t)
 	code, _, stderr := runCapture(t, "cost", "--clickhouse", srv.DSN("other_dbx"))
 	if code != 1 || !strings.Contains(stderr, `database "other_dbx" does not exist`) || !strings.Contains(stderr, "convtrace migrate") {
 		t.Errorf("cost on a missing database: exit %d, stderr %q; want 1 naming convtrace migrate", code, stderr)
@@ -168,7 +167,7 @@ func TestReadOnlyCommandsCreateNothing(t *testing.T) {
 // and reports not ready until it is back.
 func TestServeRestartsItsClickHouse(t *testing.T) {
 	env, data := localEnv(t)
-	srv := faulttest.Serve(t, env)
+	srv := testkit.Serve(t, env)
 	b, err := os.ReadFile(filepath.Join(data, "clickhouse", "server.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("CONVTRACE_DATA", data)
-	chtest.Main(m)
+	testkit.Main(m)
 }
 
 // runCapture runs the command line and returns its exit code, stdout and
@@ -56,7 +56,7 @@ func TestUsageAndErrors(t *testing.T) {
 }
 
 func TestMigrateAndDemo(t *testing.T) {
-	dsn := chtest.DSN(t)
+	dsn := testkit.DSN(t)
 	ms := ddl.Migrations()
 	want := fmt.Sprintf("schema version %d", ms[len(ms)-1].Version)
 	code, out, stderr := runCapture(t, "migrate", "--clickhouse", dsn)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // The README's curl example of the attribute contract, sent as it stands
@@ -22,7 +22,7 @@ func TestReadmeContractExample(t *testing.T) {
 	if m == nil {
 		t.Fatal("README's Attribute contract section has no curl example of OTLP/JSON")
 	}
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	in, err := collector.NewIngester(dsn)
 	if err != nil {
 		t.Fatal(err)

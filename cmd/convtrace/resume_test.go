@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -37,7 +37,7 @@ echo '{"type":"result","subtype":"success","is_error":false,"duration_ms":5,"res
 // the new session becomes the thread's current one, shown on its page.
 // run --agent labels the run's turns.
 func TestRunResumesTheThreadsSession(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	bin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(fakeClaude), 0o755); err != nil {
 		t.Fatal(err)

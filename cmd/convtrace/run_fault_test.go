@@ -13,8 +13,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/chtest"
-	"github.com/convtrace/convtrace/internal/faulttest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
@@ -29,7 +28,7 @@ func agentRun(t *testing.T, thread string, flags ...string) (int, string) {
 	transcript, _ := filepath.Abs("../../instrument/cliagent/testdata/claude.jsonl")
 	args := append([]string{"run", "--thread", thread}, flags...)
 	args = append(args, "--", script, "-p", "--output-format", "stream-json", "fix it")
-	p := faulttest.Start(t, []string{"FAKE_TRANSCRIPT=" + transcript, "FAKE_EXIT=7"}, args...)
+	p := testkit.Start(t, []string{"FAKE_TRANSCRIPT=" + transcript, "FAKE_EXIT=7"}, args...)
 	code := p.Wait(t, 45*time.Second)
 	return code, p.Output()
 }
@@ -69,14 +68,14 @@ func checkSpooled(t *testing.T, code int, out string) {
 // ClickHouse back, delivers them once; `convtrace serve` delivers a spool
 // too.
 func TestRunStorageDown(t *testing.T) {
-	srv := faulttest.ClickHouse(t)
+	srv := testkit.OwnClickHouse(t)
 	dsn := srv.DSN("fault_g")
 	data := t.TempDir()
-	faulttest.Signal(t, srv, syscall.SIGKILL)
+	testkit.Signal(t, srv, syscall.SIGKILL)
 	code, out := agentRun(t, "g-down", "--clickhouse", dsn, "--data", data)
 	checkSpooled(t, code, out)
 
-	faulttest.Restart(t, srv)
+	testkit.Restart(t, srv)
 	if code, out := agentRun(t, "g-up", "--clickhouse", dsn, "--data", data); code != 7 || undeliveredRe.MatchString(out) {
 		t.Fatalf("run with ClickHouse back: exit %d, output:\n%s", code, out)
 	}
@@ -97,7 +96,7 @@ func TestRunStorageDown(t *testing.T) {
 	data2 := t.TempDir()
 	code, out = agentRun(t, "g-serve", "--clickhouse", "clickhouse://"+unusedAddr(t)+"/x", "--data", data2)
 	checkSpooled(t, code, out)
-	faulttest.Serve(t, nil, "--clickhouse", dsn, "--data", data2)
+	testkit.Serve(t, nil, "--clickhouse", dsn, "--data", data2)
 	deadline := time.Now().Add(20 * time.Second)
 	for final, _ = threadTurns(t, conn, "g-serve"); final < sent && time.Now().Before(deadline); final, _ = threadTurns(t, conn, "g-serve") {
 		time.Sleep(100 * time.Millisecond)
@@ -113,8 +112,8 @@ func TestRunStorageDown(t *testing.T) {
 // base URL, then to a collector that is down: spooled and said, and
 // delivered by a later run on that --data.
 func TestRunOTLP(t *testing.T) {
-	conn, dsn := chtest.Open(t)
-	collector := faulttest.Serve(t, nil, "--clickhouse", dsn, "--data", t.TempDir())
+	conn, dsn := testkit.Open(t)
+	collector := testkit.Serve(t, nil, "--clickhouse", dsn, "--data", t.TempDir())
 	code, out := agentRun(t, "o-up", "--otlp", "http://"+collector.OTLPHTTP, "--data", t.TempDir())
 	final, unique := threadTurns(t, conn, "o-up")
 	t.Logf("run --otlp http://%s: exit %d, %d turns stored (%d unique)", collector.OTLPHTTP, code, final, unique)

@@ -12,13 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/chtest"
-	"github.com/convtrace/convtrace/internal/faulttest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/viewer"
 )
 
 func TestRunRecordsAnAgent(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	script, _ := filepath.Abs("../../instrument/cliagent/testdata/agent.sh")
 	transcript, _ := filepath.Abs("../../instrument/cliagent/testdata/claude.jsonl")
 	want, err := os.ReadFile(transcript)
@@ -70,7 +69,7 @@ func TestRunNeedsACommand(t *testing.T) {
 }
 
 func TestRunRecordsCodex(t *testing.T) {
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	script, _ := filepath.Abs("../../instrument/cliagent/testdata/agent.sh")
 	transcript, _ := filepath.Abs("../../instrument/cliagent/testdata/codex.jsonl")
 	want, err := os.ReadFile(transcript)
@@ -108,7 +107,7 @@ func TestRunRecordsCodex(t *testing.T) {
 // shows running while it is fresh, then interrupted, its prompt kept.
 func TestKilledRunLeavesAnInterruptedCall(t *testing.T) {
 	s := startServe(t, "--interrupted-after", "3s")
-	run := faulttest.Start(t, nil, "run", "--clickhouse", s.dsn, "--thread", "killed", "--", "sleep", "30")
+	run := testkit.Start(t, nil, "run", "--clickhouse", s.dsn, "--thread", "killed", "--", "sleep", "30")
 
 	prompt := func() (viewer.Turn, bool) {
 		res, err := http.Get(s.viewer + "/api/threads/killed/turns?role=prompt")

@@ -22,7 +22,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // served is a running `convtrace serve` and the addresses it printed.
@@ -36,7 +36,7 @@ type served struct {
 // fresh database until the test ends.
 func startServe(t *testing.T, extra ...string) served {
 	t.Helper()
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)

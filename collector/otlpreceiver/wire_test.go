@@ -3,7 +3,7 @@ package otlpreceiver_test
 import (
 	"encoding/hex"
 
-	"github.com/convtrace/convtrace/internal/otlptest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // rawTraceRequest is the wire form of a request with one span of
@@ -12,5 +12,5 @@ import (
 func rawTraceRequest(name, key, value []byte) []byte {
 	tid, _ := hex.DecodeString(testTraceID)
 	sid, _ := hex.DecodeString(testSpanID)
-	return otlptest.RawTraceRequest(tid, sid, name, key, value)
+	return testkit.RawTraceRequest(tid, sid, name, key, value)
 }

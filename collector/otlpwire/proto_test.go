@@ -11,12 +11,12 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/convtrace/convtrace/internal/otlptest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 func TestDecodeProtoRepairsInvalidUTF8(t *testing.T) {
 	traceID := []byte{0xff, 0xfe, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0xc3} // bytes: must stay as sent
-	body := otlptest.RawTraceRequest(traceID, []byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte("chat \xff\xfe"), []byte("gen_ai.prompt\xc3"), []byte("caf\xc3\x28 ok"))
+	body := testkit.RawTraceRequest(traceID, []byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte("chat \xff\xfe"), []byte("gen_ai.prompt\xc3"), []byte("caf\xc3\x28 ok"))
 	if err := proto.Unmarshal(body, new(coltracepb.ExportTraceServiceRequest)); err == nil {
 		t.Fatal("proto.Unmarshal accepted invalid UTF-8; the payload does not exercise the repair")
 	}
@@ -64,8 +64,8 @@ func TestDecodeProtoValid(t *testing.T) {
 }
 
 func TestDecodeProtoErrors(t *testing.T) {
-	valid := otlptest.RawTraceRequest(make([]byte, 16), make([]byte, 8), []byte("ok"), []byte("k"), []byte("v"))
-	invalid := otlptest.RawTraceRequest(make([]byte, 16), make([]byte, 8), []byte("bad \xff"), []byte("k"), []byte("v"))
+	valid := testkit.RawTraceRequest(make([]byte, 16), make([]byte, 8), []byte("ok"), []byte("k"), []byte("v"))
+	invalid := testkit.RawTraceRequest(make([]byte, 16), make([]byte, 8), []byte("bad \xff"), []byte("k"), []byte("v"))
 	for _, c := range []struct {
 		name string
 		body []byte

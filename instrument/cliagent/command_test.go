@@ -20,11 +20,11 @@ import (
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/instrument/cliagent"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // agent returns a command running the fake agent with env set.
 func agent(ctx context.Context, t *testing.T, env map[string]string, args ...string) *exec.Cmd {
@@ -45,7 +45,7 @@ func agent(ctx context.Context, t *testing.T, env map[string]string, args ...str
 // span recorder beside it, and the database.
 func provider(t *testing.T, opts ...collector.Option) (*sdktrace.TracerProvider, *tracetest.SpanRecorder, driver.Conn) {
 	t.Helper()
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	tp, err := collector.NewTracerProvider(dsn, append([]collector.Option{collector.WithProject("cliagent")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

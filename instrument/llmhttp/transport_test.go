@@ -24,11 +24,11 @@ import (
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/instrument/llmhttp"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // fakeServer replays the testdata file named by the X-Fixture request
 // header, with the status in X-Status (200 when absent), and keeps the
@@ -112,7 +112,7 @@ func (r row) String() string {
 // that shuts the tracer provider down and returns the rows written.
 func setup(t *testing.T) (*http.Client, func() []row) {
 	t.Helper()
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	tp, err := collector.NewTracerProvider(dsn, collector.WithFlushInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

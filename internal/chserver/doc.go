@@ -5,5 +5,5 @@
 // ports, waits until the server answers and stops it cleanly.
 //
 // convtrace serve and demo use it when no --clickhouse DSN is given, make run
-// uses it through them, and every integration test uses it through chtest.
+// uses it through them, and every integration test uses it through testkit.
 package chserver

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/internal/chserver"
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
@@ -15,7 +15,7 @@ func TestStartEnsureStop(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	srv, err := chserver.Start(ctx, dir)
-	chtest.SkipOrFail(t, err)
+	testkit.SkipOrFail(t, err)
 	defer srv.Stop(ctx)
 	if !srv.Owned() {
 		t.Error("a started server is not owned")

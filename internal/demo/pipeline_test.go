@@ -13,11 +13,11 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/chtest"
 	"github.com/convtrace/convtrace/internal/demo"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // row is one conversations row of the demo thread.
 type row struct {
@@ -40,7 +40,7 @@ func (r row) String() string {
 // fresh ClickHouse database and returns the run and its thread's rows.
 func runDemo(t *testing.T) (demo.Result, []row) {
 	t.Helper()
-	conn, dsn := chtest.Open(t)
+	conn, dsn := testkit.Open(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	srv := httptest.NewServer(demo.NewProvider())

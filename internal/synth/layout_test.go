@@ -5,17 +5,17 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestThreadLayout checks, without writing a row, how the calls of large
 // configs spread over threads: every thread gets calls, the known threads
 // their exact lengths, and lengths vary. It runs the generator's own call
 // columns over every call number, which takes a second for 10M turns.
 func TestThreadLayout(t *testing.T) {
-	conn, _ := chtest.Open(t)
+	conn, _ := testkit.Open(t)
 	tests := []Config{
 		{Turns: 10_000_000},
 		{Turns: 1_000_000},

@@ -9,8 +9,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/chtest"
 	"github.com/convtrace/convtrace/internal/synth"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
@@ -21,7 +21,7 @@ var small = synth.Config{Turns: 20_001, Threads: 100, ChunkTurns: 7_000}
 
 func generate(t *testing.T, cfg synth.Config) (driver.Conn, synth.Summary) {
 	t.Helper()
-	conn, _ := chtest.Open(t)
+	conn, _ := testkit.Open(t)
 	var progress strings.Builder
 	cfg.Progress = &progress
 	sum, err := synth.Generate(context.Background(), conn, cfg)

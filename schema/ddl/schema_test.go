@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/chtest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
-func TestMain(m *testing.M) { chtest.Main(m) }
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 func TestDetectCapabilities(t *testing.T) {
 	tests := []struct {
@@ -84,7 +84,7 @@ func TestMigrationsNeverRewrite(t *testing.T) {
 }
 
 func TestMigrateShapeAndIdempotence(t *testing.T) {
-	conn, _ := chtest.Open(t) // migrates once
+	conn, _ := testkit.Open(t) // migrates once
 	ctx := context.Background()
 	ms := ddl.Migrations()
 	last := ms[len(ms)-1].Version
@@ -153,7 +153,7 @@ func TestMigrateShapeAndIdempotence(t *testing.T) {
 
 func columnTypes(t *testing.T, table string) map[string]string {
 	t.Helper()
-	conn, _ := chtest.Open(t)
+	conn, _ := testkit.Open(t)
 	ctx := context.Background()
 	rows, err := conn.Query(ctx, "SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = ?", table)
 	if err != nil {
@@ -172,7 +172,7 @@ func columnTypes(t *testing.T, table string) map[string]string {
 }
 
 func TestRowsRoundTrip(t *testing.T) {
-	conn, _ := chtest.Open(t)
+	conn, _ := testkit.Open(t)
 	ctx := context.Background()
 	in := uint32(1200)
 	cost := 0.0042

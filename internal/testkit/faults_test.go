@@ -1,4 +1,4 @@
-package faulttest_test
+package testkit_test
 
 import (
 	"context"
@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/faulttest"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // TestClickHouseFaults freezes, kills and restarts a server: a frozen one
 // does not answer, a restarted one answers on the same port with its data.
 func TestClickHouseFaults(t *testing.T) {
-	srv := faulttest.ClickHouse(t)
+	srv := testkit.OwnClickHouse(t)
 	dsn := srv.DSN("fault")
 	ctx := context.Background()
 	conn, err := ddl.Open(ctx, dsn)
@@ -29,16 +29,16 @@ func TestClickHouseFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	faulttest.Signal(t, srv, syscall.SIGSTOP)
+	testkit.Signal(t, srv, syscall.SIGSTOP)
 	pingCtx, cancel := context.WithTimeout(ctx, time.Second)
 	if err := conn.Ping(pingCtx); err == nil {
 		t.Errorf("a frozen server answered a ping")
 	}
 	cancel()
-	faulttest.Signal(t, srv, syscall.SIGCONT)
+	testkit.Signal(t, srv, syscall.SIGCONT)
 
-	faulttest.Signal(t, srv, syscall.SIGKILL)
-	faulttest.Restart(t, srv)
+	testkit.Signal(t, srv, syscall.SIGKILL)
+	testkit.Restart(t, srv)
 	conn2, err := ddl.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("reconnect after restart: %v", err)
@@ -52,8 +52,8 @@ func TestClickHouseFaults(t *testing.T) {
 
 // TestServeKill runs convtrace serve as a child process and kills it.
 func TestServeKill(t *testing.T) {
-	srv := faulttest.ClickHouse(t)
-	p := faulttest.Serve(t, nil, "--clickhouse", srv.DSN("served"))
+	srv := testkit.OwnClickHouse(t)
+	p := testkit.Serve(t, nil, "--clickhouse", srv.DSN("served"))
 	resp, err := http.Get("http://" + p.OTLPHTTP + "/healthz")
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package browsertest
+package testkit
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// RequireEnv is the environment variable that turns a missing Chromium from
+// ChromiumEnv is the environment variable that turns a missing Chromium from
 // a skip into a failure.
-const RequireEnv = "CONVTRACE_REQUIRE_CHROMIUM"
+const ChromiumEnv = "CONVTRACE_REQUIRE_CHROMIUM"
 
 // OutputEnv names the folder screenshots go to instead of test-output/.
 const OutputEnv = "CONVTRACE_TEST_OUTPUT"
@@ -26,8 +26,8 @@ var ErrNoBrowser = errors.New("no chromium binary on PATH (install Debian's chro
 // binaries are the names Chromium is installed under, Debian's first.
 var binaries = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
-// Find returns the path of an installed Chromium, or ErrNoBrowser.
-func Find() (string, error) {
+// FindBrowser returns the path of an installed Chromium, or ErrNoBrowser.
+func FindBrowser() (string, error) {
 	for _, name := range binaries {
 		if p, err := exec.LookPath(name); err == nil {
 			return p, nil
@@ -36,17 +36,17 @@ func Find() (string, error) {
 	return "", ErrNoBrowser
 }
 
-// New starts a headless Chromium for t and returns a context whose chromedp
+// Browser starts a headless Chromium for t and returns a context whose chromedp
 // actions run in its one tab. The browser is closed when t ends. timeout
 // bounds everything the test does in the browser.
-func New(t testing.TB, timeout time.Duration) context.Context {
+func Browser(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
-	bin, err := Find()
+	bin, err := FindBrowser()
 	if err != nil {
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("browser test: %v (%s=1)", err, RequireEnv)
+		if os.Getenv(ChromiumEnv) == "1" {
+			t.Fatalf("browser test: %v (%s=1)", err, ChromiumEnv)
 		}
-		t.Skipf("skipping browser test: %v (set %s=1 to fail instead)", err, RequireEnv)
+		t.Skipf("skipping browser test: %v (set %s=1 to fail instead)", err, ChromiumEnv)
 	}
 	// The flags keep Chromium off the network: this machine reaches no
 	// outside host, and background requests would only fail and slow it.

@@ -1,4 +1,4 @@
-package browsertest_test
+package testkit_test
 
 import (
 	"net/http"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/convtrace/convtrace/internal/browsertest"
+	"github.com/convtrace/convtrace/internal/testkit"
 )
 
 // The browser runs the page's script: a click changes the text, and the
@@ -22,7 +22,7 @@ func TestBrowserRunsScriptAndScreenshots(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	ctx := browsertest.New(t, time.Minute)
+	ctx := testkit.Browser(t, time.Minute)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), chromedp.Click(chromedp.CSS("#b"))); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestBrowserRunsScriptAndScreenshots(t *testing.T) {
 	if got != "after 한국어" {
 		t.Errorf("text after click %q, want %q", got, "after 한국어")
 	}
-	path := browsertest.Screenshot(ctx, t, "browsertest-smoke")
+	path := testkit.Screenshot(ctx, t, "testkit-browser-smoke")
 	png, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

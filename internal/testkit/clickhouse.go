@@ -1,4 +1,4 @@
-package chtest
+package testkit
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
-// RequireEnv is the environment variable that turns a missing server binary
+// ClickHouseEnv is the environment variable that turns a missing server binary
 // from a skip into a failure.
-const RequireEnv = "CONVTRACE_REQUIRE_CLICKHOUSE"
+const ClickHouseEnv = "CONVTRACE_REQUIRE_CLICKHOUSE"
 
 var shared struct {
 	once   sync.Once
@@ -38,8 +38,8 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Server returns the shared server, starting it on first use.
-func Server(t testing.TB) *chserver.Server {
+// SharedClickHouse returns the shared server, starting it on first use.
+func SharedClickHouse(t testing.TB) *chserver.Server {
 	t.Helper()
 	shared.once.Do(func() {
 		shared.dir, shared.err = os.MkdirTemp("", "convtrace-ch-")
@@ -60,8 +60,8 @@ func SkipOrFail(t testing.TB, err error) {
 	t.Helper()
 	switch {
 	case err == nil:
-	case errors.Is(err, chserver.ErrNoBinary) && os.Getenv(RequireEnv) != "1":
-		t.Skipf("skipping integration test: %v (set %s=1 to fail instead)", err, RequireEnv)
+	case errors.Is(err, chserver.ErrNoBinary) && os.Getenv(ClickHouseEnv) != "1":
+		t.Skipf("skipping integration test: %v (set %s=1 to fail instead)", err, ClickHouseEnv)
 	default:
 		t.Fatalf("start clickhouse: %v", err)
 	}
@@ -70,7 +70,7 @@ func SkipOrFail(t testing.TB, err error) {
 // DSN returns the DSN of a fresh, unmigrated database on the shared server.
 func DSN(t testing.TB) string {
 	t.Helper()
-	return Server(t).DSN(freshName())
+	return SharedClickHouse(t).DSN(freshName())
 }
 
 // Open returns the DSN of a fresh database on the shared server and a

@@ -1,4 +1,4 @@
-package otlptest
+package testkit
 
 import "google.golang.org/protobuf/encoding/protowire"
 

@@ -1,4 +1,4 @@
-package faulttest
+package testkit
 
 import (
 	"bufio"
@@ -15,17 +15,16 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chserver"
-	"github.com/convtrace/convtrace/internal/chtest"
 )
 
-// ClickHouse starts a ClickHouse server of the test's own in a temporary
+// OwnClickHouse starts a ClickHouse server of the test's own in a temporary
 // folder. It is resumed and stopped when the test ends.
-func ClickHouse(t testing.TB) *chserver.Server {
+func OwnClickHouse(t testing.TB) *chserver.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	srv, err := chserver.Start(ctx, t.TempDir())
-	chtest.SkipOrFail(t, err)
+	SkipOrFail(t, err)
 	t.Cleanup(func() {
 		_ = srv.Signal(syscall.SIGCONT)
 		_ = srv.Stop(context.Background())
