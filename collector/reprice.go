@@ -151,13 +151,12 @@ GROUP BY day`
 // mutations are done. Its version, read from the clock now, is newer than
 // that of any summary computed from the old costs, which began before.
 func invalidateCostSummaries(ctx context.Context, db RepriceDB, r RepriceRange) error {
-	const dayNS = 24 * uint64(time.Hour)
 	to := r.ToNS
 	if to == 0 {
 		to = ^uint64(0)
 	}
-	lastDay := min((to-1)/dayNS, math.MaxUint32)
-	err := db.Exec(ctx, invalidateCostDays, uint64(time.Now().UnixNano()), uint32(r.FromNS/dayNS), uint32(lastDay))
+	lastDay := min((to-1)/schema.DayNS, math.MaxUint32)
+	err := db.Exec(ctx, invalidateCostDays, uint64(time.Now().UnixNano()), uint32(r.FromNS/schema.DayNS), uint32(lastDay))
 	if err != nil {
 		return fmt.Errorf("invalidate cost summaries: %w", err)
 	}

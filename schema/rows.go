@@ -100,6 +100,13 @@ var TurnColumns = []string{
 	"attributes.key", "attributes.value", "revision",
 }
 
+// DayNS is one UTC day in nanoseconds: the unit of the cost summaries,
+// which group turns by intDiv(start_ns, DayNS) (DaySQL in a query).
+const (
+	DayNS  = 86400 * uint64(time.Second)
+	DaySQL = "86400000000000"
+)
+
 // TSBounds returns bounds on the ts column (DateTime: start_ns in whole
 // seconds) for the turns that started in [fromNS, toNS), for a query that
 // filters on both: ts >= fromSec AND ts <= toSec prunes the partitions and

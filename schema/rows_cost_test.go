@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/convtrace/convtrace/schema"
@@ -44,5 +45,12 @@ func TestTSBounds(t *testing.T) {
 		if from, to := schema.TSBounds(c.fromNS, c.toNS); from != c.wantFrom || to != c.wantTo {
 			t.Errorf("TSBounds(%d, %d) = %d, %d; want %d, %d", c.fromNS, c.toNS, from, to, c.wantFrom, c.wantTo)
 		}
+	}
+}
+
+// DaySQL is DayNS as the cost queries write it.
+func TestDaySQL(t *testing.T) {
+	if got := strconv.FormatUint(schema.DayNS, 10); got != schema.DaySQL {
+		t.Errorf("DayNS is %s, DaySQL %s", got, schema.DaySQL)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/convtrace/convtrace/schema"
 )
 
 // A cost report over millions of turns cannot fold conversations FINAL on
@@ -49,8 +51,8 @@ func planCost(f CostFilter, now time.Time) costPlan {
 	if to == 0 {
 		to = math.MaxUint64
 	}
-	first := (f.FromNS + dayNS - 1) / dayNS
-	last := min(to/dayNS, uint64(now.UnixNano())/dayNS)
+	first := (f.FromNS + schema.DayNS - 1) / schema.DayNS
+	last := min(to/schema.DayNS, uint64(now.UnixNano())/schema.DayNS)
 	var head, tail CostFilter
 	head.Project, tail.Project = f.Project, f.Project
 	p := costPlan{project: f.Project}
@@ -58,11 +60,11 @@ func planCost(f CostFilter, now time.Time) costPlan {
 		head.FromNS, head.ToNS = f.FromNS, to
 	} else {
 		p.fromDay, p.toDay = uint32(first), uint32(last)
-		if f.FromNS < first*dayNS {
-			head.FromNS, head.ToNS = f.FromNS, first*dayNS
+		if f.FromNS < first*schema.DayNS {
+			head.FromNS, head.ToNS = f.FromNS, first*schema.DayNS
 		}
-		if last*dayNS < to {
-			tail.FromNS, tail.ToNS = last*dayNS, to
+		if last*schema.DayNS < to {
+			tail.FromNS, tail.ToNS = last*schema.DayNS, to
 		}
 	}
 	p.head, p.tail = head, tail

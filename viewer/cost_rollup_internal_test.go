@@ -4,12 +4,14 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/convtrace/convtrace/schema"
 )
 
 // planCost reads whole past days from the summaries and only the rest
 // live: a partial first day, a partial last day, today.
 func TestPlanCost(t *testing.T) {
-	day := func(d uint64, h time.Duration) uint64 { return d*dayNS + uint64(h) }
+	day := func(d uint64, h time.Duration) uint64 { return d*schema.DayNS + uint64(h) }
 	now := time.Unix(0, int64(day(20, 15*time.Hour)))
 	none := [2]uint64{} // the zero range reads nothing
 	cases := []struct {

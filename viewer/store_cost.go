@@ -145,9 +145,6 @@ func QueryCost(ctx context.Context, db DB, f CostFilter, p CachePricer) ([]CostC
 	return cells, nil
 }
 
-// dayNS is one UTC day in nanoseconds: the unit of the cost summaries.
-const dayNS = 86400 * uint64(time.Second)
-
 // The cost report reads whole days from the summaries (cost_daily,
 // cost_thread_daily; see schema/ddl/sql/0006_cost_rollup.sql and
 // cost_rollup.go) and the rest of its range, at most a day or so at each
@@ -214,7 +211,7 @@ ORDER BY day_number, cell_model, cell_provider, cell_phase, cell_speaker, cell_a
     )`
 
 	selectLiveCells = `
-    SELECT intDiv(start_ns, 86400000000000) AS live_day, CAST(model AS String) AS live_model,
+    SELECT intDiv(start_ns, ` + schema.DaySQL + `) AS live_day, CAST(model AS String) AS live_model,
            CAST(provider AS String) AS live_provider, CAST(phase AS String) AS live_phase,
            CAST(speaker AS String) AS live_speaker, CAST(agent AS String) AS live_agent,` + costUsageColumns +
 		costLiveRows + `
@@ -249,7 +246,7 @@ LIMIT ?`
 	// UInt64 identically every time. The days are whole, so the ts bounds
 	// alone are exact: ts is start_ns in whole seconds.
 	selectCostFingerprints = `
-SELECT toUInt32(intDiv(start_ns, 86400000000000)) AS fp_day, count() AS turns, sum(start_ns) AS start_sum
+SELECT toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS fp_day, count() AS turns, sum(start_ns) AS start_sum
 FROM conversations
 PREWHERE ts >= toDateTime(?) AND ts < toDateTime(?)
 GROUP BY fp_day
@@ -276,7 +273,7 @@ WHERE ts >= toDateTime(?) AND ts < toDateTime(?)
 	insertCostDaily = `
 INSERT INTO cost_daily (project, day, computed_ns, model, provider, phase, speaker, agent,
     calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced)
-SELECT project, toUInt32(intDiv(start_ns, 86400000000000)) AS cell_day, toUInt64(?) AS version,
+SELECT project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS cell_day, toUInt64(?) AS version,
        model, provider, phase, speaker, agent,` + costUsageColumns +
 		costRecomputeWhere + `
 GROUP BY project, cell_day, model, provider, phase, speaker, agent`
@@ -284,7 +281,7 @@ GROUP BY project, cell_day, model, provider, phase, speaker, agent`
 	insertCostThreadDaily = `
 INSERT INTO cost_thread_daily (project, day, computed_ns, thread_id,
     calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced)
-SELECT project, toUInt32(intDiv(start_ns, 86400000000000)) AS cell_day, toUInt64(?) AS version, thread_id,` +
+SELECT project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS cell_day, toUInt64(?) AS version, thread_id,` +
 		costUsageColumns + costRecomputeWhere + `
 GROUP BY project, cell_day, thread_id`
 
@@ -420,7 +417,7 @@ func (s store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint3
 // from conversations FINAL. Its two scans run side by side, on the
 // server's cores.
 func (s store) recomputeCost(ctx context.Context, fromDay, toDay uint32, version uint64) error {
-	from, to := uint64(fromDay)*dayNS, uint64(toDay)*dayNS
+	from, to := uint64(fromDay)*schema.DayNS, uint64(toDay)*schema.DayNS
 	args := []any{version, from / uint64(time.Second), to / uint64(time.Second), from, to}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
