@@ -117,6 +117,7 @@ func TestAttributesCappedPerTurn(t *testing.T) {
 		r.Attributes = append(r.Attributes, schema.Attr{Key: fmt.Sprintf("k%06d", i), Value: strings.Repeat("v", 100)})
 	}
 	r.Attributes[0].Value = strings.Repeat("w", 10_000)
+	r.Attributes[1].Value = strings.Repeat("é", 2_000) // cut on a character, never inside one
 	insertTurns(t, conn, p, r)
 
 	page := get(t, h, "/threads/th-attrs")
@@ -137,7 +138,8 @@ func TestAttributesCappedPerTurn(t *testing.T) {
 			resp = &turns.Turns[i]
 		}
 	}
-	if resp == nil || len(resp.Attributes) != 50 || resp.AttributesTotal != 100_000 || len(resp.Attributes["k000000"]) != 1024 {
+	if resp == nil || len(resp.Attributes) != 50 || resp.AttributesTotal != 100_000 || len(resp.Attributes["k000000"]) != 1024 ||
+		resp.Attributes["k000001"] != strings.Repeat("é", 1024) {
 		t.Fatalf("response turn attributes: %v", resp)
 	}
 	var all struct {

@@ -9,7 +9,7 @@ import (
 // span may carry any number, of any size.
 const (
 	pageAttributesStr     = "50"
-	pageAttributeBytesStr = "1024"
+	pageAttributeRunesStr = "1024"
 )
 
 // selectAttributes reads all of one turn's attributes.

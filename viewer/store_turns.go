@@ -51,8 +51,8 @@ type Turn struct {
 	Error      string `json:"error"`
 	StartNS    uint64 `json:"start_ns"`
 	DurationNS uint64 `json:"duration_ns"`
-	// Attributes are the turn's first pageAttributes attributes, each value
-	// cut to pageAttributeBytes; AttributesTotal counts them all, which
+	// Attributes are the turn's first pageAttributesStr attributes, each value
+	// cut to pageAttributeRunesStr characters; AttributesTotal counts them all, which
 	// /api/threads/:id/turns/:turn_id/attributes returns whole.
 	Attributes      map[string]string `json:"attributes"`
 	AttributesTotal int               `json:"attributes_total"`
@@ -128,7 +128,7 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd,
        status, error, start_ns, duration_ns,
        arraySlice(attributes.key, 1, ` + pageAttributesStr + `) AS attr_keys,
-       arrayMap(v -> substring(v, 1, ` + pageAttributeBytesStr + `), arraySlice(attributes.value, 1, ` + pageAttributesStr + `)) AS attr_values,
+       arrayMap(v -> substringUTF8(v, 1, ` + pageAttributeRunesStr + `), arraySlice(attributes.value, 1, ` + pageAttributesStr + `)) AS attr_values,
        length(attributes.key) AS attr_total,
        multiIf(role NOT IN ('prompt', 'tool_call') OR span_id IN
        (
