@@ -54,3 +54,24 @@ func TestChartSeries(t *testing.T) {
 		t.Errorf("chart of 9 models:\nlegend %v\n  bars %v\nwant legend %s\n  bars %s", legend, bars, wantLegend, wantBars)
 	}
 }
+
+// A cache hit rate is never above 100%, on rows stored before input
+// counted the cache too (the Claude Code run: input 35, cache read
+// 13,700, cache write 4,430 read as 39,142.9%).
+func TestHitRateNeverAbove100(t *testing.T) {
+	u := func(n uint64) *uint64 { return &n }
+	for _, tt := range []struct {
+		usage CostUsage
+		want  string
+	}{
+		{CostUsage{TokensIn: u(35), CacheRead: u(13_700), CacheWrite: u(4_430)}, "75.6%"},
+		{CostUsage{TokensIn: u(18_165), CacheRead: u(13_700), CacheWrite: u(4_430)}, "75.4%"},
+		{CostUsage{TokensIn: u(100), CacheRead: u(400)}, "100.0%"},
+		{CostUsage{TokensIn: u(1_100), CacheRead: u(1_000)}, "90.9%"},
+		{CostUsage{TokensIn: u(0), CacheRead: u(0)}, "—"},
+	} {
+		if got := tt.usage.HitRate(); got != tt.want {
+			t.Errorf("HitRate(in %d, read %d) = %s, want %s", *tt.usage.TokensIn, *tt.usage.CacheRead, got, tt.want)
+		}
+	}
+}

@@ -207,3 +207,30 @@ func deref(p any) any {
 	}
 	return v.Interface()
 }
+
+// The README's cache hit rate stays at or under 1 on a row stored before
+// input counted the cache: Claude Code's raw input 35 beside 13,700 read
+// and 4,430 written gave 391.4.
+func TestReadmeHitRateOnOldRows(t *testing.T) {
+	conn, _ := testkit.Open(t)
+	in, read, write := uint32(35), uint32(13_700), uint32(4_430)
+	row := schema.Turn{TurnID: "s1:response:1", SpanID: "s1", ThreadID: "old", Role: schema.RoleResponse, Seq: 1,
+		Model: "claude-sonnet-4-5", TokensIn: &in, TokensCacheRead: &read, TokensCacheWrite: &write, StartNS: 1, Status: schema.StatusOK}
+	batch, err := conn.PrepareBatch(context.Background(), "INSERT INTO conversations ("+strings.Join(schema.TurnColumns, ", ")+")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Append(row.Values()...); err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Send(); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range readmeCostQueries(t) {
+		if strings.Contains(q, "hit_rate") {
+			if got := queryText(t, conn, "SELECT hit_rate FROM ("+q+")"); strings.Join(got, ",") != "0.756" {
+				t.Errorf("README hit rate on the old row = %v, want 0.756", got)
+			}
+		}
+	}
+}
