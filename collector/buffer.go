@@ -157,7 +157,7 @@ func (w *writer) retry() error {
 			if r := b.spool.next(); r != nil {
 				w.redact.rows(r.Turns, r.Spans) // spooled by an older process, or with redaction off
 				for i := range r.Turns {
-					w.cfg.prices.price(&r.Turns[i]) // spooled by SpoolSpans unpriced
+					w.cfg.prices.PriceTurn(&r.Turns[i]) // spooled by SpoolSpans unpriced
 				}
 				b.replay = &entry{rows: *r}
 			}

@@ -5,11 +5,50 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/convtrace/convtrace/collector/pricing"
 )
 
-// Option configures the exporter, the pending processor and the tracer
-// provider built by NewTracerProvider.
-type Option interface{ apply(*config) }
+// Each constructor takes the options that apply to it, so an option that
+// would be ignored does not compile:
+//
+//   - Option configures the writer that every path shares: NewExporter,
+//     NewIngester and NewTracerProvider take it.
+//   - RedactOption is an Option that SpoolSpans takes too.
+//   - PendingOption configures NewPendingProcessor, and NewTracerProvider,
+//     which builds one.
+//   - WithJoinWindow is an IngesterOption only; WithProject a
+//     ProviderOption only.
+
+// ExporterOption configures NewExporter.
+type ExporterOption interface{ applyExporter(*config) }
+
+// IngesterOption configures NewIngester.
+type IngesterOption interface{ applyIngester(*config) }
+
+// ProviderOption configures NewTracerProvider.
+type ProviderOption interface{ applyProvider(*config) }
+
+// Option configures the writer: it applies to NewExporter, NewIngester and
+// NewTracerProvider.
+type Option interface {
+	ExporterOption
+	IngesterOption
+	ProviderOption
+}
+
+// RedactOption configures redaction, wherever rows are written: the
+// writer, and SpoolSpans.
+type RedactOption interface {
+	Option
+	applySpool(*config)
+}
+
+// PendingOption configures NewPendingProcessor and NewTracerProvider.
+type PendingOption interface {
+	ProviderOption
+	applyPending(*config)
+}
 
 type config struct {
 	project       string
@@ -25,16 +64,22 @@ type config struct {
 	heartbeat     time.Duration
 	joinWindow    time.Duration
 	observeInsert func(time.Duration)
-	prices        Prices
+	prices        pricing.Prices
 	redact        bool
 	redactExtra   []RedactPattern
 }
 
+// optionFunc is every option; the constructors above say which it is.
 type optionFunc func(*config)
 
-func (f optionFunc) apply(c *config) { f(c) }
+func (f optionFunc) applyExporter(c *config) { f(c) }
+func (f optionFunc) applyIngester(c *config) { f(c) }
+func (f optionFunc) applyProvider(c *config) { f(c) }
+func (f optionFunc) applySpool(c *config)    { f(c) }
+func (f optionFunc) applyPending(c *config)  { f(c) }
 
-func newConfig(opts []Option) (config, error) {
+// configure returns the defaults with opts applied by apply, validated.
+func configure[O any](opts []O, apply func(O, *config)) (config, error) {
 	c := config{
 		project:       "default",
 		logger:        slog.Default(),
@@ -47,11 +92,11 @@ func newConfig(opts []Option) (config, error) {
 		pendingAfter:  time.Second,
 		heartbeat:     time.Minute,
 		joinWindow:    30 * time.Second,
-		prices:        DefaultPrices(),
+		prices:        pricing.DefaultPrices(),
 		redact:        true,
 	}
 	for _, o := range opts {
-		o.apply(&c)
+		apply(o, &c)
 	}
 	return c, c.validate()
 }
@@ -90,7 +135,7 @@ func (c config) validate() error {
 // WithProject names the project the spans belong to (the service.name and
 // convtrace.project resource attributes of NewTracerProvider). Default
 // "default".
-func WithProject(name string) Option { return optionFunc(func(c *config) { c.project = name }) }
+func WithProject(name string) ProviderOption { return optionFunc(func(c *config) { c.project = name }) }
 
 // WithLogger logs storage errors to l instead of slog.Default().
 func WithLogger(l *slog.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
@@ -131,21 +176,25 @@ func WithWriteTimeout(d time.Duration) Option {
 
 // WithPendingAfter sets how long a call runs before PendingProcessor stores
 // its prompt (default 1 s).
-func WithPendingAfter(d time.Duration) Option {
+func WithPendingAfter(d time.Duration) PendingOption {
 	return optionFunc(func(c *config) { c.pendingAfter = d })
 }
 
 // WithHeartbeat sets how often PendingProcessor refreshes the stored
 // prompt of a call still running (default 1 min), which tells the viewer
 // the call is alive: one with no heartbeat for long shows as interrupted.
-func WithHeartbeat(d time.Duration) Option { return optionFunc(func(c *config) { c.heartbeat = d }) }
+func WithHeartbeat(d time.Duration) PendingOption {
+	return optionFunc(func(c *config) { c.heartbeat = d })
+}
 
 // WithJoinWindow sets how long an OTLP call whose content comes as log
 // records waits for its span, its input and its answer before its turns
 // are written with what is known (default 30 s; a complete call is written
 // at once). Records arriving later are merged into the same turns. An
 // Ingester bounds each write to ClickHouse by the window too.
-func WithJoinWindow(d time.Duration) Option { return optionFunc(func(c *config) { c.joinWindow = d }) }
+func WithJoinWindow(d time.Duration) IngesterOption {
+	return optionFunc(func(c *config) { c.joinWindow = d })
+}
 
 // WithInsertObserver calls f with the duration of every insert into
 // ClickHouse, e.g. to feed a latency histogram.
@@ -154,18 +203,18 @@ func WithInsertObserver(f func(time.Duration)) Option {
 }
 
 // WithPrices prices turns that report tokens but no cost with p instead of
-// the built-in table (DefaultPrices). Use LoadPrices to put a user's file
+// the built-in table (pricing.DefaultPrices). Use pricing.LoadPrices to put a user's file
 // over the built-in table.
-func WithPrices(p Prices) Option { return optionFunc(func(c *config) { c.prices = p }) }
+func WithPrices(p pricing.Prices) Option { return optionFunc(func(c *config) { c.prices = p }) }
 
 // WithoutRedaction stores content as it comes. By default well-known
 // secrets (OpenAI, Anthropic, Google and AWS keys, GitHub tokens, bearer
 // tokens, private key blocks) are replaced by [REDACTED:kind] before
 // storage, and counted in Stats.Redactions.
-func WithoutRedaction() Option { return optionFunc(func(c *config) { c.redact = false }) }
+func WithoutRedaction() RedactOption { return optionFunc(func(c *config) { c.redact = false }) }
 
 // WithRedactPatterns redacts what ps match too, after the built-in
 // patterns (LoadRedactPatterns reads them from a file).
-func WithRedactPatterns(ps ...RedactPattern) Option {
+func WithRedactPatterns(ps ...RedactPattern) RedactOption {
 	return optionFunc(func(c *config) { c.redactExtra = append(c.redactExtra, ps...) })
 }

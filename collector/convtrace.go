@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // mapConvtrace maps the spans package instrument writes: a gen_ai.prompt
@@ -32,9 +33,9 @@ func mapConvtrace(s span, c call, prompt event) []schema.Turn {
 			setContent(t, resp.attrs)
 		}
 		if answerRole == schema.RoleResponse && t.ToolCallID == "" && strings.HasPrefix(t.Content, "[") {
-			if ms, ok := parseMessages(t.Content); ok {
-				if calls := toolCalls(ms); len(calls) == 1 {
-					t.ToolName, t.ToolCallID = calls[0].name, calls[0].id
+			if ms, ok := genai.Parse(t.Content); ok {
+				if calls := genai.ToolCalls(ms); len(calls) == 1 {
+					t.ToolName, t.ToolCallID = calls[0].Name, calls[0].ID
 				}
 			}
 		}
@@ -92,8 +93,8 @@ func normalizedPrompt(content string, truncated bool) string {
 	if truncated || !strings.HasPrefix(strings.TrimSpace(content), "[") {
 		return content
 	}
-	if ms, ok := parseMessages(content); ok && len(ms) > 0 {
-		return renderMessages(ms)
+	if ms, ok := genai.Parse(content); ok && len(ms) > 0 {
+		return genai.Render(ms)
 	}
 	return content
 }

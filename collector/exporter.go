@@ -30,11 +30,16 @@ var _ sdktrace.SpanExporter = (*Exporter)(nil)
 // when it has never been started. It connects lazily, creating and
 // migrating the database on first write, so it can start while ClickHouse
 // is down.
-func NewExporter(dsn string, opts ...Option) (*Exporter, error) {
-	cfg, err := newConfig(opts)
+func NewExporter(dsn string, opts ...ExporterOption) (*Exporter, error) {
+	cfg, err := configure(opts, ExporterOption.applyExporter)
 	if err != nil {
 		return nil, err
 	}
+	return newExporter(dsn, cfg)
+}
+
+func newExporter(dsn string, cfg config) (*Exporter, error) {
+	var err error
 	if dsn == "" {
 		if dsn, err = localstore.DSN(localstore.Dir()); err != nil {
 			return nil, err

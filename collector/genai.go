@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // OTel GenAI semantic conventions record a call's content in one of three
@@ -60,7 +61,7 @@ func genAIContent(s span) (exchange, bool) {
 		case schema.EventSystemMessage, schema.EventUserMessage, schema.EventAssistantMessage, schema.EventToolMessage:
 			role := strings.TrimSuffix(strings.TrimPrefix(e.name, "gen_ai."), ".message")
 			body, _ := eventBody(e)
-			x.input = append(x.input, messageFromJSON(body, role))
+			x.input = append(x.input, genai.FromJSON(body, role))
 		case schema.EventChoice:
 			choices = append(choices, choiceOf(e))
 		case eventContentPrompt:
@@ -131,7 +132,7 @@ func genAIMessages(a attrs, body map[string]json.RawMessage) (exchange, bool) {
 			return v, true
 		}
 		if raw, ok := body[key]; ok {
-			return jsonString(raw), true
+			return genai.String(raw), true
 		}
 		return "", false
 	}
@@ -143,7 +144,7 @@ func genAIMessages(a attrs, body map[string]json.RawMessage) (exchange, bool) {
 	}
 	var x exchange
 	if parts := systemParts(sys); len(parts) > 0 {
-		x.input = append(x.input, message{Role: "system", Parts: parts})
+		x.input = append(x.input, genai.Message{Role: "system", Parts: parts})
 	}
 	x.input = append(x.input, inputMessages(in)...)
 	x.output = outputMessages(out)
@@ -152,38 +153,38 @@ func genAIMessages(a attrs, body map[string]json.RawMessage) (exchange, bool) {
 
 // systemParts reads gen_ai.system_instructions: a JSON array of parts, or
 // plain text.
-func systemParts(s string) []part {
+func systemParts(s string) []genai.Part {
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}
 	if json.Valid([]byte(s)) {
-		return partsFromJSON(json.RawMessage(s))
+		return genai.PartsFromJSON(json.RawMessage(s))
 	}
-	return []part{textPart(s)}
+	return []genai.Part{genai.Text(s)}
 }
 
 // inputMessages reads a messages attribute; text that is not a JSON array
 // of messages is one user message.
-func inputMessages(s string) []message { return messagesOrText(s, "user") }
+func inputMessages(s string) []genai.Message { return messagesOrText(s, "user") }
 
 // outputMessages reads a messages attribute; text that is not a JSON array
 // of messages is one assistant message.
-func outputMessages(s string) []message { return messagesOrText(s, "assistant") }
+func outputMessages(s string) []genai.Message { return messagesOrText(s, "assistant") }
 
-func messagesOrText(s, role string) []message {
+func messagesOrText(s, role string) []genai.Message {
 	if strings.TrimSpace(s) == "" {
 		return nil
 	}
-	if ms, ok := parseMessages(s); ok {
+	if ms, ok := genai.Parse(s); ok {
 		return ms
 	}
-	return []message{{Role: role, Parts: []part{textPart(s)}}}
+	return []genai.Message{{Role: role, Parts: []genai.Part{genai.Text(s)}}}
 }
 
 // choice is a gen_ai.choice event: one output message and its index.
 type choice struct {
 	index   int
-	message message
+	message genai.Message
 }
 
 // choiceOf reads a gen_ai.choice body: {"index", "finish_reason",
@@ -201,8 +202,8 @@ func choiceOf(e event) choice {
 	if _, ok := msg["content"]; !ok && body["content"] != nil {
 		msg["content"] = body["content"]
 	}
-	c := choice{message: messageFromJSON(msg, "assistant")}
-	c.message.FinishReason = jsonString(body["finish_reason"])
+	c := choice{message: genai.FromJSON(msg, "assistant")}
+	c.message.FinishReason = genai.String(body["finish_reason"])
 	_ = json.Unmarshal(body["index"], &c.index)
 	return c
 }
@@ -217,13 +218,13 @@ func eventBody(e event) (map[string]json.RawMessage, bool) {
 		if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &body) == nil {
 			return body, true
 		}
-		return map[string]json.RawMessage{"content": marshalJSON(v)}, true
+		return map[string]json.RawMessage{"content": genai.Marshal(v)}, true
 	}
 	body := map[string]json.RawMessage{}
 	for _, kv := range e.attrs.list {
 		switch kv.Key {
 		case "content", "role", "id", "finish_reason":
-			body[kv.Key] = marshalJSON(kv.Value)
+			body[kv.Key] = genai.Marshal(kv.Value)
 		case "index", "tool_calls", "message":
 			if t := bytes.TrimSpace([]byte(kv.Value)); json.Valid(t) {
 				body[kv.Key] = t

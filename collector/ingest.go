@@ -63,8 +63,8 @@ type Ingester struct {
 // NewIngester returns an ingester writing to the ClickHouse database named
 // by dsn. It connects in the background and creates and migrates the
 // database when needed.
-func NewIngester(dsn string, opts ...Option) (*Ingester, error) {
-	cfg, err := newConfig(opts)
+func NewIngester(dsn string, opts ...IngesterOption) (*Ingester, error) {
+	cfg, err := configure(opts, IngesterOption.applyIngester)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // call is what the attribute contract (README.md, "Attribute contract") resolves from a span:
@@ -210,7 +211,7 @@ var toolConventions = []func(span) (toolRun, bool){
 // or, when a convention gives no messages, its plain input and output
 // values.
 type exchange struct {
-	input, output         []message
+	input, output         []genai.Message
 	inputText, outputText string
 }
 
@@ -218,7 +219,7 @@ type exchange struct {
 // messages JSON.
 func (x exchange) prompt() string {
 	if len(x.input) > 0 {
-		return renderMessages(x.input)
+		return genai.Render(x.input)
 	}
 	return x.inputText
 }
@@ -229,10 +230,10 @@ func (x exchange) response() string {
 	if len(x.output) == 0 {
 		return x.outputText
 	}
-	if text, ok := plainText(x.output); ok {
+	if text, ok := genai.PlainText(x.output); ok {
 		return text
 	}
-	return renderMessages(x.output)
+	return genai.Render(x.output)
 }
 
 // callTurns returns the prompt turn and the response (or error) turn of a
@@ -248,8 +249,8 @@ func callTurns(s span, c call, x exchange) []schema.Turn {
 	}
 	answer := c.finish(s, schema.RoleResponse, 1, func(t *schema.Turn) {
 		setText(t, x.response())
-		if calls := toolCalls(x.output); len(calls) == 1 {
-			t.ToolName, t.ToolCallID = calls[0].name, calls[0].id
+		if calls := genai.ToolCalls(x.output); len(calls) == 1 {
+			t.ToolName, t.ToolCallID = calls[0].Name, calls[0].ID
 		}
 	})
 	return []schema.Turn{ask, answer}
@@ -377,12 +378,20 @@ func (s span) errorMessage() string {
 
 func u32p(n uint32) *uint32 { return &n }
 
+// count is a token count, 0 when unknown.
+func count(n *uint32) uint64 {
+	if n == nil {
+		return 0
+	}
+	return uint64(*n)
+}
+
 // inputTokens applies schema.InputTokens to a source that does not say
 // whether its input count includes the cache; nil stays unknown.
 func inputTokens(in, cacheRead, cacheWrite *uint32) *uint32 {
 	if in == nil {
 		return nil
 	}
-	n := schema.InputTokens(uint64(*in), uint64(val(cacheRead)), uint64(val(cacheWrite)), false)
+	n := schema.InputTokens(uint64(*in), count(cacheRead), count(cacheWrite), false)
 	return u32p(uint32(min(n, math.MaxUint32)))
 }

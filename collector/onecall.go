@@ -76,7 +76,7 @@ func usageScore(s span) uint64 {
 			known++
 		}
 	}
-	return known<<32 | uint64(val(c.tokensIn))
+	return known<<32 | count(c.tokensIn)
 }
 
 // withUsageOf returns a with the usage c knows set under the GenAI keys,

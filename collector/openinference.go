@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // OpenInference (Arize, Phoenix) marks every span with
@@ -74,12 +75,12 @@ func openInferenceCall(s span) (exchange, bool) {
 	}
 	if len(x.input) == 0 { // completions API
 		for _, f := range indexed(a, oiPrompts) {
-			x.input = append(x.input, message{Role: "user", Parts: textOrParts(f["prompt.text"])})
+			x.input = append(x.input, genai.Message{Role: "user", Parts: genai.TextOrParts(f["prompt.text"])})
 		}
 	}
 	if len(x.output) == 0 {
 		for _, f := range indexed(a, oiChoices) {
-			x.output = append(x.output, message{Role: "assistant", Parts: textOrParts(f["completion.text"])})
+			x.output = append(x.output, genai.Message{Role: "assistant", Parts: genai.TextOrParts(f["completion.text"])})
 		}
 	}
 	if len(x.input) == 0 {
@@ -113,27 +114,27 @@ func hasOpenInferenceContent(a attrs) bool {
 
 // oiMessage reads the fields of one indexed message (keys relative to
 // llm.input_messages.N.).
-func oiMessage(f map[string]string, role string) message {
-	m := message{Role: f["message.role"]}
+func oiMessage(f map[string]string, role string) genai.Message {
+	m := genai.Message{Role: f["message.role"]}
 	if m.Role == "" {
 		m.Role = role
 	}
 	if m.Role == "tool" {
-		m.Parts = []part{toolResponsePart(f["message.tool_call_id"], oiText(f))}
+		m.Parts = []genai.Part{genai.ToolResponse(f["message.tool_call_id"], oiText(f))}
 		return m
 	}
 	if c, ok := f["message.content"]; ok {
-		m.Parts = textOrParts(c)
+		m.Parts = genai.TextOrParts(c)
 	} else {
 		for _, c := range indexed(attrsOf(f), "message.contents.") {
 			m.Parts = append(m.Parts, oiContentPart(c))
 		}
 	}
 	for _, c := range indexed(attrsOf(f), "message.tool_calls.") {
-		m.Parts = append(m.Parts, toolCallPart(c["tool_call.id"], c["tool_call.function.name"], c["tool_call.function.arguments"]))
+		m.Parts = append(m.Parts, genai.ToolCall(c["tool_call.id"], c["tool_call.function.name"], c["tool_call.function.arguments"]))
 	}
 	if name := f["message.function_call_name"]; name != "" { // legacy function calling
-		m.Parts = append(m.Parts, toolCallPart("", name, f["message.function_call_arguments_json"]))
+		m.Parts = append(m.Parts, genai.ToolCall("", name, f["message.function_call_arguments_json"]))
 	}
 	return m
 }
@@ -153,20 +154,20 @@ func oiText(f map[string]string) string {
 }
 
 // oiContentPart reads one message_content item.
-func oiContentPart(c map[string]string) part {
+func oiContentPart(c map[string]string) genai.Part {
 	switch typ := c["message_content.type"]; typ {
-	case "", partText:
-		return textPart(c["message_content.text"])
-	case partReasoning:
-		return part{typ: partReasoning, content: c["message_content.text"]}
+	case "", genai.PartText:
+		return genai.Text(c["message_content.text"])
+	case genai.PartReasoning:
+		return genai.Part{Type: genai.PartReasoning, Content: c["message_content.text"]}
 	case "image":
-		return part{typ: "uri", raw: marshalJSON(struct {
+		return genai.Part{Type: "uri", Raw: genai.Marshal(struct {
 			Type     string `json:"type"`
 			Modality string `json:"modality"`
 			URI      string `json:"uri"`
 		}{"uri", "image", c["message_content.image.image.url"]})}
 	default:
-		return part{typ: typ, raw: marshalJSON(struct {
+		return genai.Part{Type: typ, Raw: genai.Marshal(struct {
 			Type string `json:"type"`
 		}{typ})}
 	}

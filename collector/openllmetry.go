@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // OpenLLMetry (Traceloop) records a call's messages as indexed span
@@ -65,8 +66,8 @@ func hasOpenLLMetryContent(a attrs) bool {
 
 // olMessage reads the fields of one indexed message (keys relative to
 // gen_ai.prompt.N.).
-func olMessage(f map[string]string, role string) message {
-	m := message{Role: f["role"]}
+func olMessage(f map[string]string, role string) genai.Message {
+	m := genai.Message{Role: f["role"]}
 	if m.Role == "" {
 		m.Role = role
 	}
@@ -75,15 +76,15 @@ func olMessage(f map[string]string, role string) message {
 		content = f["user"] // completions API: gen_ai.prompt.0.user
 	}
 	if m.Role == "tool" {
-		m.Parts = []part{toolResponsePart(f["tool_call_id"], content)}
+		m.Parts = []genai.Part{genai.ToolResponse(f["tool_call_id"], content)}
 		return m
 	}
-	m.Parts = textOrParts(content)
+	m.Parts = genai.TextOrParts(content)
 	for _, c := range indexed(attrsOf(f), "tool_calls.") {
-		m.Parts = append(m.Parts, toolCallPart(c["id"], c["name"], c["arguments"]))
+		m.Parts = append(m.Parts, genai.ToolCall(c["id"], c["name"], c["arguments"]))
 	}
 	if name := f["function_call.name"]; name != "" {
-		m.Parts = append(m.Parts, toolCallPart(f["function_call.id"], name, f["function_call.arguments"]))
+		m.Parts = append(m.Parts, genai.ToolCall(f["function_call.id"], name, f["function_call.arguments"]))
 	}
 	return m
 }

@@ -16,6 +16,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // Conversion from OTLP is pure: receivers decode a request, these functions
@@ -228,19 +229,19 @@ func anyValueString(v *commonpb.AnyValue) string {
 func writeAnyJSON(b *bytes.Buffer, v *commonpb.AnyValue) {
 	switch x := v.GetValue().(type) {
 	case *commonpb.AnyValue_StringValue:
-		b.Write(marshalJSON(validUTF8(x.StringValue)))
+		b.Write(genai.Marshal(validUTF8(x.StringValue)))
 	case *commonpb.AnyValue_BoolValue:
 		b.WriteString(strconv.FormatBool(x.BoolValue))
 	case *commonpb.AnyValue_IntValue:
 		b.WriteString(strconv.FormatInt(x.IntValue, 10))
 	case *commonpb.AnyValue_DoubleValue:
 		if f := x.DoubleValue; math.IsNaN(f) || math.IsInf(f, 0) {
-			b.Write(marshalJSON(strconv.FormatFloat(f, 'g', -1, 64)))
+			b.Write(genai.Marshal(strconv.FormatFloat(f, 'g', -1, 64)))
 		} else {
 			b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
 		}
 	case *commonpb.AnyValue_BytesValue:
-		b.Write(marshalJSON(base64.StdEncoding.EncodeToString(x.BytesValue)))
+		b.Write(genai.Marshal(base64.StdEncoding.EncodeToString(x.BytesValue)))
 	case *commonpb.AnyValue_ArrayValue:
 		b.WriteByte('[')
 		for i, e := range x.ArrayValue.GetValues() {
@@ -256,7 +257,7 @@ func writeAnyJSON(b *bytes.Buffer, v *commonpb.AnyValue) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.Write(marshalJSON(validUTF8(kv.GetKey())))
+			b.Write(genai.Marshal(validUTF8(kv.GetKey())))
 			b.WriteByte(':')
 			writeAnyJSON(b, kv.GetValue())
 		}

@@ -45,12 +45,16 @@ type pendingCall struct {
 var _ sdktrace.SpanProcessor = (*PendingProcessor)(nil)
 
 // NewPendingProcessor returns a processor that stores early prompts through
-// e. Of the options, only WithPendingAfter and WithHeartbeat apply.
-func NewPendingProcessor(e *Exporter, opts ...Option) (*PendingProcessor, error) {
-	cfg, err := newConfig(opts)
+// e.
+func NewPendingProcessor(e *Exporter, opts ...PendingOption) (*PendingProcessor, error) {
+	cfg, err := configure(opts, PendingOption.applyPending)
 	if err != nil {
 		return nil, err
 	}
+	return newPendingProcessor(e, cfg), nil
+}
+
+func newPendingProcessor(e *Exporter, cfg config) *PendingProcessor {
 	p := &PendingProcessor{
 		w:         e.w,
 		after:     cfg.pendingAfter,
@@ -60,7 +64,7 @@ func NewPendingProcessor(e *Exporter, opts ...Option) (*PendingProcessor, error)
 		stopped:   make(chan struct{}),
 	}
 	go p.run()
-	return p, nil
+	return p
 }
 
 // OnStart tracks provider calls and tool executions (spans that carry

@@ -23,19 +23,16 @@ func (tp *TracerProvider) Stats() Stats { return tp.exp.Stats() }
 // exports in-process: spans go straight to the ClickHouse database named by
 // dsn (empty: the local store, see NewExporter), stamped with the context's thread, phase, round, speaker and agent,
 // with early prompts for long calls. Shut it down to flush.
-func NewTracerProvider(dsn string, opts ...Option) (*TracerProvider, error) {
-	cfg, err := newConfig(opts)
+func NewTracerProvider(dsn string, opts ...ProviderOption) (*TracerProvider, error) {
+	cfg, err := configure(opts, ProviderOption.applyProvider)
 	if err != nil {
 		return nil, err
 	}
-	exp, err := NewExporter(dsn, opts...)
+	exp, err := newExporter(dsn, cfg)
 	if err != nil {
 		return nil, err
 	}
-	pending, err := NewPendingProcessor(exp, opts...)
-	if err != nil {
-		return nil, err
-	}
+	pending := newPendingProcessor(exp, cfg)
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
 		attribute.String(schema.KeyServiceName, cfg.project),
 		attribute.String(schema.KeyProject, cfg.project),

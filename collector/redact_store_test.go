@@ -76,7 +76,7 @@ func checkRedacted(t *testing.T, on bool, what string, conn driver.Conn, query s
 func TestRedactionInProcess(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		conn, dsn := testkit.Open(t)
-		opts := []collector.Option{collector.WithFlushInterval(20 * time.Millisecond), collector.WithLogger(discard())}
+		opts := []collector.ProviderOption{collector.WithFlushInterval(20 * time.Millisecond), collector.WithLogger(discard())}
 		if !on {
 			opts = append(opts, collector.WithoutRedaction())
 		}
@@ -114,7 +114,7 @@ func TestRedactionInProcess(t *testing.T) {
 func TestRedactionOTLP(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		conn, dsn := testkit.Open(t)
-		opts := []collector.Option{collector.WithJoinWindow(time.Second), collector.WithFlushInterval(20 * time.Millisecond), collector.WithLogger(discard())}
+		opts := []collector.IngesterOption{collector.WithJoinWindow(time.Second), collector.WithFlushInterval(20 * time.Millisecond), collector.WithLogger(discard())}
 		if !on {
 			opts = append(opts, collector.WithoutRedaction())
 		}

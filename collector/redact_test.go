@@ -131,10 +131,10 @@ func TestParseRedactPatterns(t *testing.T) {
 			t.Errorf("parse %q: err %v, want one containing %q", bad.file, err, bad.want)
 		}
 	}
-	if _, err := newConfig([]Option{WithRedactPatterns(RedactPattern{Kind: "no regexp"})}); err == nil {
+	if _, err := configure([]RedactOption{WithRedactPatterns(RedactPattern{Kind: "no regexp"})}, RedactOption.applySpool); err == nil {
 		t.Error("a pattern without a regexp was accepted")
 	}
-	if _, err := newConfig([]Option{WithRedactPatterns(RedactPattern{Kind: "x", Regexp: regexp.MustCompile("x")})}); err != nil {
+	if _, err := configure([]RedactOption{WithRedactPatterns(RedactPattern{Kind: "x", Regexp: regexp.MustCompile("x")})}, RedactOption.applySpool); err != nil {
 		t.Error(err)
 	}
 }

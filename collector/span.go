@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"math"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -84,15 +83,10 @@ func (a attrs) cost(keys ...string) (usd *float64, invalid bool) {
 		return nil, false
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || !validCost(f) {
+	if err != nil || !schema.ValidCost(f) {
 		return nil, true
 	}
 	return &f, false
-}
-
-// validCost reports whether f can be stored as a cost.
-func validCost(f float64) bool {
-	return f >= 0 && !math.IsInf(f, 1)
 }
 
 func (a attrs) bool(key string) bool {

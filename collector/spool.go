@@ -51,10 +51,9 @@ func newSpool(dir string, logger *slog.Logger) *spool {
 // SpoolSpans appends the rows of spans to the disk spool in dir, for a
 // process that cannot deliver them now (convtrace run with its collector
 // down); an exporter or ingester given WithSpool(dir) stores them when it
-// starts. Of the options, only the redaction ones apply. It returns how
-// many rows it appended.
-func SpoolSpans(dir string, spans []sdktrace.ReadOnlySpan, opts ...Option) (int, error) {
-	cfg, err := newConfig(opts)
+// starts, redacted as opts say. It returns how many rows it appended.
+func SpoolSpans(dir string, spans []sdktrace.ReadOnlySpan, opts ...RedactOption) (int, error) {
+	cfg, err := configure(opts, RedactOption.applySpool)
 	if err != nil {
 		return 0, err
 	}

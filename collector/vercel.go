@@ -3,6 +3,8 @@ package collector
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // The Vercel AI SDK's telemetry (experimental_telemetry) records each
@@ -74,14 +76,14 @@ func vercelCall(s span) (exchange, bool) {
 		return exchange{}, false
 	}
 	var x exchange
-	if ms, ok := parseMessages(a.str(vcPromptMessages)); ok {
+	if ms, ok := genai.Parse(a.str(vcPromptMessages)); ok {
 		x.input = ms
 	} else {
 		x.inputText = a.str(vcPrompt)
 	}
-	answer := message{Role: "assistant"}
+	answer := genai.Message{Role: "assistant"}
 	if text := a.str(vcResponseText, vcResponseObject); text != "" {
-		answer.Parts = append(answer.Parts, textPart(text))
+		answer.Parts = append(answer.Parts, genai.Text(text))
 	}
 	var calls []map[string]json.RawMessage
 	_ = json.Unmarshal([]byte(a.str(vcResponseTools)), &calls)
@@ -90,11 +92,11 @@ func vercelCall(s span) (exchange, bool) {
 		if args == nil {
 			args = c["input"]
 		}
-		answer.Parts = append(answer.Parts, part{typ: partToolCall, id: jsonString(c["toolCallId"]),
-			name: jsonString(c["toolName"]), arguments: argumentsJSON(args)})
+		answer.Parts = append(answer.Parts, genai.Part{Type: genai.PartToolCall, ID: genai.String(c["toolCallId"]),
+			Name: genai.String(c["toolName"]), Arguments: genai.Arguments(args)})
 	}
 	if len(answer.Parts) > 0 {
-		x.output = []message{answer}
+		x.output = []genai.Message{answer}
 	}
 	return x, true
 }

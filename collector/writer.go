@@ -102,7 +102,7 @@ func newWriter(d dialer, cfg config) *writer {
 func (w *writer) write(it item) bool {
 	w.redact.item(&it)
 	for i := range it.turns {
-		w.cfg.prices.price(&it.turns[i])
+		w.cfg.prices.PriceTurn(&it.turns[i])
 	}
 	w.sanitised.Add(it.sanitised)
 	n, size := it.rows(), it.size()

@@ -18,7 +18,7 @@ func TestInsertErrorFailsOnlyItsRequests(t *testing.T) {
 	if err := conn.Exec(ctx, "RENAME TABLE conversations TO conversations_away"); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := newConfig([]Option{WithLogger(discardLogger())})
+	cfg, err := configure([]Option{WithLogger(discardLogger())}, Option.applyExporter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestInsertErrorFailsOnlyItsRequests(t *testing.T) {
 // bound to a caller that waits, and loses it (counted) for one that does
 // not.
 func TestQueueBoundedInBytes(t *testing.T) {
-	cfg, err := newConfig([]Option{WithQueueBytes(1 << 20), WithLogger(discardLogger())})
+	cfg, err := configure([]Option{WithQueueBytes(1 << 20), WithLogger(discardLogger())}, Option.applyExporter)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,7 @@
 package schema
 
+import "math"
+
 // InputTokens returns a call's input token count under the one rule every
 // source follows, the OTel GenAI conventions': input includes the tokens
 // read from and written to the prompt cache. excludesCache says the source
@@ -12,4 +14,11 @@ func InputTokens(input, cacheRead, cacheWrite uint64, excludesCache bool) uint64
 		return input + cacheRead + cacheWrite
 	}
 	return input
+}
+
+// ValidCost reports whether f can be stored as a cost in US dollars: a
+// finite, non-negative number (NaN is not), which no sum it enters is
+// poisoned by.
+func ValidCost(f float64) bool {
+	return f >= 0 && !math.IsInf(f, 1)
 }

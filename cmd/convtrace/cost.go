@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -69,11 +69,11 @@ func costCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 
 // loadPrices returns the built-in price table, with the file at path over
 // it when path is set.
-func loadPrices(path string) (collector.Prices, error) {
+func loadPrices(path string) (pricing.Prices, error) {
 	if path == "" {
-		return collector.DefaultPrices(), nil
+		return pricing.DefaultPrices(), nil
 	}
-	return collector.LoadPrices(path, collector.DefaultPrices())
+	return pricing.LoadPrices(path, pricing.DefaultPrices())
 }
 
 // flagError names the command-line flag of a viewer parameter error.

@@ -18,7 +18,7 @@ func demoCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	var rf redactFlags
 	rf.register(fs)
 	return func(ctx context.Context, out streams, _ []string) error {
-		redact, err := rf.options()
+		redact, err := rf.option()
 		if err != nil {
 			return err
 		}
@@ -27,7 +27,7 @@ func demoCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			return err
 		}
 		defer st.close()
-		thread, err := recordDemo(ctx, st, out.stderr, redact...)
+		thread, err := recordDemo(ctx, st, out.stderr, redact)
 		if err != nil {
 			return err
 		}
@@ -37,15 +37,15 @@ func demoCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 }
 
 // recordDemo drives one demo pipeline run against a local fake provider,
-// exporting in-process to st with opts, and returns its thread id once its
+// exporting in-process to st redacted as redact says, and returns its thread id once its
 // rows are stored.
-func recordDemo(ctx context.Context, st *storage, progress io.Writer, opts ...collector.Option) (string, error) {
+func recordDemo(ctx context.Context, st *storage, progress io.Writer, redact collector.RedactOption) (string, error) {
 	provider, err := demo.StartProvider()
 	if err != nil {
 		return "", fmt.Errorf("start demo provider: %w", err)
 	}
 	defer provider.Shutdown(context.Background())
-	tp, err := collector.NewTracerProvider(st.dsn, append(opts, collector.WithProject("demo"))...)
+	tp, err := collector.NewTracerProvider(st.dsn, redact, collector.WithProject("demo"))
 	if err != nil {
 		return "", err
 	}

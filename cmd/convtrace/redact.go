@@ -22,21 +22,21 @@ func (f *redactFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.patterns, "redact-patterns", "", "file of more secrets to redact, one a line: a kind name, blank space, a Go regexp (# starts a comment)")
 }
 
-// options returns the collector options the flags ask for.
-func (f *redactFlags) options() ([]collector.Option, error) {
+// option returns the redaction the flags ask for.
+func (f *redactFlags) option() (collector.RedactOption, error) {
 	switch {
 	case !bool(f.on) && f.patterns != "":
 		return nil, errors.New("--redact-patterns needs --redact=on")
 	case !bool(f.on):
-		return []collector.Option{collector.WithoutRedaction()}, nil
+		return collector.WithoutRedaction(), nil
 	case f.patterns == "":
-		return nil, nil
+		return collector.WithRedactPatterns(), nil
 	}
 	ps, err := collector.LoadRedactPatterns(f.patterns)
 	if err != nil {
 		return nil, fmt.Errorf("--redact-patterns: %w", err)
 	}
-	return []collector.Option{collector.WithRedactPatterns(ps...)}, nil
+	return collector.WithRedactPatterns(ps...), nil
 }
 
 // onOff is a boolean flag that reads on and off as well as true and false.

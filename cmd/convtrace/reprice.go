@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -32,7 +32,7 @@ func repriceCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error
 		}
 		defer st.close()
 		var last string
-		res, err := collector.Reprice(ctx, st.conn, p, collector.RepriceRange{FromNS: f.FromNS, ToNS: f.ToNS, Project: *project},
+		res, err := pricing.Reprice(ctx, st.conn, p, pricing.Range{FromNS: f.FromNS, ToNS: f.ToNS, Project: *project},
 			func(mutations, parts uint64) {
 				// Long work shows progress; a repeated state is not printed again.
 				if s := fmt.Sprintf("repricing: %d mutations, %d parts to rewrite", mutations, parts); s != last {

@@ -57,7 +57,7 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 		if !ok {
 			return fmt.Errorf("--format %q: want auto, claude, codex or plain", *format)
 		}
-		redact, err := rf.options()
+		redact, err := rf.option()
 		if err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ type provider interface {
 // the state of ClickHouse or the collector, and what cannot be delivered
 // goes to the spool of the data folder. Rows are redacted as redact says,
 // spooled ones too; over OTLP the collector redacts as it is told.
-func runProvider(ctx context.Context, sf *storageFlags, otlp, project string, stderr io.Writer, redact []collector.Option) (provider, func() string, func(), error) {
+func runProvider(ctx context.Context, sf *storageFlags, otlp, project string, stderr io.Writer, redact collector.RedactOption) (provider, func() string, func(), error) {
 	if otlp != "" {
 		endpoint, err := tracesURL(otlp)
 		if err != nil {
@@ -153,8 +153,8 @@ func runProvider(ctx context.Context, sf *storageFlags, otlp, project string, st
 		tp, undelivered := spoolingProvider(unreachable{err}, sf.spoolDir(), project, redact)
 		return tp, undelivered, func() {}, nil
 	}
-	tp, err := collector.NewTracerProvider(st.dsn, append(redact, collector.WithProject(project), collector.WithSpool(sf.spoolDir()),
-		collector.WithWriteTimeout(10*time.Second), collector.WithLogger(slog.New(slog.DiscardHandler)))...)
+	tp, err := collector.NewTracerProvider(st.dsn, redact, collector.WithProject(project), collector.WithSpool(sf.spoolDir()),
+		collector.WithWriteTimeout(10*time.Second), collector.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		st.close()
 		return nil, nil, nil, err
@@ -180,7 +180,7 @@ func undeliveredLine(spooled, lost int64, reason, dir string) string {
 
 // spoolingProvider records through exp, spooling what it fails to export
 // with redact's redaction.
-func spoolingProvider(exp sdktrace.SpanExporter, dir, project string, redact []collector.Option) (provider, func() string) {
+func spoolingProvider(exp sdktrace.SpanExporter, dir, project string, redact collector.RedactOption) (provider, func() string) {
 	sp := &spoolOnError{next: exp, dir: dir, redact: redact}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String(schema.KeyServiceName, project), attribute.String(schema.KeyProject, project))),
@@ -196,7 +196,7 @@ func spoolingProvider(exp sdktrace.SpanExporter, dir, project string, redact []c
 type spoolOnError struct {
 	next   sdktrace.SpanExporter
 	dir    string
-	redact []collector.Option
+	redact collector.RedactOption
 
 	mu            sync.Mutex
 	spooled, lost int64
@@ -208,7 +208,7 @@ func (s *spoolOnError) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	if err == nil {
 		return nil
 	}
-	n, spoolErr := collector.SpoolSpans(s.dir, spans, s.redact...)
+	n, spoolErr := collector.SpoolSpans(s.dir, spans, s.redact)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reason = err

@@ -55,7 +55,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if err != nil {
 			return err
 		}
-		redact, err := rf.options()
+		redact, err := rf.option()
 		if err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}()
 		var demoThread string
 		if *withDemo {
-			if demoThread, err = recordDemo(ctx, st, out.stderr, redact...); err != nil {
+			if demoThread, err = recordDemo(ctx, st, out.stderr, redact); err != nil {
 				return err
 			}
 			fmt.Fprintf(out.stdout, "demo thread %s\n", demoThread)
@@ -81,7 +81,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		insertSeconds := newInsertHistogram(reg)
-		ing, err := collector.NewIngester(st.dsn, append(redact,
+		ing, err := collector.NewIngester(st.dsn, redact,
 			collector.WithJoinWindow(*joinWindow),
 			collector.WithPrices(p),
 			collector.WithFlushInterval(time.Second),
@@ -91,7 +91,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			collector.WithQueueBytes(*memoryLimit),
 			collector.WithSpool(sf.spoolDir()), // stores what convtrace run spooled, and keeps what expires unstored
 			collector.WithInsertObserver(func(d time.Duration) { insertSeconds.Observe(d.Seconds()) }),
-		)...)
+		)
 		if err != nil {
 			return err
 		}

@@ -43,10 +43,10 @@ func agent(ctx context.Context, t *testing.T, env map[string]string, args ...str
 
 // provider returns a tracer provider exporting to a fresh database, with a
 // span recorder beside it, and the database.
-func provider(t *testing.T, opts ...collector.Option) (*sdktrace.TracerProvider, *tracetest.SpanRecorder, driver.Conn) {
+func provider(t *testing.T, opts ...collector.ProviderOption) (*sdktrace.TracerProvider, *tracetest.SpanRecorder, driver.Conn) {
 	t.Helper()
 	conn, dsn := testkit.Open(t)
-	tp, err := collector.NewTracerProvider(dsn, append([]collector.Option{collector.WithProject("cliagent")}, opts...)...)
+	tp, err := collector.NewTracerProvider(dsn, append([]collector.ProviderOption{collector.WithProject("cliagent")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

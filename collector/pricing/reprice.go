@@ -1,4 +1,4 @@
-package collector
+package pricing
 
 import (
 	"context"
@@ -12,22 +12,22 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// RepriceDB is what Reprice needs of a connection to the convtrace
+// DB is what Reprice needs of a connection to the convtrace
 // database.
-type RepriceDB interface {
+type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error
 }
 
-// RepriceRange selects the turns Reprice recomputes: those that started in
+// Range selects the turns Reprice recomputes: those that started in
 // [FromNS, ToNS) of Project ("" = every project).
-type RepriceRange struct {
+type Range struct {
 	FromNS, ToNS uint64
 	Project      string
 }
 
-// RepriceResult reports what Reprice changed.
-type RepriceResult struct {
+// Result reports what Reprice changed.
+type Result struct {
 	Priced   uint64 // turns given a priced cost
 	Unpriced uint64 // turns whose model no longer has a price: cost NULL, source unknown
 }
@@ -46,24 +46,11 @@ FROM conversations FINAL` + repriceScope + `
 GROUP BY model
 ORDER BY model`
 
-// repriceCost is Price.Cost in SQL, so that the server recomputes costs in
-// place: the same rules for cache tokens inside or outside the input and
-// reasoning tokens inside or beyond the output. A test holds the two equal.
-const repriceCost = `(
-      if(ifNull(tokens_in, 0) >= ifNull(tokens_cache_read, 0) + ifNull(tokens_cache_write, 0),
-         toFloat64(ifNull(tokens_in, 0)) - ifNull(tokens_cache_read, 0) - ifNull(tokens_cache_write, 0),
-         toFloat64(ifNull(tokens_in, 0))) * ?
-    + toFloat64(ifNull(tokens_cache_read, 0)) * ?
-    + toFloat64(ifNull(tokens_cache_write, 0)) * ?
-    + if(ifNull(tokens_reasoning, 0) <= ifNull(tokens_out, 0),
-         toFloat64(ifNull(tokens_out, 0)) - ifNull(tokens_reasoning, 0),
-         toFloat64(ifNull(tokens_out, 0))) * ?
-    + toFloat64(ifNull(tokens_reasoning, 0)) * ?
-  ) / 1000000`
+// updatePriced sets the cost of the turns of some models from one price.
+var updatePriced = `ALTER TABLE conversations UPDATE cost_usd = toNullable(` + costSQL + `), cost_source = 'priced'` +
+	repriceScope + ` AND has(?, model)`
 
 const (
-	updatePriced = `ALTER TABLE conversations UPDATE cost_usd = toNullable(` + repriceCost + `), cost_source = 'priced'` +
-		repriceScope + ` AND has(?, model)`
 	updateUnpriced = `ALTER TABLE conversations UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'` +
 		repriceScope + ` AND has(?, model)`
 	selectMutations = `
@@ -82,15 +69,15 @@ WHERE database = currentDatabase() AND table = 'conversations' AND is_done = 0`
 // twice stay identical. Mutations run in the background; Reprice waits for
 // them, calling progress with the mutations and parts still to do, then
 // marks the viewer's cost summaries of the range's days stale.
-func Reprice(ctx context.Context, db RepriceDB, p Prices, r RepriceRange, progress func(mutations, parts uint64)) (RepriceResult, error) {
+func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutations, parts uint64)) (Result, error) {
 	scope := r.args()
 	rows, err := db.Query(ctx, selectRepriceModels, scope...)
 	if err != nil {
-		return RepriceResult{}, fmt.Errorf("query models to reprice: %w", err)
+		return Result{}, fmt.Errorf("query models to reprice: %w", err)
 	}
 	byPrice := map[int][]string{}
 	var unpriced []string
-	var res RepriceResult
+	var res Result
 	for rows.Next() {
 		var (
 			model string
@@ -98,7 +85,7 @@ func Reprice(ctx context.Context, db RepriceDB, p Prices, r RepriceRange, progre
 		)
 		if err := rows.Scan(&model, &n); err != nil {
 			rows.Close()
-			return RepriceResult{}, fmt.Errorf("scan models to reprice: %w", err)
+			return Result{}, fmt.Errorf("scan models to reprice: %w", err)
 		}
 		if i, ok := p.index(model); ok {
 			byPrice[i] = append(byPrice[i], model)
@@ -110,7 +97,7 @@ func Reprice(ctx context.Context, db RepriceDB, p Prices, r RepriceRange, progre
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return RepriceResult{}, fmt.Errorf("read models to reprice: %w", err)
+		return Result{}, fmt.Errorf("read models to reprice: %w", err)
 	}
 	indexes := make([]int, 0, len(byPrice))
 	for i := range byPrice {
@@ -119,18 +106,18 @@ func Reprice(ctx context.Context, db RepriceDB, p Prices, r RepriceRange, progre
 	sort.Ints(indexes)
 	for _, i := range indexes {
 		e := p.entries[i]
-		args := append([]any{e.Input, e.CacheRead, e.CacheWrite, e.Output, e.Reasoning}, scope...)
+		args := append(costArgs(e), scope...)
 		if err := db.Exec(ctx, updatePriced, append(args, byPrice[i])...); err != nil {
-			return RepriceResult{}, fmt.Errorf("reprice %s: %w", e.Pattern, err)
+			return Result{}, fmt.Errorf("reprice %s: %w", e.Pattern, err)
 		}
 	}
 	if len(unpriced) > 0 {
 		if err := db.Exec(ctx, updateUnpriced, append(scope, unpriced)...); err != nil {
-			return RepriceResult{}, fmt.Errorf("unprice models without a price: %w", err)
+			return Result{}, fmt.Errorf("unprice models without a price: %w", err)
 		}
 	}
 	if err := waitMutations(ctx, db, progress); err != nil {
-		return RepriceResult{}, err
+		return Result{}, err
 	}
 	return res, invalidateCostSummaries(ctx, db, r)
 }
@@ -150,7 +137,7 @@ GROUP BY day`
 // invalidateCostSummaries runs invalidateCostDays over r once the
 // mutations are done. Its version, read from the clock now, is newer than
 // that of any summary computed from the old costs, which began before.
-func invalidateCostSummaries(ctx context.Context, db RepriceDB, r RepriceRange) error {
+func invalidateCostSummaries(ctx context.Context, db DB, r Range) error {
 	to := r.ToNS
 	if to == 0 {
 		to = ^uint64(0)
@@ -165,7 +152,7 @@ func invalidateCostSummaries(ctx context.Context, db RepriceDB, r RepriceRange) 
 
 // waitMutations polls system.mutations until the table has none left to
 // do.
-func waitMutations(ctx context.Context, db RepriceDB, progress func(mutations, parts uint64)) error {
+func waitMutations(ctx context.Context, db DB, progress func(mutations, parts uint64)) error {
 	for {
 		var pending, parts uint64
 		rows, err := db.Query(ctx, selectMutations)
@@ -194,7 +181,7 @@ func waitMutations(ctx context.Context, db RepriceDB, progress func(mutations, p
 }
 
 // args are the bound arguments of repriceScope; ToNS 0 is no end.
-func (r RepriceRange) args() []any {
+func (r Range) args() []any {
 	to := r.ToNS
 	if to == 0 {
 		to = math.MaxUint64

@@ -1,4 +1,4 @@
-package collector
+package pricing
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ var builtinPrices []byte
 var DefaultPrices = sync.OnceValue(func() Prices {
 	p, err := ParsePrices(builtinPrices)
 	if err != nil {
-		panic(fmt.Sprintf("collector: built-in prices.yaml: %v", err)) // embedded: a broken build
+		panic(fmt.Sprintf("pricing: built-in prices.yaml: %v", err)) // embedded: a broken build
 	}
 	return p
 })
@@ -111,7 +111,7 @@ func ParsePrices(data []byte) (Prices, error) {
 			}
 		}
 		for _, v := range []float64{pr.Input, pr.Output, pr.CacheRead, pr.CacheWrite, pr.Reasoning} {
-			if !validCost(v) {
+			if !schema.ValidCost(v) {
 				return Prices{}, fmt.Errorf("%s: price %v is not a finite, non-negative number", name, v)
 			}
 		}
@@ -217,36 +217,15 @@ func (p Prices) match(model string) int {
 	return -1
 }
 
-// Usage is a call's token counts as stored: nil is unknown.
-type Usage struct {
-	In, Out, CacheRead, CacheWrite, Reasoning *uint32
-}
-
-// Cost returns what usage costs at price p, in US dollars. The counts
-// follow the OTel GenAI conventions, which the collector and
-// instrument/llmhttp store for every provider:
-//
-//   - input tokens include cache reads and writes (OpenAI's prompt_tokens
-//     do; llmhttp adds Anthropic's cache tokens to its input_tokens). A
-//     source that reports Anthropic's own input_tokens, which leave the
-//     cache out, is recognised when its input is smaller than its cache
-//     tokens: then all of its input is uncached.
-//   - reasoning tokens are part of the output tokens (as OpenAI reports
-//     them), unless there are more of them than output tokens.
-//
-// Unknown counts are zero here: the caller decides whether a call with no
-// counts at all gets a cost.
+// Cost returns what usage costs at price p, in US dollars: the sum of
+// costTerms. Unknown counts are zero here: the caller decides whether a
+// call with no counts at all gets a cost.
 func (p Price) Cost(u Usage) float64 {
-	in, out := val(u.In), val(u.Out)
-	read, write, reasoning := val(u.CacheRead), val(u.CacheWrite), val(u.Reasoning)
-	uncached := in
-	if in >= read+write {
-		uncached = in - read - write
+	var usd float64
+	for _, t := range costTerms {
+		usd += t.tokens(u) * t.price(p)
 	}
-	if reasoning <= out {
-		out -= reasoning
-	}
-	return (uncached*p.Input + read*p.CacheRead + write*p.CacheWrite + out*p.Output + reasoning*p.Reasoning) / 1e6
+	return usd / 1e6
 }
 
 // CacheSavings returns what cacheRead tokens of model would have cost as
@@ -259,24 +238,17 @@ func (p Prices) CacheSavings(model string, cacheRead uint64) (usd float64, ok bo
 	return float64(cacheRead) * (pr.Input - pr.CacheRead) / 1e6, true
 }
 
-func val(n *uint32) float64 {
-	if n == nil {
-		return 0
-	}
-	return float64(*n)
-}
-
-// price prices a turn with token counts, no cost and a known model
+// PriceTurn prices a turn with token counts, no cost and a known model
 // ("priced"). Every other source (provided, unknown, none) is the one rule
 // of schema's Turn.Values and the column DEFAULT, which a turn left blank
 // gets.
-func (p Prices) price(t *schema.Turn) {
+func (p Prices) PriceTurn(t *schema.Turn) {
 	if t.CostUSD != nil || t.CostSource != "" || t.TokensIn == nil && t.TokensOut == nil {
 		return
 	}
 	if pr, ok := p.Lookup(t.Model); ok {
 		// An absurd price can still overflow: such a cost stays unknown.
-		if c := pr.Cost(Usage{t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning}); validCost(c) {
+		if c := pr.Cost(Usage{t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning}); schema.ValidCost(c) {
 			t.CostUSD, t.CostSource = &c, schema.CostPriced
 		}
 	}

@@ -1,4 +1,4 @@
-package collector_test
+package pricing_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/testkit"
 )
@@ -54,7 +55,7 @@ SELECT 'old:response:1', 'th-old', 'response', 'gpt-5', toNullable(toUInt32(1000
 		t.Fatal(err)
 	}
 
-	prices, err := collector.ParsePrices([]byte(`
+	prices, err := pricing.ParsePrices([]byte(`
 prices:
   - {pattern: 'gpt-5', input: 2, output: 20, cache_read: 0.2, reasoning: 40}
   - {pattern: 'qwen2\.5-coder:32b', input: 0.1, output: 0.3}
@@ -64,7 +65,7 @@ prices:
 		t.Fatal(err)
 	}
 	var progressed bool
-	res, err := collector.Reprice(ctx, conn, prices, collector.RepriceRange{FromNS: uint64(time.Hour)},
+	res, err := pricing.Reprice(ctx, conn, prices, pricing.Range{FromNS: uint64(time.Hour)},
 		func(mutations, parts uint64) { progressed = true })
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +93,7 @@ FROM conversations WHERE role = 'response' ORDER BY start_ns`)
 		// What pricing at ingest computes with the new prices must be what
 		// the server computed.
 		if p, ok := prices.Lookup(model); ok && source == "priced" && id != "old:response:1" {
-			want := p.Cost(collector.Usage{In: in, Out: out, CacheRead: read, CacheWrite: write, Reasoning: think})
+			want := p.Cost(pricing.Usage{In: in, Out: out, CacheRead: read, CacheWrite: write, Reasoning: think})
 			if cost == nil || math.Abs(*cost-want) > 1e-9 {
 				t.Errorf("%s: repriced cost %v, Price.Cost gives %v", model, show(cost), want)
 			}
@@ -122,3 +123,5 @@ func show(f *float64) any {
 	}
 	return math.Round(*f*1e9) / 1e9
 }
+
+func ptr[T any](v T) *T { return &v }

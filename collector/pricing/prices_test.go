@@ -1,4 +1,4 @@
-package collector
+package pricing
 
 import (
 	"math"
@@ -116,7 +116,7 @@ func TestPriceTurn(t *testing.T) {
 	col := slices.Index(schema.TurnColumns, "cost_source")
 	for _, c := range cases {
 		tu := c.turn
-		prices.price(&tu)
+		prices.PriceTurn(&tu)
 		// The source stored is price's or, left blank, schema's.
 		if source := tu.Values()[col]; source != c.wantSource || (tu.CostUSD == nil) != (c.wantCost == nil) ||
 			tu.CostUSD != nil && math.Abs(*tu.CostUSD-*c.wantCost) > 1e-12 {
@@ -129,7 +129,7 @@ func TestPriceTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	tu := schema.Turn{Model: "big", TokensIn: u32(4e9), TokensOut: u32(4e9)}
-	if huge.price(&tu); tu.CostUSD != nil {
+	if huge.PriceTurn(&tu); tu.CostUSD != nil {
 		t.Errorf("a cost overflowing to %v was stored, want unknown", *tu.CostUSD)
 	}
 }
@@ -199,3 +199,6 @@ func TestDefaultPricesDated(t *testing.T) {
 		}
 	}
 }
+
+func u32(n uint32) *uint32   { return &n }
+func f64(f float64) *float64 { return &f }
