@@ -1,22 +1,21 @@
-// Package collector turns finished spans into conversation turns and writes
-// them to ClickHouse.
+// Package collector stores spans in ClickHouse: the in-process path of a
+// Go pipeline and the OTLP path of every other, through one writer.
 //
-// Mapping is pure: a span becomes one row of the spans table and, when it is
-// a provider call or a tool execution, the turns of the conversations table:
-// exactly one prompt row and one response row per call, or a prompt row and
-// an error row when the call failed. Turn ids are deterministic, so a span
-// delivered twice folds into the same rows.
+//   - In process: NewTracerProvider wires the Exporter (an
+//     sdktrace.SpanExporter that maps spans and queues their rows: exporting
+//     never waits on ClickHouse) and the PendingProcessor (which stores the
+//     prompt of a call still running after a second, then again every
+//     minute as a heartbeat, so a call whose process died shows as
+//     interrupted).
+//   - OTLP: the Ingester maps each request's spans and answers only once
+//     their rows are stored. A GenAI call whose content comes as log
+//     records is staged in join_staging until its span and records meet
+//     (staging.go, stager.go). otlpreceiver serves it over HTTP and gRPC.
+//   - One writer (writer.go, store.go) redacts (redact.go), prices
+//     (package pricing) and inserts in group commits. While ClickHouse
+//     fails it keeps the rows in a bounded buffer, spilling to a disk spool
+//     (WithSpool); storage errors are never returned to the pipeline.
 //
-// Exporter is an sdktrace.SpanExporter that maps spans and hands the rows to
-// a background writer with a queue bounded in bytes: exporting never waits
-// on ClickHouse. While ClickHouse fails the writer keeps the rows in a
-// bounded buffer, spilling to a disk spool when given one (WithSpool), and
-// stores them in order when it answers; storage errors are never returned
-// to the pipeline. PendingProcessor writes
-// the prompt of a call that is still running after a second, so a long call
-// shows in the viewer while it runs, and refreshes it every minute as a
-// heartbeat, so a call whose process died shows as interrupted.
-// NewTracerProvider wires all of it for a Go pipeline that exports
-// in-process. Before any row is queued, well-known secrets in it are
-// replaced by [REDACTED:kind] (WithoutRedaction keeps them).
+// What a span becomes is package mapping's. Each constructor takes the
+// options that apply to it (config.go).
 package collector

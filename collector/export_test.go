@@ -5,6 +5,7 @@ import (
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -14,8 +15,8 @@ func RowsOf(rss []*tracepb.ResourceSpans) ([]schema.Turn, []schema.Span) {
 	var turns []schema.Turn
 	var rows []schema.Span
 	for _, s := range spansFromOTLP(rss) {
-		turns = append(turns, mapTurns(s)...)
-		row, _ := mapSpan(s)
+		turns = append(turns, mapping.Turns(s)...)
+		row, _ := mapping.SpanRow(s)
 		rows = append(rows, row)
 	}
 	return turns, rows

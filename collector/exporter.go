@@ -5,6 +5,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
@@ -69,14 +70,14 @@ func rowsOf(spans []sdktrace.ReadOnlySpan) (rows, int64) {
 		r         rows
 		sanitised int64
 	)
-	mapped := make([]span, len(spans))
+	mapped := make([]mapping.Span, len(spans))
 	for i, ro := range spans {
-		mapped[i] = fromSDK(ro)
+		mapped[i] = mapping.FromSDK(ro)
 	}
-	foldCalls(mapped)
+	mapping.FoldCalls(mapped)
 	for _, s := range mapped {
-		r.Turns = append(r.Turns, mapTurns(s)...)
-		row, n := mapSpan(s)
+		r.Turns = append(r.Turns, mapping.Turns(s)...)
+		row, n := mapping.SpanRow(s)
 		r.Spans = append(r.Spans, row)
 		sanitised += int64(n)
 	}

@@ -12,6 +12,7 @@ import (
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/collector/otlpwire"
 	"github.com/convtrace/convtrace/schema"
 )
@@ -134,11 +135,11 @@ func fixtureTurns(t *testing.T, base string) []schema.Turn {
 	return joinAndMap(t, spans, logs)
 }
 
-func readFixture(t *testing.T, base string) ([]span, []logRecord) {
+func readFixture(t *testing.T, base string) ([]mapping.Span, []mapping.LogRecord) {
 	t.Helper()
 	var (
-		spans []span
-		logs  []logRecord
+		spans []mapping.Span
+		logs  []mapping.LogRecord
 	)
 	if data, err := os.ReadFile(base + ".traces.json"); err == nil {
 		var req coltracepb.ExportTraceServiceRequest
@@ -163,13 +164,13 @@ func readFixture(t *testing.T, base string) ([]span, []logRecord) {
 // joinAndMap does what the collector's join does, without its window:
 // each span gets the log records that name it, and records whose span is
 // absent are mapped on their own.
-func joinAndMap(t *testing.T, spans []span, logs []logRecord) []schema.Turn {
+func joinAndMap(t *testing.T, spans []mapping.Span, logs []mapping.LogRecord) []schema.Turn {
 	t.Helper()
-	foldCalls(spans)
-	byID := map[string][]logRecord{}
+	mapping.FoldCalls(spans)
+	byID := map[string][]mapping.LogRecord{}
 	var order []string
 	for _, l := range logs {
-		k := l.traceID + "/" + l.spanID
+		k := l.TraceID + "/" + l.SpanID
 		if _, ok := byID[k]; !ok {
 			order = append(order, k)
 		}
@@ -177,19 +178,19 @@ func joinAndMap(t *testing.T, spans []span, logs []logRecord) []schema.Turn {
 	}
 	var turns []schema.Turn
 	for _, s := range spans {
-		k := s.traceID + "/" + s.spanID
+		k := s.TraceID + "/" + s.SpanID
 		if ls, ok := byID[k]; ok {
-			if !needsLogs(s) {
-				t.Errorf("span %s %q has log records but needsLogs says it does not need them", s.spanID, s.name)
+			if !mapping.NeedsLogs(s) {
+				t.Errorf("span %s %q has log records but needsLogs says it does not need them", s.SpanID, s.Name)
 			}
-			s.attachLogs(ls)
+			s.AttachLogs(ls)
 			delete(byID, k)
 		}
-		turns = append(turns, mapTurns(s)...)
+		turns = append(turns, mapping.Turns(s)...)
 	}
 	for _, k := range order {
 		if ls, ok := byID[k]; ok {
-			turns = append(turns, mapTurns(spanFromLogs(ls))...)
+			turns = append(turns, mapping.Turns(mapping.SpanFromLogs(ls))...)
 		}
 	}
 	return turns

@@ -12,6 +12,7 @@ import (
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
@@ -99,7 +100,7 @@ func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (R
 	spans := spansFromOTLP(rss)
 	in.spansReceived.Add(int64(len(spans)))
 	spans, res := validSpans(spans)
-	foldCalls(spans)
+	mapping.FoldCalls(spans)
 	it := item{spans: make([]schema.Span, 0, len(spans))}
 	for _, s := range spans {
 		it.addSpan(s)
@@ -121,7 +122,7 @@ func (in *Ingester) Logs(ctx context.Context, rls []*logspb.ResourceLogs) (Resul
 	var res Result
 	kept := logs[:0]
 	for _, l := range logs {
-		if l.traceID != "" && l.spanID != "" && strings.HasPrefix(l.eventName, "gen_ai.") {
+		if l.TraceID != "" && l.SpanID != "" && strings.HasPrefix(l.EventName, "gen_ai.") {
 			kept = append(kept, l)
 		}
 	}
@@ -158,13 +159,13 @@ func (in *Ingester) join(ctx context.Context, staged []schema.Staged) {
 
 // turns maps spans to turns. A span whose mapping panics on input no
 // convention foresaw keeps its spans row and is counted.
-func (in *Ingester) turns(spans []span) []schema.Turn {
+func (in *Ingester) turns(spans []mapping.Span) []schema.Turn {
 	var turns []schema.Turn
 	for _, s := range spans {
 		mapped, err := safeMapTurns(s)
 		if err != nil {
 			in.mapFailures.Add(1)
-			in.w.cfg.logger.Warn("convtrace: span not mapped to turns", "trace_id", s.traceID, "span_id", s.spanID, "err", err)
+			in.w.cfg.logger.Warn("convtrace: span not mapped to turns", "trace_id", s.TraceID, "span_id", s.SpanID, "err", err)
 			continue
 		}
 		turns = append(turns, mapped...)
@@ -173,13 +174,13 @@ func (in *Ingester) turns(spans []span) []schema.Turn {
 	return turns
 }
 
-func safeMapTurns(s span) (turns []schema.Turn, err error) {
+func safeMapTurns(s mapping.Span) (turns []schema.Turn, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("mapping panicked: %v", p)
 		}
 	}()
-	return mapTurns(s), nil
+	return mapping.Turns(s), nil
 }
 
 // sweepLoop completes the staged calls whose join window ended, whichever

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
@@ -95,11 +96,11 @@ func genCall(r *rand.Rand, i int) joinCall {
 func (c joinCall) wantTurns() []schema.Turn {
 	logs := logsFromOTLP([]*logspb.ResourceLogs{{Resource: propResource, ScopeLogs: []*logspb.ScopeLogs{{LogRecords: c.logs}}}})
 	if c.span == nil {
-		return mapTurns(logsOnly(logs))
+		return mapping.Turns(logsOnly(logs))
 	}
 	s := spansFromOTLP([]*tracepb.ResourceSpans{{Resource: propResource, ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{c.span}}}}})[0]
-	s.attachLogs(logs)
-	return mapTurns(s)
+	s.AttachLogs(logs)
+	return mapping.Turns(s)
 }
 
 // delivery is one OTLP request, sent once or twice.

@@ -15,6 +15,7 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
 )
@@ -31,26 +32,26 @@ const (
 )
 
 // spansFromOTLP converts the spans of an OTLP trace request.
-func spansFromOTLP(rss []*tracepb.ResourceSpans) []span {
+func spansFromOTLP(rss []*tracepb.ResourceSpans) []mapping.Span {
 	n := 0
 	for _, rs := range rss {
 		for _, ss := range rs.GetScopeSpans() {
 			n += len(ss.GetSpans())
 		}
 	}
-	spans := make([]span, 0, n)
+	spans := make([]mapping.Span, 0, n)
 	for _, rs := range rss {
 		res := resourceAttrs(rs.GetResource())
 		for _, ss := range rs.GetScopeSpans() {
 			scope := ss.GetScope()
 			for _, ps := range ss.GetSpans() {
 				s := spanFromOTLP(ps)
-				s.resource = res
-				s.from = otlpSpanRef{rs, ss, ps}
+				s.Resource = res
+				s.Origin = otlpSpanRef{rs, ss, ps}
 				if name := validUTF8(scope.GetName()); name != "" {
-					s.attrs.list = append(s.attrs.list, schema.Attr{Key: keyScopeName, Value: name})
+					s.Attrs.List = append(s.Attrs.List, schema.Attr{Key: keyScopeName, Value: name})
 					if v := validUTF8(scope.GetVersion()); v != "" {
-						s.attrs.list = append(s.attrs.list, schema.Attr{Key: keyScopeVersion, Value: v})
+						s.Attrs.List = append(s.Attrs.List, schema.Attr{Key: keyScopeVersion, Value: v})
 					}
 				}
 				spans = append(spans, s)
@@ -65,19 +66,19 @@ func spansFromOTLP(rss []*tracepb.ResourceSpans) []span {
 // invalid is refused: its turns would share ids with every other such span.
 // Copies of one span (same trace and span id) fold into the most complete:
 // ended over running, else the later in the request.
-func validSpans(spans []span) ([]span, Result) {
+func validSpans(spans []mapping.Span) ([]mapping.Span, Result) {
 	type id struct{ trace, span string }
 	var res Result
 	at := make(map[id]int, len(spans))
 	kept := spans[:0]
 	for _, s := range spans {
-		if s.traceID == "" || s.spanID == "" {
+		if s.TraceID == "" || s.SpanID == "" {
 			res.Rejected++
 			continue
 		}
-		k := id{s.traceID, s.spanID}
+		k := id{s.TraceID, s.SpanID}
 		if i, ok := at[k]; ok {
-			if s.ended || !kept[i].ended {
+			if s.Ended || !kept[i].Ended {
 				kept[i] = s
 			}
 			continue
@@ -91,26 +92,26 @@ func validSpans(spans []span) ([]span, Result) {
 	return kept, res
 }
 
-func spanFromOTLP(ps *tracepb.Span) span {
-	s := span{
-		traceID:      hexID(ps.GetTraceId(), 16),
-		spanID:       hexID(ps.GetSpanId(), 8),
-		parentSpanID: hexID(ps.GetParentSpanId(), 8),
-		name:         validUTF8(ps.GetName()),
-		kind:         spanKind(ps.GetKind()),
-		startNS:      ps.GetStartTimeUnixNano(),
-		endNS:        ps.GetEndTimeUnixNano(),
-		ended:        ps.GetEndTimeUnixNano() != 0,
-		attrs:        attrsFromOTLP(ps.GetAttributes()),
+func spanFromOTLP(ps *tracepb.Span) mapping.Span {
+	s := mapping.Span{
+		TraceID:      hexID(ps.GetTraceId(), 16),
+		SpanID:       hexID(ps.GetSpanId(), 8),
+		ParentSpanID: hexID(ps.GetParentSpanId(), 8),
+		Name:         validUTF8(ps.GetName()),
+		Kind:         spanKind(ps.GetKind()),
+		StartNS:      ps.GetStartTimeUnixNano(),
+		EndNS:        ps.GetEndTimeUnixNano(),
+		Ended:        ps.GetEndTimeUnixNano() != 0,
+		Attrs:        attrsFromOTLP(ps.GetAttributes()),
 	}
 	if st := ps.GetStatus(); st.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
-		s.failed = true
-		s.statusMsg = validUTF8(st.GetMessage())
+		s.Failed = true
+		s.StatusMsg = validUTF8(st.GetMessage())
 	}
 	if evs := ps.GetEvents(); len(evs) > 0 {
-		s.events = make([]event, 0, len(evs))
+		s.Events = make([]mapping.Event, 0, len(evs))
 		for _, e := range evs {
-			s.events = append(s.events, event{name: validUTF8(e.GetName()), timeNS: e.GetTimeUnixNano(), attrs: attrsFromOTLP(e.GetAttributes())})
+			s.Events = append(s.Events, mapping.Event{Name: validUTF8(e.GetName()), TimeNS: e.GetTimeUnixNano(), Attrs: attrsFromOTLP(e.GetAttributes())})
 		}
 	}
 	return s
@@ -133,50 +134,32 @@ func spanKind(k tracepb.Span_SpanKind) string {
 	return "unspecified"
 }
 
-// logRecord is an OTLP log record in the shape mapping reads. GenAI
-// instrumentations send message content as log records (events) linked to
-// the call's span by its ids.
-type logRecord struct {
-	traceID, spanID string // lowercase hex, "" when absent/invalid
-	timeNS          uint64 // time_unix_nano, else observed_time_unix_nano
-	pos             uint32 // the record's position in its request
-	eventName       string // the log's event_name field, else its "event.name" attribute
-	body            string // the body: a string body as is, a map/array body as JSON
-	attrs           attrs
-	resource        attrs
-	from            otlpLogRef // where it came from, to stage it as it came
-}
-
-// keyEventName is the attribute that named a log record's event before
-// the event_name field existed.
-const keyEventName = "event.name"
-
 // logsFromOTLP converts the log records of an OTLP logs request, in
 // request order.
-func logsFromOTLP(rls []*logspb.ResourceLogs) []logRecord {
-	var logs []logRecord
+func logsFromOTLP(rls []*logspb.ResourceLogs) []mapping.LogRecord {
+	var logs []mapping.LogRecord
 	for _, rl := range rls {
 		res := resourceAttrs(rl.GetResource())
 		for _, sl := range rl.GetScopeLogs() {
 			for _, lr := range sl.GetLogRecords() {
-				l := logRecord{
-					pos:       uint32(len(logs)),
-					traceID:   hexID(lr.GetTraceId(), 16),
-					spanID:    hexID(lr.GetSpanId(), 8),
-					timeNS:    lr.GetTimeUnixNano(),
-					eventName: validUTF8(lr.GetEventName()),
-					attrs:     attrsFromOTLP(lr.GetAttributes()),
-					resource:  res,
-					from:      otlpLogRef{rl, sl, lr},
+				l := mapping.LogRecord{
+					Pos:       uint32(len(logs)),
+					TraceID:   hexID(lr.GetTraceId(), 16),
+					SpanID:    hexID(lr.GetSpanId(), 8),
+					TimeNS:    lr.GetTimeUnixNano(),
+					EventName: validUTF8(lr.GetEventName()),
+					Attrs:     attrsFromOTLP(lr.GetAttributes()),
+					Resource:  res,
+					Origin:    otlpLogRef{rl, sl, lr},
 				}
-				if l.timeNS == 0 {
-					l.timeNS = lr.GetObservedTimeUnixNano()
+				if l.TimeNS == 0 {
+					l.TimeNS = lr.GetObservedTimeUnixNano()
 				}
-				if l.eventName == "" {
-					l.eventName = l.attrs.str(keyEventName)
+				if l.EventName == "" {
+					l.EventName = l.Attrs.Str(schema.KeyEventName)
 				}
 				if b := lr.GetBody(); b != nil {
-					l.body = anyValueString(b)
+					l.Body = anyValueString(b)
 				}
 				logs = append(logs, l)
 			}
@@ -185,21 +168,21 @@ func logsFromOTLP(rls []*logspb.ResourceLogs) []logRecord {
 	return logs
 }
 
-func resourceAttrs(r *resourcepb.Resource) attrs {
+func resourceAttrs(r *resourcepb.Resource) mapping.Attrs {
 	return attrsFromOTLP(r.GetAttributes())
 }
 
 // attrsFromOTLP converts OTLP attributes, keeping their order and, should
 // a key repeat, every copy (lookups take the first).
-func attrsFromOTLP(kvs []*commonpb.KeyValue) attrs {
+func attrsFromOTLP(kvs []*commonpb.KeyValue) mapping.Attrs {
 	if len(kvs) == 0 {
-		return attrs{}
+		return mapping.Attrs{}
 	}
 	list := make([]schema.Attr, 0, len(kvs))
 	for _, kv := range kvs {
 		list = append(list, schema.Attr{Key: validUTF8(kv.GetKey()), Value: anyValueString(kv.GetValue())})
 	}
-	return attrs{list: list}
+	return mapping.Attrs{List: list}
 }
 
 // anyValueString renders an attribute value as the attribute columns store

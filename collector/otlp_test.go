@@ -12,6 +12,7 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -88,35 +89,35 @@ func TestOTLPSpans(t *testing.T) {
 	}}
 	got := spansFromOTLP(rss)
 	for i := range got {
-		if f := got[i].from; f.rs != rss[0] || f.ss != rss[0].ScopeSpans[0] || f.ps != rss[0].ScopeSpans[0].Spans[i] {
+		if f, _ := got[i].Origin.(otlpSpanRef); f.rs != rss[0] || f.ss != rss[0].ScopeSpans[0] || f.ps != rss[0].ScopeSpans[0].Spans[i] {
 			t.Errorf("span %d comes from %+v, not its place in the request", i, f)
 		}
-		got[i].from = otlpSpanRef{}
+		got[i].Origin = nil
 	}
-	want := []span{{
-		traceID: "5b8efff798038103d269b633813fc60c", spanID: "eee19b7ec3c1b174", parentSpanID: "",
-		name: "chat \uFFFDgpt", kind: "client", startNS: 100, endNS: 350, ended: true,
-		failed: true, statusMsg: "overloaded\uFFFD",
-		attrs: attrs{list: []schema.Attr{
+	want := []mapping.Span{{
+		TraceID: "5b8efff798038103d269b633813fc60c", SpanID: "eee19b7ec3c1b174", ParentSpanID: "",
+		Name: "chat \uFFFDgpt", Kind: "client", StartNS: 100, EndNS: 350, Ended: true,
+		Failed: true, StatusMsg: "overloaded\uFFFD",
+		Attrs: mapping.Attrs{List: []schema.Attr{
 			{Key: "gen_ai.usage.input_tokens", Value: "7"},
 			{Key: "bad\uFFFDkey", Value: "v\uFFFD"},
 			{Key: keyScopeName, Value: "opentelemetry.instrumentation.openai_v2"},
 			{Key: keyScopeVersion, Value: "2.1b0"},
 		}},
-		resource: attrs{list: []schema.Attr{{Key: "service.name", Value: "svc\uFFFD"}}},
-		events:   []event{{name: "exception\uFFFD", timeNS: 200, attrs: attrs{list: []schema.Attr{{Key: "exception.message", Value: "boom"}}}}},
+		Resource: mapping.Attrs{List: []schema.Attr{{Key: "service.name", Value: "svc\uFFFD"}}},
+		Events:   []mapping.Event{{Name: "exception\uFFFD", TimeNS: 200, Attrs: mapping.Attrs{List: []schema.Attr{{Key: "exception.message", Value: "boom"}}}}},
 	}, {
-		traceID: "", spanID: "", kind: "server", startNS: 5, ended: false,
-		attrs: attrs{list: []schema.Attr{
+		TraceID: "", SpanID: "", Kind: "server", StartNS: 5, Ended: false,
+		Attrs: mapping.Attrs{List: []schema.Attr{
 			{Key: keyScopeName, Value: "opentelemetry.instrumentation.openai_v2"},
 			{Key: keyScopeVersion, Value: "2.1b0"},
 		}},
-		resource: attrs{list: []schema.Attr{{Key: "service.name", Value: "svc\uFFFD"}}},
+		Resource: mapping.Attrs{List: []schema.Attr{{Key: "service.name", Value: "svc\uFFFD"}}},
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("spansFromOTLP:\n got %+v\nwant %+v", got, want)
 	}
-	if row, _ := mapSpan(got[0]); row.Kind != "client" || row.Status != schema.StatusError || row.StatusMsg != "overloaded\uFFFD" || row.Project != "svc\uFFFD" {
+	if row, _ := mapping.SpanRow(got[0]); row.Kind != "client" || row.Status != schema.StatusError || row.StatusMsg != "overloaded\uFFFD" || row.Project != "svc\uFFFD" {
 		t.Errorf("mapSpan of an OTLP span = %+v", row)
 	}
 
@@ -154,21 +155,21 @@ func TestOTLPLogs(t *testing.T) {
 	}}
 	got := logsFromOTLP(rls)
 	for i := range got {
-		if f := got[i].from; f.rl != rls[0] || f.sl != rls[0].ScopeLogs[0] || f.lr != rls[0].ScopeLogs[0].LogRecords[i] {
+		if f, _ := got[i].Origin.(otlpLogRef); f.rl != rls[0] || f.sl != rls[0].ScopeLogs[0] || f.lr != rls[0].ScopeLogs[0].LogRecords[i] {
 			t.Errorf("log record %d comes from %+v, not its place in the request", i, f)
 		}
-		got[i].from = otlpLogRef{}
+		got[i].Origin = nil
 	}
-	res := attrs{list: []schema.Attr{{Key: "service.name", Value: "svc"}}}
-	want := []logRecord{{
-		traceID: "5b8efff798038103d269b633813fc60c", spanID: "eee19b7ec3c1b174", timeNS: 10, eventName: "gen_ai.choice",
-		body:  `{"index":0,"message":{"content":"hi` + "\uFFFD" + `"}}`,
-		attrs: attrs{list: []schema.Attr{{Key: "event.name", Value: "ignored: the field wins"}}}, resource: res,
+	res := mapping.Attrs{List: []schema.Attr{{Key: "service.name", Value: "svc"}}}
+	want := []mapping.LogRecord{{
+		TraceID: "5b8efff798038103d269b633813fc60c", SpanID: "eee19b7ec3c1b174", TimeNS: 10, EventName: "gen_ai.choice",
+		Body:  `{"index":0,"message":{"content":"hi` + "\uFFFD" + `"}}`,
+		Attrs: mapping.Attrs{List: []schema.Attr{{Key: "event.name", Value: "ignored: the field wins"}}}, Resource: res,
 	}, {
-		traceID: "", spanID: "eee19b7ec3c1b174", pos: 1, timeNS: 30, eventName: "gen_ai.user.message", body: "plain\uFFFD",
-		attrs: attrs{list: []schema.Attr{{Key: "event.name", Value: "gen_ai.user.message"}}}, resource: res,
+		TraceID: "", SpanID: "eee19b7ec3c1b174", Pos: 1, TimeNS: 30, EventName: "gen_ai.user.message", Body: "plain\uFFFD",
+		Attrs: mapping.Attrs{List: []schema.Attr{{Key: "event.name", Value: "gen_ai.user.message"}}}, Resource: res,
 	}, {
-		pos: 2, timeNS: 40, resource: res,
+		Pos: 2, TimeNS: 40, Resource: res,
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("logsFromOTLP:\n got %+v\nwant %+v", got, want)
@@ -177,40 +178,40 @@ func TestOTLPLogs(t *testing.T) {
 
 func TestValidSpans(t *testing.T) {
 	const tid, tid2 = "5b8efff798038103d269b633813fc60c", "0af7651916cd43dd8448eb211c80319c"
-	sp := func(trace, id, name string, ended bool) span {
-		return span{traceID: trace, spanID: id, name: name, ended: ended}
+	sp := func(trace, id, name string, ended bool) mapping.Span {
+		return mapping.Span{TraceID: trace, SpanID: id, Name: name, Ended: ended}
 	}
-	show := func(spans []span) string {
+	show := func(spans []mapping.Span) string {
 		var b strings.Builder
 		for _, s := range spans {
-			fmt.Fprintf(&b, "[%s/%s %s ended=%v]", s.traceID, s.spanID, s.name, s.ended)
+			fmt.Fprintf(&b, "[%s/%s %s ended=%v]", s.TraceID, s.SpanID, s.Name, s.Ended)
 		}
 		return b.String()
 	}
 	tests := []struct {
 		name     string
-		in, want []span
+		in, want []mapping.Span
 		rejected int64
 	}{
 		{"valid spans kept in order",
-			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid, "1111111111111111", "b", false)},
-			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid, "1111111111111111", "b", false)}, 0},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid, "1111111111111111", "b", false)},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid, "1111111111111111", "b", false)}, 0},
 		// hexID renders an all-zero or wrong-length id as "".
 		{"invalid ids refused beside a valid span",
-			[]span{sp("", "00f067aa0ba902b7", "no trace", true), sp(tid, "00f067aa0ba902b7", "ok", true), sp(tid, "", "no span", true)},
-			[]span{sp(tid, "00f067aa0ba902b7", "ok", true)}, 2},
+			[]mapping.Span{sp("", "00f067aa0ba902b7", "no trace", true), sp(tid, "00f067aa0ba902b7", "ok", true), sp(tid, "", "no span", true)},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "ok", true)}, 2},
 		{"ended copy replaces a running one",
-			[]span{sp(tid, "00f067aa0ba902b7", "running", false), sp(tid, "1111111111111111", "other", true), sp(tid, "00f067aa0ba902b7", "ended", true)},
-			[]span{sp(tid, "00f067aa0ba902b7", "ended", true), sp(tid, "1111111111111111", "other", true)}, 0},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "running", false), sp(tid, "1111111111111111", "other", true), sp(tid, "00f067aa0ba902b7", "ended", true)},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "ended", true), sp(tid, "1111111111111111", "other", true)}, 0},
 		{"running copy does not replace an ended one",
-			[]span{sp(tid, "00f067aa0ba902b7", "ended", true), sp(tid, "00f067aa0ba902b7", "running", false)},
-			[]span{sp(tid, "00f067aa0ba902b7", "ended", true)}, 0},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "ended", true), sp(tid, "00f067aa0ba902b7", "running", false)},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "ended", true)}, 0},
 		{"of two ended copies the later wins",
-			[]span{sp(tid, "00f067aa0ba902b7", "first", true), sp(tid, "00f067aa0ba902b7", "second", true), sp(tid, "00f067aa0ba902b7", "third", false)},
-			[]span{sp(tid, "00f067aa0ba902b7", "second", true)}, 0},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "first", true), sp(tid, "00f067aa0ba902b7", "second", true), sp(tid, "00f067aa0ba902b7", "third", false)},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "second", true)}, 0},
 		{"same span id in another trace is another span",
-			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)},
-			[]span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)}, 0},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)}, 0},
 		{"empty", nil, nil, 0},
 	}
 	for _, tt := range tests {

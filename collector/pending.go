@@ -8,6 +8,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -138,9 +139,9 @@ func (p *PendingProcessor) storeDue(now time.Time) {
 		if now.Before(due) {
 			continue
 		}
-		s := fromSDK(c.span)
-		s.ended = false // only the prompt, even if End is under way
-		turns := mapTurns(s)
+		s := mapping.FromSDK(c.span)
+		s.Ended = false // only the prompt, even if End is under way
+		turns := mapping.Turns(s)
 		if len(turns) == 0 {
 			delete(p.running, id)
 			continue

@@ -11,6 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -28,7 +29,7 @@ type stager struct {
 	w      *writer
 	window time.Duration
 	grace  time.Duration // the longest a staged row takes to become visible
-	turns  func([]span) []schema.Turn
+	turns  func([]mapping.Span) []schema.Turn
 	dial   func(ctx context.Context) (stagingConn, error)
 
 	mu   sync.Mutex
@@ -122,7 +123,7 @@ func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
 			if !c.due(now, st.window, st.grace) {
 				continue
 			}
-			turns := st.turns([]span{c.joined()})
+			turns := st.turns([]mapping.Span{c.joined()})
 			c.sortKeys(turns, now, st.window, st.grace)
 			for i := range turns {
 				turns[i].Revision = uint64(now.UnixNano())

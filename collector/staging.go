@@ -10,6 +10,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -64,28 +65,28 @@ type (
 
 // stageSpans splits OTLP spans into those to map now and the staged rows
 // of GenAI calls whose content may come as log records.
-func stageSpans(spans []span) (direct []span, staged []schema.Staged) {
+func stageSpans(spans []mapping.Span) (direct []mapping.Span, staged []schema.Staged) {
 	for _, s := range spans {
-		if !needsLogs(s) {
+		if !mapping.NeedsLogs(s) {
 			direct = append(direct, s)
 			continue
 		}
-		f := s.from
+		f := s.Origin.(otlpSpanRef)
 		one := &tracepb.ResourceSpans{Resource: f.rs.GetResource(), SchemaUrl: f.rs.GetSchemaUrl(),
 			ScopeSpans: []*tracepb.ScopeSpans{{Scope: f.ss.GetScope(), SchemaUrl: f.ss.GetSchemaUrl(), Spans: []*tracepb.Span{f.ps}}}}
-		staged = append(staged, stagedRow(s.traceID, s.spanID, schema.StagedSpan, 0, one))
+		staged = append(staged, stagedRow(s.TraceID, s.SpanID, schema.StagedSpan, 0, one))
 	}
 	return direct, staged
 }
 
 // stageLogs returns the staged rows of OTLP log records.
-func stageLogs(logs []logRecord) []schema.Staged {
+func stageLogs(logs []mapping.LogRecord) []schema.Staged {
 	staged := make([]schema.Staged, 0, len(logs))
 	for _, l := range logs {
-		f := l.from
+		f := l.Origin.(otlpLogRef)
 		one := &logspb.ResourceLogs{Resource: f.rl.GetResource(), SchemaUrl: f.rl.GetSchemaUrl(),
 			ScopeLogs: []*logspb.ScopeLogs{{Scope: f.sl.GetScope(), SchemaUrl: f.sl.GetSchemaUrl(), LogRecords: []*logspb.LogRecord{f.lr}}}}
-		staged = append(staged, stagedRow(l.traceID, l.spanID, schema.StagedLog, l.pos, one))
+		staged = append(staged, stagedRow(l.TraceID, l.SpanID, schema.StagedLog, l.Pos, one))
 	}
 	return staged
 }
@@ -122,9 +123,9 @@ func keysOf(rows []schema.Staged) []joinKey {
 // stagedCall is what join_staging holds of one call.
 type stagedCall struct {
 	key      joinKey
-	span     *span
+	span     *mapping.Span
 	spanRecv uint64 // when the span was stored
-	logs     []logRecord
+	logs     []mapping.LogRecord
 	logsRecv []uint64 // when each log record was stored
 	records  uint32   // distinct span and log records
 	firstNS  uint64   // when its first record was stored
@@ -155,28 +156,28 @@ func (c *stagedCall) due(now time.Time, window, grace time.Duration) bool {
 		return false
 	}
 	s := c.joined()
-	x, ok := genAIContent(s)
-	return ok && len(x.input) > 0 && (s.failed || len(x.output) > 0)
+	in, out, ok := mapping.GenAIMessages(s)
+	return ok && in > 0 && (s.Failed || out > 0)
 }
 
 // joined is the call's span with its records as events, or the span its
 // records imply when the span has not arrived.
-func (c *stagedCall) joined() span {
+func (c *stagedCall) joined() mapping.Span {
 	if c.span == nil {
 		return logsOnly(c.logs)
 	}
 	s := *c.span
-	s.attachLogs(c.logs)
+	s.AttachLogs(c.logs)
 	return s
 }
 
 // logsOnly is the span log records imply. Without an answer among them it
 // is still running, so it yields its prompt only: the span may yet come and
 // say the call failed, which makes an error turn, not a response.
-func logsOnly(logs []logRecord) span {
-	s := spanFromLogs(logs)
-	if x, ok := genAIContent(s); ok && len(x.output) == 0 {
-		s.ended = false
+func logsOnly(logs []mapping.LogRecord) mapping.Span {
+	s := mapping.SpanFromLogs(logs)
+	if _, out, ok := mapping.GenAIMessages(s); ok && out == 0 {
+		s.Ended = false
 	}
 	return s
 }
@@ -189,13 +190,13 @@ func (c *stagedCall) sortKeys(turns []schema.Turn, now time.Time, window, grace 
 	if c.spanKeyed(now, window, grace) {
 		return
 	}
-	var early []logRecord
+	var early []mapping.LogRecord
 	for i, l := range c.logs {
 		if c.logsRecv[i] <= c.firstNS+uint64(window) {
 			early = append(early, l)
 		}
 	}
-	keys := mapTurns(spanFromLogs(early))
+	keys := mapping.Turns(mapping.SpanFromLogs(early))
 	for i := range turns {
 		for _, k := range keys {
 			if k.Seq == turns[i].Seq {
@@ -228,7 +229,7 @@ func (c *stagedCall) add(kind uint8, pos uint32, received uint64, payload []byte
 		return err
 	}
 	for _, l := range logsFromOTLP([]*logspb.ResourceLogs{&rl}) {
-		l.pos = pos
+		l.Pos = pos
 		c.logs = append(c.logs, l)
 		c.logsRecv = append(c.logsRecv, received)
 	}

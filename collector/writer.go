@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -27,8 +28,8 @@ type item struct {
 }
 
 // addSpan adds the spans row of s, counting its invalid usage values.
-func (it *item) addSpan(s span) {
-	row, sanitised := mapSpan(s)
+func (it *item) addSpan(s mapping.Span) {
+	row, sanitised := mapping.SpanRow(s)
 	it.spans = append(it.spans, row)
 	it.sanitised += int64(sanitised)
 }

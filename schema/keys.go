@@ -34,6 +34,10 @@ const (
 	// event (as the Azure AI and Semantic Kernel instrumentations do); the
 	// collector also files the body of a GenAI log record under it.
 	KeyEventContent = "gen_ai.event.content"
+
+	// KeyEventName named a log record's event before OTLP log records had
+	// an event_name field.
+	KeyEventName = "event.name"
 )
 
 // GenAI event names: the per-message events deprecated since semantic

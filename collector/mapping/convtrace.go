@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"strings"
@@ -11,26 +11,26 @@ import (
 // event when the call starts and a gen_ai.response event when it ends. A
 // chat call yields prompt and response turns, a tool execution tool_call and
 // tool_result turns; a failed one yields its prompt and an error turn.
-func mapConvtrace(s span, c call, prompt event) []schema.Turn {
+func mapConvtrace(s Span, c call, prompt Event) []schema.Turn {
 	askRole, answerRole := schema.RolePrompt, schema.RoleResponse
 	if c.operation == schema.OperationExecuteTool {
 		askRole, answerRole = schema.RoleToolCall, schema.RoleToolResult
 	}
 	ask := c.base(s)
 	ask.Role, ask.Seq = askRole, 0
-	ask.TurnID = schema.TurnID(s.spanID, askRole, 0)
-	ask.StartNS = prompt.timeNS
-	setContent(&ask, prompt.attrs)
+	ask.TurnID = schema.TurnID(s.SpanID, askRole, 0)
+	ask.StartNS = prompt.TimeNS
+	setContent(&ask, prompt.Attrs)
 	if askRole == schema.RolePrompt {
 		ask.Content = normalizedPrompt(ask.Content, ask.Truncated)
 	}
 	turns := append([]schema.Turn{ask}, c.between(s)...)
-	if !s.ended {
+	if !s.Ended {
 		return turns
 	}
 	answer := c.finish(s, answerRole, uint16(len(turns)), func(t *schema.Turn) {
 		if resp, ok := s.event(schema.EventResponse); ok {
-			setContent(t, resp.attrs)
+			setContent(t, resp.Attrs)
 		}
 		if answerRole == schema.RoleResponse && t.ToolCallID == "" && strings.HasPrefix(t.Content, "[") {
 			if ms, ok := genai.Parse(t.Content); ok {
@@ -45,22 +45,22 @@ func mapConvtrace(s span, c call, prompt event) []schema.Turn {
 
 // between returns the turns of the span's convtrace.turn events, said
 // between its prompt (seq 0) and its answer, numbered from 1 in time order.
-func (c call) between(s span) []schema.Turn {
+func (c call) between(s Span) []schema.Turn {
 	var turns []schema.Turn
-	for _, e := range s.events {
-		if e.name != schema.EventTurn {
+	for _, e := range s.Events {
+		if e.Name != schema.EventTurn {
 			continue
 		}
 		t := c.base(s)
-		t.Role = e.attrs.str(schema.KeyRole)
+		t.Role = e.Attrs.Str(schema.KeyRole)
 		t.Seq = uint16(len(turns) + 1)
-		t.TurnID = schema.TurnID(s.spanID, t.Role, t.Seq)
-		t.StartNS = e.timeNS
-		setContent(&t, e.attrs)
-		if code := e.attrs.str(schema.KeyCode); code != "" {
+		t.TurnID = schema.TurnID(s.SpanID, t.Role, t.Seq)
+		t.StartNS = e.TimeNS
+		setContent(&t, e.Attrs)
+		if code := e.Attrs.Str(schema.KeyCode); code != "" {
 			t.Attributes = []schema.Attr{{Key: schema.KeyCode, Value: code}}
 		}
-		if agent := e.attrs.str(schema.KeyAgent); agent != "" {
+		if agent := e.Attrs.Str(schema.KeyAgent); agent != "" {
 			t.Agent = agent // a sub-agent's, on its parent's span
 		}
 		if t.Role == schema.RoleError {
@@ -75,13 +75,13 @@ func (c call) between(s span) []schema.Turn {
 // convtracePrompt returns the prompt event package instrument wrote.
 // Other instrumentations may name an event gen_ai.prompt too, so the event
 // must also carry the content size instrument always records.
-func (s span) convtracePrompt() (event, bool) {
+func (s Span) convtracePrompt() (Event, bool) {
 	e, ok := s.event(schema.EventPrompt)
 	if !ok {
-		return event{}, false
+		return Event{}, false
 	}
-	if _, ok := e.attrs.get(schema.KeyContentBytes, schema.KeyContent); !ok {
-		return event{}, false
+	if _, ok := e.Attrs.Get(schema.KeyContentBytes, schema.KeyContent); !ok {
+		return Event{}, false
 	}
 	return e, true
 }
@@ -99,8 +99,8 @@ func normalizedPrompt(content string, truncated bool) string {
 	return content
 }
 
-func setContent(t *schema.Turn, a attrs) {
-	t.Content = a.str(schema.KeyContent)
+func setContent(t *schema.Turn, a Attrs) {
+	t.Content = a.Str(schema.KeyContent)
 	t.Truncated = a.bool(schema.KeyContentTruncated)
 	if n, _ := a.uint32(schema.KeyContentBytes); n != nil {
 		t.ContentBytes = *n
@@ -110,11 +110,11 @@ func setContent(t *schema.Turn, a attrs) {
 }
 
 // event returns the span's first event named name.
-func (s span) event(name string) (event, bool) {
-	for _, e := range s.events {
-		if e.name == name {
+func (s Span) event(name string) (Event, bool) {
+	for _, e := range s.Events {
+		if e.Name == name {
 			return e, true
 		}
 	}
-	return event{}, false
+	return Event{}, false
 }

@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"sort"
@@ -38,8 +38,8 @@ var (
 
 // openLLMetryCall reads a call recorded with indexed prompt and completion
 // attributes.
-func openLLMetryCall(s span) (exchange, bool) {
-	prompts, completions := indexed(s.attrs, olPromptPrefix), indexed(s.attrs, olCompletionPrefix)
+func openLLMetryCall(s Span) (exchange, bool) {
+	prompts, completions := indexed(s.Attrs, olPromptPrefix), indexed(s.Attrs, olCompletionPrefix)
 	if len(prompts) == 0 && len(completions) == 0 {
 		return exchange{}, false
 	}
@@ -55,8 +55,8 @@ func openLLMetryCall(s span) (exchange, bool) {
 	return x, true
 }
 
-func hasOpenLLMetryContent(a attrs) bool {
-	for _, kv := range a.list {
+func hasOpenLLMetryContent(a Attrs) bool {
+	for _, kv := range a.List {
 		if isIndexed(kv.Key, olPromptPrefix) || isIndexed(kv.Key, olCompletionPrefix) {
 			return true
 		}
@@ -91,11 +91,11 @@ func olMessage(f map[string]string, role string) genai.Message {
 
 // openLLMetryOperation names the operation of a span that gives only
 // llm.request.type, in GenAI terms.
-func openLLMetryOperation(a attrs) string {
-	if strings.EqualFold(a.str(olSpanKind), "tool") {
+func openLLMetryOperation(a Attrs) string {
+	if strings.EqualFold(a.Str(olSpanKind), "tool") {
 		return schema.OperationExecuteTool
 	}
-	switch t := a.str(olRequestType); t {
+	switch t := a.Str(olRequestType); t {
 	case "completion":
 		return schema.OperationTextCompletion
 	case "embedding":
@@ -107,19 +107,19 @@ func openLLMetryOperation(a attrs) string {
 
 // openLLMetryTool reads a tool span of the Traceloop SDK (a function
 // decorated with @tool). It records no call id to pair by.
-func openLLMetryTool(s span) (toolRun, bool) {
-	a := s.attrs
-	if !strings.EqualFold(a.str(olSpanKind), "tool") {
+func openLLMetryTool(s Span) (toolRun, bool) {
+	a := s.Attrs
+	if !strings.EqualFold(a.Str(olSpanKind), "tool") {
 		return toolRun{}, false
 	}
-	return toolRun{name: a.str(olEntityName), arguments: a.str(olEntityInput), result: a.str(olEntityOutput)}, true
+	return toolRun{name: a.Str(olEntityName), arguments: a.Str(olEntityInput), result: a.Str(olEntityOutput)}, true
 }
 
 // indexed groups the attributes prefix.N.rest by N, in index order, each
 // group keyed by rest.
-func indexed(a attrs, prefix string) []map[string]string {
+func indexed(a Attrs, prefix string) []map[string]string {
 	var groups map[int]map[string]string
-	for _, kv := range a.list {
+	for _, kv := range a.List {
 		if !strings.HasPrefix(kv.Key, prefix) {
 			continue
 		}
@@ -164,10 +164,10 @@ func isIndexed(key, prefix string) bool {
 }
 
 // attrsOf turns a group of fields back into attributes, to index further.
-func attrsOf(f map[string]string) attrs {
+func attrsOf(f map[string]string) Attrs {
 	list := make([]schema.Attr, 0, len(f))
 	for k, v := range f {
 		list = append(list, schema.Attr{Key: k, Value: v})
 	}
-	return attrs{list: list}
+	return Attrs{List: list}
 }

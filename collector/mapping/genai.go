@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"bytes"
@@ -36,14 +36,22 @@ const (
 
 var _ = keys(schema.KeyInputMessages, schema.KeyOutputMessages, schema.KeySystemInstructions)
 
+// GenAIMessages counts the input and output messages of a GenAI call's
+// content; ok is false when it carries none: a joiner of its span and log
+// records tells from them whether the call is complete.
+func GenAIMessages(s Span) (in, out int, ok bool) {
+	x, ok := genAIContent(s)
+	return len(x.input), len(x.output), ok
+}
+
 // genAIContent reads a GenAI call that carries its content, as attributes
 // or as events.
-func genAIContent(s span) (exchange, bool) {
-	switch s.attrs.str(schema.KeyOperationName) {
+func genAIContent(s Span) (exchange, bool) {
+	switch s.Attrs.Str(schema.KeyOperationName) {
 	case schema.OperationExecuteTool, schema.OperationCreateAgent, schema.OperationInvokeAgent:
 		return exchange{}, false
 	}
-	if x, ok := genAIMessages(s.attrs, nil); ok {
+	if x, ok := genAIMessages(s.Attrs, nil); ok {
 		return x, true
 	}
 	var (
@@ -51,23 +59,23 @@ func genAIContent(s span) (exchange, bool) {
 		found   bool
 		choices []choice
 	)
-	for _, e := range s.events {
-		switch e.name {
+	for _, e := range s.Events {
+		switch e.Name {
 		case schema.EventInferenceDetails:
 			body, _ := eventBody(e)
-			d, _ := genAIMessages(e.attrs, body)
+			d, _ := genAIMessages(e.Attrs, body)
 			x.input = append(x.input, d.input...)
 			x.output = append(x.output, d.output...)
 		case schema.EventSystemMessage, schema.EventUserMessage, schema.EventAssistantMessage, schema.EventToolMessage:
-			role := strings.TrimSuffix(strings.TrimPrefix(e.name, "gen_ai."), ".message")
+			role := strings.TrimSuffix(strings.TrimPrefix(e.Name, "gen_ai."), ".message")
 			body, _ := eventBody(e)
 			x.input = append(x.input, genai.FromJSON(body, role))
 		case schema.EventChoice:
 			choices = append(choices, choiceOf(e))
 		case eventContentPrompt:
-			x.input = append(x.input, inputMessages(e.attrs.str(keyPromptMessages))...)
+			x.input = append(x.input, inputMessages(e.Attrs.Str(keyPromptMessages))...)
 		case eventContentCompletion:
-			x.output = append(x.output, outputMessages(e.attrs.str(keyCompletionMessages))...)
+			x.output = append(x.output, outputMessages(e.Attrs.Str(keyCompletionMessages))...)
 		default:
 			continue
 		}
@@ -82,12 +90,12 @@ func genAIContent(s span) (exchange, bool) {
 
 // hasGenAIContent reports, without reading it, whether s carries content
 // genAIContent reads.
-func hasGenAIContent(s span) bool {
-	if _, ok := s.attrs.get(schema.KeyInputMessages, schema.KeyOutputMessages, schema.KeySystemInstructions); ok {
+func hasGenAIContent(s Span) bool {
+	if _, ok := s.Attrs.Get(schema.KeyInputMessages, schema.KeyOutputMessages, schema.KeySystemInstructions); ok {
 		return true
 	}
-	for _, e := range s.events {
-		if genAIContentEvents[e.name] {
+	for _, e := range s.Events {
+		if genAIContentEvents[e.Name] {
 			return true
 		}
 	}
@@ -103,21 +111,21 @@ var genAIContentEvents = map[string]bool{
 // genAICall recognises a GenAI call whose content is not on its span: it
 // was not captured, or it comes as log records. Its turns carry what the
 // span knows (model, usage, failure).
-func genAICall(s span) (exchange, bool) {
-	return exchange{}, isGenAICall(s.attrs)
+func genAICall(s Span) (exchange, bool) {
+	return exchange{}, isGenAICall(s.Attrs)
 }
 
 // isGenAICall reports whether attributes describe a GenAI provider call
 // (chat, text_completion, generate_content, embeddings…) rather than a
 // tool execution or an agent.
-func isGenAICall(a attrs) bool {
-	op := a.str(schema.KeyOperationName)
+func isGenAICall(a Attrs) bool {
+	op := a.Str(schema.KeyOperationName)
 	switch op {
 	case schema.OperationExecuteTool, schema.OperationCreateAgent, schema.OperationInvokeAgent:
 		return false
 	}
-	_, provider := a.get(schema.KeyProviderName, schema.KeySystem)
-	_, model := a.get(schema.KeyRequestModel, schema.KeyResponseModel)
+	_, provider := a.Get(schema.KeyProviderName, schema.KeySystem)
+	_, model := a.Get(schema.KeyRequestModel, schema.KeyResponseModel)
 	if op != "" {
 		return provider || model
 	}
@@ -126,9 +134,9 @@ func isGenAICall(a attrs) bool {
 
 // genAIMessages reads the three content attributes from a, else from an
 // event body; ok when any is present.
-func genAIMessages(a attrs, body map[string]json.RawMessage) (exchange, bool) {
+func genAIMessages(a Attrs, body map[string]json.RawMessage) (exchange, bool) {
 	get := func(key string) (string, bool) {
-		if v, ok := a.get(key); ok {
+		if v, ok := a.Get(key); ok {
 			return v, true
 		}
 		if raw, ok := body[key]; ok {
@@ -189,7 +197,7 @@ type choice struct {
 
 // choiceOf reads a gen_ai.choice body: {"index", "finish_reason",
 // "message": {"role", "content", "tool_calls"}}.
-func choiceOf(e event) choice {
+func choiceOf(e Event) choice {
 	body, _ := eventBody(e)
 	var msg map[string]json.RawMessage
 	_ = json.Unmarshal(body["message"], &msg)
@@ -212,8 +220,8 @@ func choiceOf(e event) choice {
 // gen_ai.event.content attribute (the body of a log record, or of a span
 // event that records it so), else the body's fields recorded as attributes.
 // A body that is not an object is the message content.
-func eventBody(e event) (map[string]json.RawMessage, bool) {
-	if v, ok := e.attrs.get(schema.KeyEventContent); ok {
+func eventBody(e Event) (map[string]json.RawMessage, bool) {
+	if v, ok := e.Attrs.Get(schema.KeyEventContent); ok {
 		var body map[string]json.RawMessage
 		if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") && json.Unmarshal([]byte(t), &body) == nil {
 			return body, true
@@ -221,7 +229,7 @@ func eventBody(e event) (map[string]json.RawMessage, bool) {
 		return map[string]json.RawMessage{"content": genai.Marshal(v)}, true
 	}
 	body := map[string]json.RawMessage{}
-	for _, kv := range e.attrs.list {
+	for _, kv := range e.Attrs.List {
 		switch kv.Key {
 		case "content", "role", "id", "finish_reason":
 			body[kv.Key] = genai.Marshal(kv.Value)

@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"strconv"
@@ -17,28 +17,28 @@ import (
 // the child that ended just before it); a content-less span that arrives
 // alone waits for log records as any other.
 
-// foldCalls marks the content-less GenAI call spans of spans whose parent
+// FoldCalls marks the content-less GenAI call spans of spans whose parent
 // or child in spans is a call with content as duplicates, and gives that
 // call the more complete usage of the two.
-func foldCalls(spans []span) {
+func FoldCalls(spans []Span) {
 	byID := make(map[string]int, len(spans))
 	children := map[string][]int{}
 	for i, s := range spans {
-		byID[s.traceID+"/"+s.spanID] = i
-		if s.parentSpanID != "" {
-			children[s.traceID+"/"+s.parentSpanID] = append(children[s.traceID+"/"+s.parentSpanID], i)
+		byID[s.TraceID+"/"+s.SpanID] = i
+		if s.ParentSpanID != "" {
+			children[s.TraceID+"/"+s.ParentSpanID] = append(children[s.TraceID+"/"+s.ParentSpanID], i)
 		}
 	}
 	for i := range spans {
 		d := &spans[i]
-		if !isGenAICall(d.attrs) || hasContent(*d) || vercelOperation(d.attrs) != "" {
+		if !isGenAICall(d.Attrs) || hasContent(*d) || vercelOperation(d.Attrs) != "" {
 			continue
 		}
 		w := -1
-		if p, ok := byID[d.traceID+"/"+d.parentSpanID]; ok && d.parentSpanID != "" && contentCall(spans[p]) {
+		if p, ok := byID[d.TraceID+"/"+d.ParentSpanID]; ok && d.ParentSpanID != "" && contentCall(spans[p]) {
 			w = p
 		}
-		for _, j := range children[d.traceID+"/"+d.spanID] {
+		for _, j := range children[d.TraceID+"/"+d.SpanID] {
 			if w < 0 && contentCall(spans[j]) {
 				w = j
 			}
@@ -48,13 +48,13 @@ func foldCalls(spans []span) {
 		}
 		d.duplicate = true
 		if usageScore(*d) > usageScore(spans[w]) {
-			spans[w].attrs = withUsageOf(spans[w].attrs, resolve(*d))
+			spans[w].Attrs = withUsageOf(spans[w].Attrs, resolve(*d))
 		}
 	}
 }
 
 // contentCall says whether s is a provider call that says what was said.
-func contentCall(s span) bool {
+func contentCall(s Span) bool {
 	if !hasContent(s) {
 		return false
 	}
@@ -68,7 +68,7 @@ func contentCall(s span) bool {
 
 // usageScore ranks how much of a call's usage a span tells: the counts it
 // knows, then the larger input (the one that counts the cache).
-func usageScore(s span) uint64 {
+func usageScore(s Span) uint64 {
 	c := resolve(s)
 	var known uint64
 	for _, n := range []*uint32{c.tokensIn, c.tokensOut, c.tokensCacheRead, c.tokensCacheWrite, c.tokensReasoning} {
@@ -81,7 +81,7 @@ func usageScore(s span) uint64 {
 
 // withUsageOf returns a with the usage c knows set under the GenAI keys,
 // which resolve reads first.
-func withUsageOf(a attrs, c call) attrs {
+func withUsageOf(a Attrs, c call) Attrs {
 	usage := []struct {
 		key string
 		n   *uint32
@@ -90,19 +90,19 @@ func withUsageOf(a attrs, c call) attrs {
 		{schema.KeyCacheReadTokens, c.tokensCacheRead}, {schema.KeyCacheWriteTokens, c.tokensCacheWrite},
 		{schema.KeyReasoningTokens, c.tokensReasoning},
 	}
-	var out attrs
+	var out Attrs
 	for _, u := range usage {
 		if u.n != nil {
-			out.list = append(out.list, schema.Attr{Key: u.key, Value: strconv.FormatUint(uint64(*u.n), 10)})
+			out.List = append(out.List, schema.Attr{Key: u.key, Value: strconv.FormatUint(uint64(*u.n), 10)})
 		}
 	}
-	for _, kv := range a.list {
+	for _, kv := range a.List {
 		known := false
 		for _, u := range usage {
 			known = known || u.n != nil && kv.Key == u.key
 		}
 		if !known {
-			out.list = append(out.list, kv)
+			out.List = append(out.List, kv)
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"strings"
@@ -37,16 +37,16 @@ func TestMapResponseContent(t *testing.T) {
 }
 
 func TestMapConventionEdges(t *testing.T) {
-	ol := span{
-		traceID: "t", spanID: "s", ended: true, startNS: 1, endNS: 2,
-		attrs: mkAttrs(
+	ol := Span{
+		TraceID: "t", SpanID: "s", Ended: true, StartNS: 1, EndNS: 2,
+		Attrs: mkAttrs(
 			schema.KeySystem, "openai", schema.KeyRequestModel, "gpt-3.5-turbo-instruct", olRequestType, "completion",
 			"gen_ai.prompt.0.user", "Once upon", "gen_ai.completion.0.content", " a time",
 			"gen_ai.completion.1.function_call.name", "f", "gen_ai.completion.1.function_call.arguments", `{"x":1}`,
 			"llm.request.functions.0.name", "f", "traceloop.workflow.name", "story", olPromptTokens, "3", olTotalTokens, "2",
 		),
 	}
-	turns := mapTurns(ol)
+	turns := Turns(ol)
 	if len(turns) != 2 {
 		t.Fatalf("OpenLLMetry completion: got %d turns, want 2", len(turns))
 	}
@@ -68,27 +68,27 @@ func TestMapConventionEdges(t *testing.T) {
 	}
 
 	// A call still running shows its prompt only.
-	running := span{spanID: "r", attrs: mkAttrs(schema.KeyOperationName, "chat", schema.KeyProviderName, "openai",
+	running := Span{SpanID: "r", Attrs: mkAttrs(schema.KeyOperationName, "chat", schema.KeyProviderName, "openai",
 		schema.KeyInputMessages, `[{"role":"user","parts":[{"type":"text","content":"hi"}]}]`)}
-	if turns := mapTurns(running); len(turns) != 1 || turns[0].Role != schema.RolePrompt {
+	if turns := Turns(running); len(turns) != 1 || turns[0].Role != schema.RolePrompt {
 		t.Errorf("running call: %+v, want its prompt only", turns)
 	}
 
 	// Another instrumentation's gen_ai.prompt event is not convtrace's.
-	foreign := span{spanID: "f", ended: true, attrs: mkAttrs(schema.KeySystem, "openai", schema.KeyRequestModel, "gpt-4o"),
-		events: []event{{name: schema.EventPrompt, attrs: mkAttrs(schema.KeyEventContent, `{"role":"user","content":"x"}`)}}}
-	if turns := mapTurns(foreign); len(turns) != 2 || turns[0].Content != "" {
+	foreign := Span{SpanID: "f", Ended: true, Attrs: mkAttrs(schema.KeySystem, "openai", schema.KeyRequestModel, "gpt-4o"),
+		Events: []Event{{Name: schema.EventPrompt, Attrs: mkAttrs(schema.KeyEventContent, `{"role":"user","content":"x"}`)}}}
+	if turns := Turns(foreign); len(turns) != 2 || turns[0].Content != "" {
 		t.Errorf("foreign gen_ai.prompt event: %+v, want a content-less call", turns)
 	}
 
 	// Agent spans and spans of no convention give no turns.
-	for _, a := range []attrs{
+	for _, a := range []Attrs{
 		mkAttrs(schema.KeyOperationName, schema.OperationInvokeAgent, schema.KeyProviderName, "openai", schema.KeyInputMessages, `[]`),
 		mkAttrs(oiSpanKind, "CHAIN", oiInputValue, "x", oiOutputValue, "y"),
 		mkAttrs(olSpanKind, "workflow", olEntityName, "w"),
 		mkAttrs("http.route", "/"),
 	} {
-		if turns := mapTurns(span{spanID: "x", ended: true, attrs: a}); turns != nil {
+		if turns := Turns(Span{SpanID: "x", Ended: true, Attrs: a}); turns != nil {
 			t.Errorf("span %+v mapped to turns %+v", a, turns)
 		}
 	}

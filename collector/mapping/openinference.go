@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"strings"
@@ -57,11 +57,11 @@ var (
 	_ = keys(oiSpanKind, oiInputValue, oiInputMimeType, oiOutputValue, oiOutputMimeType, oiToolCallName, oiToolCallArgs)
 )
 
-func oiKind(a attrs) string { return strings.ToUpper(a.str(oiSpanKind)) }
+func oiKind(a Attrs) string { return strings.ToUpper(a.Str(oiSpanKind)) }
 
 // openInferenceCall reads an LLM span.
-func openInferenceCall(s span) (exchange, bool) {
-	a := s.attrs
+func openInferenceCall(s Span) (exchange, bool) {
+	a := s.Attrs
 	kind := oiKind(a)
 	if kind != oiKindLLM && (kind != "" || !hasOpenInferenceMessages(a)) {
 		return exchange{}, false
@@ -84,16 +84,16 @@ func openInferenceCall(s span) (exchange, bool) {
 		}
 	}
 	if len(x.input) == 0 {
-		x.inputText = a.str(oiInputValue)
+		x.inputText = a.Str(oiInputValue)
 	}
 	if len(x.output) == 0 {
-		x.outputText = a.str(oiOutputValue)
+		x.outputText = a.Str(oiOutputValue)
 	}
 	return x, true
 }
 
-func hasOpenInferenceMessages(a attrs) bool {
-	for _, kv := range a.list {
+func hasOpenInferenceMessages(a Attrs) bool {
+	for _, kv := range a.List {
 		if isIndexed(kv.Key, oiInputMessages) || isIndexed(kv.Key, oiOutputMessages) {
 			return true
 		}
@@ -101,14 +101,14 @@ func hasOpenInferenceMessages(a attrs) bool {
 	return false
 }
 
-func hasOpenInferenceContent(a attrs) bool {
+func hasOpenInferenceContent(a Attrs) bool {
 	if hasOpenInferenceMessages(a) {
 		return true
 	}
 	if oiKind(a) != oiKindLLM {
 		return false
 	}
-	_, ok := a.get(oiInputValue, oiOutputValue)
+	_, ok := a.Get(oiInputValue, oiOutputValue)
 	return ok
 }
 
@@ -175,7 +175,7 @@ func oiContentPart(c map[string]string) genai.Part {
 
 // openInferenceOperation names the operation of an OpenInference span in
 // GenAI terms.
-func openInferenceOperation(a attrs) string {
+func openInferenceOperation(a Attrs) string {
 	switch oiKind(a) {
 	case oiKindLLM:
 		return schema.OperationChat
@@ -191,14 +191,14 @@ func openInferenceOperation(a attrs) string {
 
 // openInferenceTool reads a TOOL span: arguments from input.value (else
 // tool_call.function.arguments), result from output.value.
-func openInferenceTool(s span) (toolRun, bool) {
-	a := s.attrs
+func openInferenceTool(s Span) (toolRun, bool) {
+	a := s.Attrs
 	if oiKind(a) != oiKindTool {
 		return toolRun{}, false
 	}
-	run := toolRun{arguments: a.str(oiInputValue, oiToolCallArgs), result: a.str(oiOutputValue)}
-	if _, ok := a.get(toolNameKeys...); !ok {
-		run.name = a.str(oiToolCallName)
+	run := toolRun{arguments: a.Str(oiInputValue, oiToolCallArgs), result: a.Str(oiOutputValue)}
+	if _, ok := a.Get(toolNameKeys...); !ok {
+		run.name = a.Str(oiToolCallName)
 	}
 	return run, true
 }

@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"cmp"
@@ -15,27 +15,27 @@ import (
 // span its records through attachLogs, or, when the span never arrives,
 // maps spanFromLogs of the records alone.
 
-// attachLogs adds each log record to s.events as an event named by its
+// AttachLogs adds each log record to s.events as an event named by its
 // event name, its body filed under gen_ai.event.content, so GenAI mapping
 // reads span events and log records the same way. Events stay in time
 // order. Records of the same instant, which instrumentations send in
 // separate requests as often as in one, go system messages first and
 // answers last, and else in the order of their request.
-func (s *span) attachLogs(logs []logRecord) {
+func (s *Span) AttachLogs(logs []LogRecord) {
 	if len(logs) == 0 {
 		return
 	}
 	sorted := slices.Clone(logs)
-	slices.SortStableFunc(sorted, func(a, b logRecord) int {
-		return cmp.Or(cmp.Compare(a.timeNS, b.timeNS), cmp.Compare(eventRank(a.eventName), eventRank(b.eventName)), cmp.Compare(a.pos, b.pos))
+	slices.SortStableFunc(sorted, func(a, b LogRecord) int {
+		return cmp.Or(cmp.Compare(a.TimeNS, b.TimeNS), cmp.Compare(eventRank(a.EventName), eventRank(b.EventName)), cmp.Compare(a.Pos, b.Pos))
 	})
-	events := make([]event, 0, len(s.events)+len(logs))
-	events = append(events, s.events...)
+	events := make([]Event, 0, len(s.Events)+len(logs))
+	events = append(events, s.Events...)
 	for _, l := range sorted {
 		events = append(events, l.event())
 	}
-	sort.SliceStable(events, func(i, j int) bool { return events[i].timeNS < events[j].timeNS })
-	s.events = events
+	sort.SliceStable(events, func(i, j int) bool { return events[i].TimeNS < events[j].TimeNS })
+	s.Events = events
 }
 
 // eventRank orders GenAI events of one instant: system instructions, then
@@ -50,59 +50,59 @@ func eventRank(name string) int {
 	return 1
 }
 
-func (l logRecord) event() event {
-	a := l.attrs
-	if l.body != "" {
-		list := make([]schema.Attr, 0, len(a.list)+1)
-		list = append(list, a.list...)
-		a = attrs{list: append(list, schema.Attr{Key: schema.KeyEventContent, Value: l.body})}
+func (l LogRecord) event() Event {
+	a := l.Attrs
+	if l.Body != "" {
+		list := make([]schema.Attr, 0, len(a.List)+1)
+		list = append(list, a.List...)
+		a = Attrs{List: append(list, schema.Attr{Key: schema.KeyEventContent, Value: l.Body})}
 	}
-	return event{name: l.eventName, timeNS: l.timeNS, attrs: a}
+	return Event{Name: l.EventName, TimeNS: l.TimeNS, Attrs: a}
 }
 
-// needsLogs reports whether s is a GenAI call span that carries no content
+// NeedsLogs reports whether s is a GenAI call span that carries no content
 // of its own, so its content may come as log records.
-func needsLogs(s span) bool {
-	return isGenAICall(s.attrs) && !hasContent(s) && !s.duplicate && vercelOperation(s.attrs) == ""
+func NeedsLogs(s Span) bool {
+	return isGenAICall(s.Attrs) && !hasContent(s) && !s.duplicate && vercelOperation(s.Attrs) == ""
 }
 
 // hasContent reports whether a span records what a call said in any form
 // mapping reads.
-func hasContent(s span) bool {
+func hasContent(s Span) bool {
 	if _, ok := s.convtracePrompt(); ok {
 		return true
 	}
-	return hasGenAIContent(s) || hasOpenLLMetryContent(s.attrs) || hasOpenInferenceContent(s.attrs) || hasVercelContent(s.attrs)
+	return hasGenAIContent(s) || hasOpenLLMetryContent(s.Attrs) || hasOpenInferenceContent(s.Attrs) || hasVercelContent(s.Attrs)
 }
 
-// spanFromLogs returns the span that log records of one span imply when
+// SpanFromLogs returns the span that log records of one span imply when
 // the span itself never arrived: its ids and project from the records,
 // its attributes merged from theirs (the first record naming a key wins),
 // its events the records. It is ended, so mapTurns gives every turn the
 // records alone make known.
-func spanFromLogs(logs []logRecord) span {
+func SpanFromLogs(logs []LogRecord) Span {
 	if len(logs) == 0 {
-		return span{}
+		return Span{}
 	}
-	s := span{traceID: logs[0].traceID, spanID: logs[0].spanID, ended: true, resource: logs[0].resource}
+	s := Span{TraceID: logs[0].TraceID, SpanID: logs[0].SpanID, Ended: true, Resource: logs[0].Resource}
 	seen := map[string]bool{}
 	for i, l := range logs {
-		if i == 0 || l.timeNS < s.startNS {
-			s.startNS = l.timeNS
+		if i == 0 || l.TimeNS < s.StartNS {
+			s.StartNS = l.TimeNS
 		}
-		s.endNS = max(s.endNS, l.timeNS)
-		for _, kv := range l.attrs.list {
+		s.EndNS = max(s.EndNS, l.TimeNS)
+		for _, kv := range l.Attrs.List {
 			if seen[kv.Key] || logContentKeys[kv.Key] {
 				continue
 			}
 			seen[kv.Key] = true
-			s.attrs.list = append(s.attrs.list, kv)
+			s.Attrs.List = append(s.Attrs.List, kv)
 		}
 	}
-	s.attachLogs(logs)
-	s.name = strings.TrimSpace(s.attrs.str(schema.KeyOperationName) + " " + s.attrs.str(schema.KeyRequestModel, schema.KeyResponseModel))
-	if s.name == "" {
-		s.name = logs[0].eventName
+	s.AttachLogs(logs)
+	s.Name = strings.TrimSpace(s.Attrs.Str(schema.KeyOperationName) + " " + s.Attrs.Str(schema.KeyRequestModel, schema.KeyResponseModel))
+	if s.Name == "" {
+		s.Name = logs[0].EventName
 	}
 	return s
 }
@@ -110,7 +110,7 @@ func spanFromLogs(logs []logRecord) span {
 // logContentKeys are the attributes of GenAI log records that belong to
 // the record, not to the call: content and the event's own name.
 var logContentKeys = map[string]bool{
-	keyEventName:                 true,
+	schema.KeyEventName:          true,
 	schema.KeyInputMessages:      true,
 	schema.KeyOutputMessages:     true,
 	schema.KeySystemInstructions: true,

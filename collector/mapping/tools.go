@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import "github.com/convtrace/convtrace/schema"
 
@@ -17,7 +17,7 @@ type toolRun struct {
 // toolTurns returns the tool_call turn and the tool_result (or error) turn
 // of a tool execution, carrying the tool's name and call id so they pair
 // with the assistant's tool call.
-func toolTurns(s span, c call, run toolRun) []schema.Turn {
+func toolTurns(s Span, c call, run toolRun) []schema.Turn {
 	c.operation = schema.OperationExecuteTool
 	if run.name != "" {
 		c.toolName = run.name
@@ -27,24 +27,24 @@ func toolTurns(s span, c call, run toolRun) []schema.Turn {
 	}
 	ask := c.base(s)
 	ask.Role, ask.Seq = schema.RoleToolCall, 0
-	ask.TurnID = schema.TurnID(s.spanID, ask.Role, 0)
-	ask.StartNS = s.startNS
+	ask.TurnID = schema.TurnID(s.SpanID, ask.Role, 0)
+	ask.StartNS = s.StartNS
 	setText(&ask, run.arguments)
-	if !s.ended {
+	if !s.Ended {
 		return []schema.Turn{ask}
 	}
 	return []schema.Turn{ask, c.finish(s, schema.RoleToolResult, 1, func(t *schema.Turn) { setText(t, run.result) })}
 }
 
 // genAITool reads an OTel GenAI execute_tool span.
-func genAITool(s span) (toolRun, bool) {
-	a := s.attrs
-	if a.str(schema.KeyOperationName) != schema.OperationExecuteTool {
+func genAITool(s Span) (toolRun, bool) {
+	a := s.Attrs
+	if a.Str(schema.KeyOperationName) != schema.OperationExecuteTool {
 		return toolRun{}, false
 	}
 	return toolRun{
-		arguments: a.str(schema.KeyToolCallArguments),
-		result:    a.str(schema.KeyToolCallResult),
+		arguments: a.Str(schema.KeyToolCallArguments),
+		result:    a.Str(schema.KeyToolCallResult),
 	}, true
 }
 

@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"encoding/json"
@@ -49,8 +49,8 @@ var _ = keys(vcOperationID, vcPromptMessages, vcPrompt, vcResponseText, vcRespon
 
 // vercelOperation is the span's AI SDK operation: ai.generateText,
 // ai.streamText.doStream, ai.toolCall…; "" for a span the SDK did not make.
-func vercelOperation(a attrs) string {
-	op := a.str(vcOperationID)
+func vercelOperation(a Attrs) string {
+	op := a.Str(vcOperationID)
 	if !strings.HasPrefix(op, "ai.") {
 		return ""
 	}
@@ -64,29 +64,29 @@ func vercelProviderCall(op string) bool {
 
 // vercelWrapper says whether s is an AI SDK wrapper span (generateText and
 // the like): its provider calls are its children, so it maps to no turns.
-func vercelWrapper(s span) bool {
-	op := vercelOperation(s.attrs)
+func vercelWrapper(s Span) bool {
+	op := vercelOperation(s.Attrs)
 	return op != "" && op != "ai.toolCall" && !vercelProviderCall(op)
 }
 
 // vercelCall reads an AI SDK provider call span.
-func vercelCall(s span) (exchange, bool) {
-	a := s.attrs
+func vercelCall(s Span) (exchange, bool) {
+	a := s.Attrs
 	if !vercelProviderCall(vercelOperation(a)) {
 		return exchange{}, false
 	}
 	var x exchange
-	if ms, ok := genai.Parse(a.str(vcPromptMessages)); ok {
+	if ms, ok := genai.Parse(a.Str(vcPromptMessages)); ok {
 		x.input = ms
 	} else {
-		x.inputText = a.str(vcPrompt)
+		x.inputText = a.Str(vcPrompt)
 	}
 	answer := genai.Message{Role: "assistant"}
-	if text := a.str(vcResponseText, vcResponseObject); text != "" {
+	if text := a.Str(vcResponseText, vcResponseObject); text != "" {
 		answer.Parts = append(answer.Parts, genai.Text(text))
 	}
 	var calls []map[string]json.RawMessage
-	_ = json.Unmarshal([]byte(a.str(vcResponseTools)), &calls)
+	_ = json.Unmarshal([]byte(a.Str(vcResponseTools)), &calls)
 	for _, c := range calls {
 		args := c["args"]
 		if args == nil {
@@ -103,29 +103,29 @@ func vercelCall(s span) (exchange, bool) {
 
 // hasVercelContent reports whether a is an AI SDK provider call that
 // recorded its prompt or answer.
-func hasVercelContent(a attrs) bool {
+func hasVercelContent(a Attrs) bool {
 	if !vercelProviderCall(vercelOperation(a)) {
 		return false
 	}
-	_, ok := a.get(vcPromptMessages, vcPrompt, vcResponseText, vcResponseTools, vcResponseObject)
+	_, ok := a.Get(vcPromptMessages, vcPrompt, vcResponseText, vcResponseTools, vcResponseObject)
 	return ok
 }
 
 // vercelTool reads an AI SDK ai.toolCall span.
-func vercelTool(s span) (toolRun, bool) {
-	a := s.attrs
+func vercelTool(s Span) (toolRun, bool) {
+	a := s.Attrs
 	if vercelOperation(a) != "ai.toolCall" {
 		return toolRun{}, false
 	}
 	return toolRun{
-		name: a.str(vcToolName), callID: a.str(vcToolID),
-		arguments: a.str(vcToolArgs, vcToolInput), result: a.str(vcToolResult, vcToolOutput),
+		name: a.Str(vcToolName), callID: a.Str(vcToolID),
+		arguments: a.Str(vcToolArgs, vcToolInput), result: a.Str(vcToolResult, vcToolOutput),
 	}, true
 }
 
 // vercelProvider is the provider of an AI SDK model id such as
 // "openai.chat" or "anthropic.messages": the part before the dot.
-func vercelProvider(a attrs, provider string) string {
+func vercelProvider(a Attrs, provider string) string {
 	if vercelOperation(a) == "" {
 		return provider
 	}

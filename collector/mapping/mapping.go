@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"math"
@@ -89,8 +89,8 @@ var (
 	_              = keys(schema.KeyRequestModel, schema.KeyErrorType, schema.KeyInternal)
 )
 
-func resolve(s span) call {
-	a := s.attrs
+func resolve(s Span) call {
+	a := s.Attrs
 	sanitised := 0
 	count := func(keys []string) *uint32 {
 		n, invalid := a.uint32(keys...)
@@ -100,23 +100,23 @@ func resolve(s span) call {
 		return n
 	}
 	c := call{
-		project:          s.resource.str(projectResKeys...),
-		thread:           a.str(threadKeys...),
-		session:          a.str(sessionKeys...),
-		phase:            a.str(phaseKeys...),
-		speaker:          a.str(speakerKeys...),
-		agent:            a.str(agentKeys...),
-		parentTurnID:     a.str(parentKeys...),
-		operation:        a.str(operationKeys...),
-		provider:         a.str(providerKeys...),
-		model:            a.str(modelKeys...),
+		project:          s.Resource.Str(projectResKeys...),
+		thread:           a.Str(threadKeys...),
+		session:          a.Str(sessionKeys...),
+		phase:            a.Str(phaseKeys...),
+		speaker:          a.Str(speakerKeys...),
+		agent:            a.Str(agentKeys...),
+		parentTurnID:     a.Str(parentKeys...),
+		operation:        a.Str(operationKeys...),
+		provider:         a.Str(providerKeys...),
+		model:            a.Str(modelKeys...),
 		tokensIn:         count(inputKeys),
 		tokensOut:        count(outputKeys),
 		tokensCacheRead:  count(cacheReadKeys),
 		tokensCacheWrite: count(cacheWriteKeys),
 		tokensReasoning:  count(reasoningKeys),
-		toolName:         a.str(toolNameKeys...),
-		toolCallID:       a.str(toolCallIDKeys...),
+		toolName:         a.Str(toolNameKeys...),
+		toolCallID:       a.Str(toolCallIDKeys...),
 		internal:         a.bool(schema.KeyInternal),
 	}
 	cost, invalid := a.cost(costKeys...)
@@ -125,7 +125,7 @@ func resolve(s span) call {
 	}
 	c.costUSD = cost
 	if c.project == "" {
-		c.project = s.attrs.str(schema.KeyProject)
+		c.project = s.Attrs.Str(schema.KeyProject)
 	}
 	if c.operation == "" {
 		c.operation = openInferenceOperation(a)
@@ -148,9 +148,9 @@ func resolve(s span) call {
 	}
 	c.tokensIn = inputTokens(c.tokensIn, c.tokensCacheRead, c.tokensCacheWrite)
 	if c.thread == "" {
-		c.thread = s.traceID // a trace with no thread is its own thread
+		c.thread = s.TraceID // a trace with no thread is its own thread
 	}
-	if v, ok := a.get(roundKeys...); ok {
+	if v, ok := a.Get(roundKeys...); ok {
 		if r, err := strconv.ParseUint(v, 10, 16); err == nil {
 			c.round = uint16(r)
 		}
@@ -159,7 +159,7 @@ func resolve(s span) call {
 	return c
 }
 
-// mapTurns returns the conversation turns of a span: none for a span that is
+// Turns returns the conversation turns of a span: none for a span that is
 // neither a provider call nor a tool execution. A span still running yields
 // only its prompt.
 //
@@ -167,7 +167,7 @@ func resolve(s span) call {
 // prompt and response events, then tool executions, then provider calls
 // with content as OTel GenAI, OpenLLMetry or OpenInference record it, then
 // GenAI calls whose content was not captured (or comes as log records).
-func mapTurns(s span) []schema.Turn {
+func Turns(s Span) []schema.Turn {
 	if s.duplicate || vercelWrapper(s) {
 		return nil
 	}
@@ -190,7 +190,7 @@ func mapTurns(s span) []schema.Turn {
 
 // callConventions recognise a provider call and read what it said, in the
 // order they are tried.
-var callConventions = []func(span) (exchange, bool){
+var callConventions = []func(Span) (exchange, bool){
 	vercelCall,
 	genAIContent,
 	openLLMetryCall,
@@ -199,7 +199,7 @@ var callConventions = []func(span) (exchange, bool){
 }
 
 // toolConventions recognise a tool execution, in the order they are tried.
-var toolConventions = []func(span) (toolRun, bool){
+var toolConventions = []func(Span) (toolRun, bool){
 	genAITool,
 	vercelTool,
 	openInferenceTool,
@@ -238,13 +238,13 @@ func (x exchange) response() string {
 
 // callTurns returns the prompt turn and the response (or error) turn of a
 // provider call.
-func callTurns(s span, c call, x exchange) []schema.Turn {
+func callTurns(s Span, c call, x exchange) []schema.Turn {
 	ask := c.base(s)
 	ask.Role, ask.Seq = schema.RolePrompt, 0
-	ask.TurnID = schema.TurnID(s.spanID, ask.Role, 0)
-	ask.StartNS = s.startNS
+	ask.TurnID = schema.TurnID(s.SpanID, ask.Role, 0)
+	ask.StartNS = s.StartNS
 	setText(&ask, x.prompt())
-	if !s.ended {
+	if !s.Ended {
 		return []schema.Turn{ask}
 	}
 	answer := c.finish(s, schema.RoleResponse, 1, func(t *schema.Turn) {
@@ -259,13 +259,13 @@ func callTurns(s span, c call, x exchange) []schema.Turn {
 // finish returns the turn (seq 1) that ends a call: role with the content
 // set by content and the call's usage, or, when the call failed, an error
 // turn carrying the failure.
-func (c call) finish(s span, role string, seq uint16, content func(*schema.Turn)) schema.Turn {
+func (c call) finish(s Span, role string, seq uint16, content func(*schema.Turn)) schema.Turn {
 	t := c.base(s)
 	t.Seq = seq
-	t.StartNS = s.endNS
+	t.StartNS = s.EndNS
 	t.DurationNS = s.durationNS()
 	t.Attributes = s.extraAttrs()
-	if s.failed {
+	if s.Failed {
 		t.Role = schema.RoleError
 		t.Status = schema.StatusError
 		t.Error = s.errorMessage()
@@ -292,7 +292,7 @@ func (c call) finish(s span, role string, seq uint16, content func(*schema.Turn)
 			t.CostSource = schema.CostNone
 		}
 	}
-	t.TurnID = schema.TurnID(s.spanID, t.Role, seq)
+	t.TurnID = schema.TurnID(s.SpanID, t.Role, seq)
 	return t
 }
 
@@ -301,30 +301,30 @@ func setText(t *schema.Turn, content string) {
 	t.ContentBytes = uint32(len(content))
 }
 
-// mapSpan returns the spans-table row of any span, and how many of its
+// SpanRow returns the spans-table row of any span, and how many of its
 // usage values were invalid and so are unknown in the row and its turns.
-func mapSpan(s span) (schema.Span, int) {
+func SpanRow(s Span) (schema.Span, int) {
 	c := resolve(s)
 	row := schema.Span{
-		TraceID: s.traceID, SpanID: s.spanID, ParentSpanID: s.parentSpanID,
+		TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentSpanID,
 		Project: c.project, ThreadID: c.thread, Phase: c.phase, Round: c.round,
-		Speaker: c.speaker, Agent: c.agent, Name: s.name, Kind: s.kind,
-		StartNS: s.startNS, DurationNS: s.durationNS(), Status: s.status(), StatusMsg: s.statusMsg,
+		Speaker: c.speaker, Agent: c.agent, Name: s.Name, Kind: s.Kind,
+		StartNS: s.StartNS, DurationNS: s.durationNS(), Status: s.status(), StatusMsg: s.StatusMsg,
 		Operation: c.operation, Provider: c.provider, Model: c.model,
 		TokensIn: c.tokensIn, TokensOut: c.tokensOut, CostUSD: c.costUSD,
-		Attributes: s.attrs.list, Resource: s.resource.list,
+		Attributes: s.Attrs.List, Resource: s.Resource.List,
 	}
-	for _, e := range s.events {
-		row.EventNames = append(row.EventNames, e.name)
-		row.EventTimesNS = append(row.EventTimesNS, e.timeNS)
+	for _, e := range s.Events {
+		row.EventNames = append(row.EventNames, e.Name)
+		row.EventTimesNS = append(row.EventTimesNS, e.TimeNS)
 	}
 	return row, c.sanitised
 }
 
 // base returns a turn carrying the call's identity, shared by all its rows.
-func (c call) base(s span) schema.Turn {
+func (c call) base(s Span) schema.Turn {
 	return schema.Turn{
-		TraceID: s.traceID, SpanID: s.spanID, ParentSpanID: s.parentSpanID,
+		TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentSpanID,
 		ParentTurnID: c.parentTurnID, Project: c.project, ThreadID: c.thread,
 		SessionID: c.session, Phase: c.phase, Speaker: c.speaker, Agent: c.agent,
 		Round: c.round, Operation: c.operation, Provider: c.provider, Model: c.model,
@@ -333,9 +333,9 @@ func (c call) base(s span) schema.Turn {
 }
 
 // extraAttrs returns the span's attributes the contract did not consume.
-func (s span) extraAttrs() []schema.Attr {
+func (s Span) extraAttrs() []schema.Attr {
 	var extra []schema.Attr
-	for _, a := range s.attrs.list {
+	for _, a := range s.Attrs.List {
 		if !consumed(a.Key) {
 			extra = append(extra, a)
 		}
@@ -343,15 +343,15 @@ func (s span) extraAttrs() []schema.Attr {
 	return extra
 }
 
-func (s span) durationNS() uint64 {
-	if !s.ended || s.endNS < s.startNS {
+func (s Span) durationNS() uint64 {
+	if !s.Ended || s.EndNS < s.StartNS {
 		return 0
 	}
-	return s.endNS - s.startNS
+	return s.EndNS - s.StartNS
 }
 
-func (s span) status() string {
-	if s.failed {
+func (s Span) status() string {
+	if s.Failed {
 		return schema.StatusError
 	}
 	return schema.StatusOK
@@ -359,18 +359,18 @@ func (s span) status() string {
 
 // errorMessage is the failure of a failed span: its status message, else
 // the message of its exception event, else its error.type.
-func (s span) errorMessage() string {
-	if s.statusMsg != "" {
-		return s.statusMsg
+func (s Span) errorMessage() string {
+	if s.StatusMsg != "" {
+		return s.StatusMsg
 	}
-	for _, e := range s.events {
-		if e.name == "exception" {
-			if m := e.attrs.str("exception.message"); m != "" {
+	for _, e := range s.Events {
+		if e.Name == "exception" {
+			if m := e.Attrs.Str("exception.message"); m != "" {
 				return m
 			}
 		}
 	}
-	if t := s.attrs.str(schema.KeyErrorType); t != "" {
+	if t := s.Attrs.Str(schema.KeyErrorType); t != "" {
 		return t
 	}
 	return "call failed"

@@ -1,4 +1,4 @@
-package collector
+package mapping
 
 import (
 	"context"
@@ -194,7 +194,7 @@ func TestMapTurns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []brief
 			for _, ro := range record(t, tt.run, tt.opts...) {
-				for _, turn := range mapTurns(fromSDK(ro)) {
+				for _, turn := range Turns(FromSDK(ro)) {
 					if !strings.HasPrefix(turn.TurnID, ro.SpanContext().SpanID().String()+":"+turn.Role) {
 						t.Errorf("turn id %q does not follow {span_id}:{role}:{seq}", turn.TurnID)
 					}
@@ -222,10 +222,10 @@ func TestMapTurnsThreadlessAndPlainSpans(t *testing.T) {
 	if len(spans) != 1 {
 		t.Fatalf("got %d spans, want 1", len(spans))
 	}
-	s := fromSDK(spans[0])
-	turns := mapTurns(s)
-	if len(turns) != 2 || turns[0].ThreadID != s.traceID {
-		t.Fatalf("a call with no thread should be its own thread (the trace id %s); got %+v", s.traceID, turns)
+	s := FromSDK(spans[0])
+	turns := Turns(s)
+	if len(turns) != 2 || turns[0].ThreadID != s.TraceID {
+		t.Fatalf("a call with no thread should be its own thread (the trace id %s); got %+v", s.TraceID, turns)
 	}
 	if spans[0].Name() != "chat gpt-5" {
 		t.Errorf("span name %q, want %q", spans[0].Name(), "chat gpt-5")
@@ -234,7 +234,7 @@ func TestMapTurnsThreadlessAndPlainSpans(t *testing.T) {
 	// A span that is no provider call yields a span row but no turns.
 	_, sp := sdktrace.NewTracerProvider().Tracer("x").Start(context.Background(), "git diff")
 	sp.End()
-	if turns := mapTurns(fromSDK(sp.(sdktrace.ReadOnlySpan))); len(turns) != 0 {
+	if turns := Turns(FromSDK(sp.(sdktrace.ReadOnlySpan))); len(turns) != 0 {
 		t.Errorf("plain span mapped to turns: %+v", turns)
 	}
 }
@@ -246,7 +246,7 @@ func TestMapSpan(t *testing.T) {
 			return instrument.Response{Content: "pass", Usage: &instrument.Usage{InputTokens: 10, OutputTokens: 2}}, nil
 		})
 	})
-	row, _ := mapSpan(fromSDK(spans[0]))
+	row, _ := SpanRow(FromSDK(spans[0]))
 	if row.Name != "chat gpt-5" || row.Kind != "client" || row.ThreadID != "th" || row.Phase != "verify" ||
 		row.Operation != "chat" || row.Provider != "openai" || row.Project != "shipcode" ||
 		row.TokensIn == nil || *row.TokensIn != 10 || row.TokensOut == nil || *row.TokensOut != 2 || row.CostUSD != nil {
@@ -265,11 +265,11 @@ func TestSpanProcessorStampsOtherSpans(t *testing.T) {
 	sp.End()
 	_, own := tp.Tracer("x").Start(ctx, "other", trace.WithAttributes(attribute.String(schema.KeyPhase, "verify")))
 	own.End()
-	got, _ := mapSpan(fromSDK(sr.Ended()[0]))
+	got, _ := SpanRow(FromSDK(sr.Ended()[0]))
 	if got.ThreadID != "th" || got.Phase != "execute" || got.Round != 2 || got.Speaker != "codex" || got.Agent != "reviewer" {
 		t.Errorf("stamped span = %+v", got)
 	}
-	if row, _ := mapSpan(fromSDK(sr.Ended()[1])); row.Phase != "verify" {
+	if row, _ := SpanRow(FromSDK(sr.Ended()[1])); row.Phase != "verify" {
 		t.Errorf("processor overwrote the span's own phase: got %q, want verify", row.Phase)
 	}
 }
@@ -283,7 +283,7 @@ func TestMapTurnsBetweenPromptAndAnswer(t *testing.T) {
 			return instrument.Response{Content: "fixed"}, nil
 		})
 	})
-	turns := mapTurns(fromSDK(spans[0]))
+	turns := Turns(FromSDK(spans[0]))
 	var got []string
 	for _, tr := range turns {
 		got = append(got, fmt.Sprintf("%d %s %s %q", tr.Seq, tr.TurnID[strings.Index(tr.TurnID, ":")+1:], tr.Role, tr.Content))
@@ -337,7 +337,7 @@ func TestResolveSanitisesUsage(t *testing.T) {
 			{Key: oiCacheReadTokens, Value: "-2"}, {Key: schema.KeyReasoningTokens, Value: "1e10"}, {Key: schema.KeyCostUSD, Value: "NaN"}}, "unknown", "unknown", "unknown", 5},
 	}
 	for _, tt := range tests {
-		c := resolve(span{attrs: attrs{list: tt.attrs}})
+		c := resolve(Span{Attrs: Attrs{List: tt.attrs}})
 		in, out, cost := text(c.tokensIn), text(c.tokensOut), text(c.costUSD)
 		if in != tt.in || out != tt.out || cost != tt.cost || c.sanitised != tt.sanitised {
 			t.Errorf("%s: resolve(%v) = in %s out %s cost %s, %d sanitised; want %s %s %s, %d",
