@@ -13,7 +13,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -40,7 +40,7 @@ func BenchmarkCostAPI10M(b *testing.B) {
 		b.Setenv(benchTurnsEnv, strconv.Itoa(costBenchTurns))
 	}
 	conn := benchConn(b)
-	h := viewer.New(conn, viewer.WithLogger(slog.New(slog.DiscardHandler)), viewer.WithPrices(collector.DefaultPrices())).Handler()
+	h := viewer.New(conn, viewer.WithLogger(slog.New(slog.DiscardHandler)), viewer.WithPrices(pricing.DefaultPrices())).Handler()
 	const (
 		all     = "/api/cost?from=2026-01-01&to=2026-04-01"
 		partial = "/api/cost?from=2026-01-01T12:00&to=2026-03-31T12:00"

@@ -16,7 +16,7 @@ import (
 
 // CachePricer prices what prompt caching saved: what cacheRead tokens of a
 // model would have cost as uncached input, minus what they cost. ok is
-// false for a model without a price. collector.Prices satisfies it.
+// false for a model without a price. pricing.Prices satisfies it.
 type CachePricer interface {
 	CacheSavings(model string, cacheRead uint64) (usd float64, ok bool)
 }

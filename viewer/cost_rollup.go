@@ -28,7 +28,7 @@ import (
 // delivered twice raises the count until merged, a merge folding the copies
 // lowers it: both recompute, and FINAL gives the same totals. convtrace
 // reprice changes costs but not the fingerprint: it invalidates the days
-// it repriced (collector.Reprice).
+// it repriced (pricing.Reprice).
 //
 // Today is always read live: it changes all the time, and recomputing it
 // on every request would pile up versions. So are the partial days at the

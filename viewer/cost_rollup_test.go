@@ -14,7 +14,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/schema"
 )
@@ -288,12 +288,12 @@ func TestCostRollupReprice(t *testing.T) {
 	from, to := time.Unix(0, int64(at(0))), time.Unix(0, int64(at(3*24*3600)))
 	before := reportFacts(t, h, from, to, "")
 
-	prices, err := collector.ParsePrices([]byte("prices:\n  - {pattern: 'gpt-5', input: 2, output: 20}\n"))
+	prices, err := pricing.ParsePrices([]byte("prices:\n  - {pattern: 'gpt-5', input: 2, output: 20}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := collector.Reprice(context.Background(), conn, prices,
-		collector.RepriceRange{FromNS: uint64(from.UnixNano()), ToNS: uint64(to.UnixNano())}, nil); err != nil {
+	if _, err := pricing.Reprice(context.Background(), conn, prices,
+		pricing.Range{FromNS: uint64(from.UnixNano()), ToNS: uint64(to.UnixNano())}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := finalFacts(t, conn, from, to, "")

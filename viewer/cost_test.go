@@ -14,7 +14,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
@@ -26,7 +26,7 @@ func costServer(t *testing.T) (http.Handler, driver.Conn) {
 	t.Helper()
 	conn, _ := testkit.Open(t)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	return viewer.New(conn, viewer.WithLogger(log), viewer.WithPrices(collector.DefaultPrices())).Handler(), conn
+	return viewer.New(conn, viewer.WithLogger(log), viewer.WithPrices(pricing.DefaultPrices())).Handler(), conn
 }
 
 // usage sets a response turn's tokens, cost and cost source.
