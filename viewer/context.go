@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // contextRoutes serves a thread's recent context in chat format.
@@ -104,7 +105,7 @@ func contextMessages(t contextTurn) []ContextMessage {
 		return ContextMessage{Role: role, Content: text, Speaker: t.Speaker, Phase: t.Phase, TurnID: t.TurnID,
 			Time: time.Unix(0, int64(t.StartNS)).UTC()}
 	}
-	parsed, isJSON := parseMessages(t.Content)
+	parsed, isJSON := genai.Decode(t.Content)
 	switch {
 	case !isJSON && strings.TrimSpace(t.Content) == "":
 		return nil
@@ -120,7 +121,7 @@ func contextMessages(t contextTurn) []ContextMessage {
 		}
 		var out []ContextMessage
 		for _, m := range parsed[start:] {
-			if text := strings.TrimSpace(m.Said); text != "" {
+			if text := strings.TrimSpace(m.Said()); text != "" {
 				out = append(out, msg("user", text))
 			}
 		}
@@ -129,7 +130,7 @@ func contextMessages(t contextTurn) []ContextMessage {
 		var texts []string
 		for _, m := range parsed {
 			if m.Role == "assistant" {
-				if text := strings.TrimSpace(m.Said); text != "" {
+				if text := strings.TrimSpace(m.Said()); text != "" {
 					texts = append(texts, text)
 				}
 			}

@@ -3,6 +3,8 @@ package viewer
 import (
 	"strconv"
 	"strings"
+
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // turnMarkdown writes one turn as markdown: a heading naming who said it,
@@ -20,9 +22,9 @@ func turnMarkdown(t Turn) string {
 			}
 		}
 	}
-	if msgs, ok := parseMessages(t.Content); ok {
+	if msgs, ok := genai.Decode(t.Content); ok {
 		for _, m := range msgs {
-			b.WriteString("**" + m.Role + "**\n\n" + fenced(m.Text) + "\n")
+			b.WriteString("**" + roleLabel(m) + "**\n\n" + fenced(m.Text()) + "\n")
 		}
 		return b.String()
 	}

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
-func TestParseMessages(t *testing.T) {
+func TestMessagesAsShown(t *testing.T) {
 	tests := []struct {
 		name, content string
 		want          string // messages as role: text | …; "" when not messages
@@ -24,12 +26,12 @@ func TestParseMessages(t *testing.T) {
 		{
 			name:    "OpenAI text parts and a tool message",
 			content: `[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"b"}]},{"role":"tool","tool_call_id":"call_1","content":"42"}]`,
-			want:    "user: a\nb | tool (call_1): 42",
+			want:    "user: a\nb | tool (call_1): ← 42",
 		},
 		{
 			name:    "OpenTelemetry GenAI parts",
 			content: `[{"role":"user","parts":[{"type":"text","content":"Weather in Paris?"}]},{"role":"assistant","parts":[{"type":"tool_call","id":"c1","name":"get_weather","arguments":{"location":"Paris"}}]},{"role":"tool","parts":[{"type":"tool_call_response","id":"c1","response":"rainy, 57°F"}]}]`,
-			want:    `user: Weather in Paris? | assistant: → get_weather({"location":"Paris"}) | tool: ← rainy, 57°F`,
+			want:    `user: Weather in Paris? | assistant: → get_weather({"location":"Paris"}) | tool (c1): ← rainy, 57°F`,
 		},
 		{name: "plain text", content: "Plan A — fix the TypeError", want: ""},
 		{name: "tool arguments are not messages", content: `{"path":"src/config.ts"}`, want: ""},
@@ -39,17 +41,17 @@ func TestParseMessages(t *testing.T) {
 		{name: "empty array", content: `[]`, want: ""},
 	}
 	for _, tt := range tests {
-		msgs, ok := parseMessages(tt.content)
+		msgs, ok := genai.Decode(tt.content)
 		var parts []string
 		for _, m := range msgs {
-			parts = append(parts, m.Role+": "+m.Text)
+			parts = append(parts, roleLabel(m)+": "+m.Text())
 		}
 		got := strings.Join(parts, " | ")
 		if !ok {
 			got = ""
 		}
 		if got != tt.want || ok != (tt.want != "") {
-			t.Errorf("%s: parseMessages(%s) = %q, %v; want %q", tt.name, tt.content, got, ok, tt.want)
+			t.Errorf("%s: Decode(%s) = %q, %v; want %q", tt.name, tt.content, got, ok, tt.want)
 		}
 	}
 }
@@ -80,9 +82,9 @@ func TestMessageSaid(t *testing.T) {
 		{`{"role":"user","parts":[{"type":"text","content":"→ an arrow the user typed"}]}`, "→ an arrow the user typed"},
 	}
 	for _, tt := range tests {
-		msgs, ok := parseMessages(tt.content)
-		if !ok || len(msgs) != 1 || msgs[0].Said != tt.want {
-			t.Errorf("parseMessages(%s) = %+v, %v; want one message saying %q", tt.content, msgs, ok, tt.want)
+		msgs, ok := genai.Decode(tt.content)
+		if !ok || len(msgs) != 1 || msgs[0].Said() != tt.want {
+			t.Errorf("Decode(%s) = %+v, %v; want one message saying %q", tt.content, msgs, ok, tt.want)
 		}
 	}
 }

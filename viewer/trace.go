@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // traceRoutes serves the trace pages and their JSON twins.
@@ -122,10 +123,10 @@ type SpanMessage struct {
 
 // spanMessages reads the chat messages at the start of content.
 func spanMessages(content string) []SpanMessage {
-	msgs, _ := decodeMessages(content)
+	msgs, _ := genai.Decode(content)
 	out := make([]SpanMessage, len(msgs))
 	for i, m := range msgs {
-		out[i] = SpanMessage{Role: m.Role, Text: m.Text}
+		out[i] = SpanMessage{Role: roleLabel(m), Text: m.Text()}
 	}
 	return out
 }

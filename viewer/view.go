@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // collapseLines is how many lines of a turn's content show before the rest
@@ -248,21 +249,25 @@ func (b *turnBuilder) view(t Turn) turnView {
 		Lines:       contentLines(t.Content),
 		Failed:      t.failed(),
 	}
-	if msgs, ok := parseMessages(t.Content); ok {
+	if msgs, ok := genai.Decode(t.Content); ok {
+		texts := make([]string, len(msgs))
+		for i, m := range msgs {
+			texts[i] = m.Text()
+		}
 		earlier := 0
-		for earlier < len(msgs)-1 && b.seen[messageKey(msgs[earlier].Role, msgs[earlier].Text)] {
+		for earlier < len(msgs)-1 && b.seen[messageKey(msgs[earlier].Role, texts[earlier])] {
 			earlier++
 		}
 		tv.Lines = 0
 		for i, m := range msgs {
-			b.seen[messageKey(m.Role, m.Text)] = true
-			mv := messageView{Role: m.Role, Text: highlight(m.Text, b.q)}
+			b.seen[messageKey(m.Role, texts[i])] = true
+			mv := messageView{Role: roleLabel(m), Text: highlight(texts[i], b.q)}
 			if i < earlier {
 				tv.Earlier = append(tv.Earlier, mv)
 				continue
 			}
 			tv.Messages = append(tv.Messages, mv)
-			tv.Lines += 1 + contentLines(m.Text) // the role label takes a line
+			tv.Lines += 1 + contentLines(texts[i]) // the role label takes a line
 		}
 	} else {
 		tv.Text = highlight(t.Content, b.q)
