@@ -133,112 +133,45 @@ func Tool(ctx context.Context, call ToolCall, fn func(context.Context) (string, 
 	return defaultRecorder.Tool(ctx, call, fn)
 }
 
-// Call runs fn, the provider call described by turn, inside a span. It
-// returns what fn returns, unchanged: recording never fails or delays the
-// call beyond the span's own bookkeeping. A panic in fn is recorded as an
-// error and re-raised.
+// Call runs fn, the provider call described by turn, inside a span: it is
+// Start, fn and End. It returns what fn returns, unchanged (with the
+// response's TurnID set): recording never fails or delays the call beyond
+// the span's own bookkeeping. A panic in fn is recorded as an error and
+// re-raised.
 func (r *Recorder) Call(ctx context.Context, turn Turn, fn func(context.Context) (Response, error)) (Response, error) {
-	op := turn.Operation
-	if op == "" {
-		op = schema.OperationChat
-	}
-	name := op
-	if turn.Model != "" {
-		name += " " + turn.Model
-	}
-	attrs := append(r.scopeAttrs(ctx, turn, 5),
-		attribute.String(schema.KeyOperationName, op),
-		attribute.String(schema.KeyProviderName, turn.Provider),
-		attribute.String(schema.KeyRequestModel, turn.Model),
-	)
-	if turn.ParentTurnID != "" {
-		attrs = append(attrs, attribute.String(schema.KeyParentTurnID, turn.ParentTurnID))
-	}
-	if turn.SessionID != "" {
-		attrs = append(attrs, attribute.String(schema.KeySessionID, turn.SessionID))
-	}
-	if turn.Internal {
-		attrs = append(attrs, attribute.Bool(schema.KeyInternal, true))
-	}
-	ctx, span := r.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	span.AddEvent(schema.EventPrompt, trace.WithAttributes(r.content(turn.Prompt)...))
-
-	var resp Response
-	var err error
-	defer endOnPanic(span)
-	resp, err = fn(ctx)
-	resp.TurnID = schema.ResponseTurnID(span.SpanContext().SpanID().String(), err != nil)
-	usage := usageAttrs(resp)
-	if err != nil {
-		// What a failed call reported (the input it was charged for) is
-		// kept on its error turn.
-		span.SetAttributes(usage...)
-		endFailed(span, err)
-		return resp, err
-	}
-	end := r.content(resp.Content)
-	if resp.Model != "" {
-		span.SetAttributes(attribute.String(schema.KeyResponseModel, resp.Model))
-	}
-	if resp.ParentTurnID != "" {
-		span.SetAttributes(attribute.String(schema.KeyParentTurnID, resp.ParentTurnID))
-	}
-	if resp.SessionID != "" && resp.SessionID != turn.SessionID {
-		span.SetAttributes(attribute.String(schema.KeySessionID, resp.SessionID))
-	}
-	span.SetAttributes(usage...)
-	end = append(end, usage...)
-	span.AddEvent(schema.EventResponse, trace.WithAttributes(end...))
-	span.End()
-	return resp, nil
+	ctx, c := r.Start(ctx, turn)
+	defer c.EndOnPanic()
+	resp, err := fn(ctx)
+	return c.End(resp, err), err
 }
 
 // Tool runs fn, the execution of one tool call, inside an "execute_tool
-// {name}" span: the arguments become the tool_call turn and fn's result the
-// tool_result turn. When fn fails, the result it returns, if any, is the
-// failed tool's output and the error's message says only that it failed.
-// Like Call, it returns fn's result unchanged.
+// {name}" span: it is StartTool, fn and End. The arguments become the
+// tool_call turn and fn's result the tool_result turn. Like Call, it
+// returns fn's result unchanged.
 func (r *Recorder) Tool(ctx context.Context, call ToolCall, fn func(context.Context) (string, error)) (string, error) {
-	attrs := append(r.scopeAttrs(ctx, Turn{}, 3),
-		attribute.String(schema.KeyOperationName, schema.OperationExecuteTool),
-		attribute.String(schema.KeyToolName, call.Name),
-		attribute.String(schema.KeyToolCallID, call.CallID),
-	)
-	ctx, span := r.tracer.Start(ctx, schema.OperationExecuteTool+" "+call.Name,
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	span.AddEvent(schema.EventPrompt, trace.WithAttributes(r.content(call.Arguments)...))
-	defer endOnPanic(span)
+	ctx, t := r.StartTool(ctx, call)
+	defer t.EndOnPanic()
 	result, err := fn(ctx)
-	if err != nil {
-		if result != "" {
-			// A failed tool's output is content: it obeys the capture
-			// settings, unlike the error message.
-			span.AddEvent(schema.EventResponse, trace.WithAttributes(r.content(result)...))
-		}
-		endFailed(span, err)
-		return result, err
-	}
-	span.AddEvent(schema.EventResponse, trace.WithAttributes(r.content(result)...))
-	span.End()
-	return result, nil
+	t.End(result, err)
+	return result, err
 }
 
-// scopeAttrs merges the context's scope with the turn's overrides, with
-// room for extra attributes more.
-func (r *Recorder) scopeAttrs(ctx context.Context, turn Turn, extra int) []attribute.KeyValue {
+// withTurnScope returns ctx with the turn's overrides of its scope, so
+// that the call's own spans (its tools, the HTTP requests it makes) carry
+// them too, and the attributes of that scope, with room for extra more.
+func withTurnScope(ctx context.Context, turn Turn, extra int) (context.Context, []attribute.KeyValue) {
 	s := scopeFrom(ctx)
+	o := s
 	s.thread = cmp.Or(turn.Thread, s.thread)
 	s.phase = cmp.Or(turn.Phase, s.phase)
 	s.speaker = cmp.Or(turn.Speaker, s.speaker)
 	s.agent = cmp.Or(turn.Agent, s.agent)
-	return appendScope(make([]attribute.KeyValue, 0, 5+extra), s)
+	if s != o {
+		ctx = context.WithValue(ctx, scopeKey{}, s)
+	}
+	return ctx, appendScope(make([]attribute.KeyValue, 0, 5+extra), s)
 }
-
-// ContentAttributes returns the attributes that carry content s on an event
-// the way the prompt and response events carry theirs, honouring
-// WithoutContent and WithContentLimit: for recorders that add turns of
-// their own, such as a CLI agent's.
-func (r *Recorder) ContentAttributes(s string) []attribute.KeyValue { return r.content(s) }
 
 // content returns the attributes of a prompt or response event: the content
 // (unless capture is off), cut to the limit at a rune boundary, with its
@@ -258,16 +191,6 @@ func (r *Recorder) content(s string) []attribute.KeyValue {
 	return append(attrs, attribute.String(schema.KeyContent, s))
 }
 
-// endOnPanic, deferred right after a span starts, ends the span failed
-// when the code it measures panics and re-raises the same value, so a
-// crash still shows in the trace.
-func endOnPanic(span trace.Span) {
-	if p := recover(); p != nil {
-		endFailed(span, fmt.Errorf("panic: %v", p))
-		panic(p)
-	}
-}
-
 // usageAttrs are the usage and cost a call's response reports.
 func usageAttrs(resp Response) []attribute.KeyValue {
 	var attrs []attribute.KeyValue
@@ -284,6 +207,22 @@ func usageAttrs(resp Response) []attribute.KeyValue {
 		attrs = append(attrs, attribute.Float64(schema.KeyCostUSD, *resp.CostUSD))
 	}
 	return attrs
+}
+
+// endOnPanic, deferred right after a span starts, ends the span failed
+// when the code it measures panics and re-raises the same value, so a
+// crash still shows in the trace.
+func endOnPanic(span trace.Span) {
+	if p := recover(); p != nil {
+		panicked(span, p)
+	}
+}
+
+// panicked ends span failed with the value p a panic raised, then raises
+// it again.
+func panicked(span trace.Span, p any) {
+	endFailed(span, fmt.Errorf("panic: %v", p))
+	panic(p)
 }
 
 func endFailed(span trace.Span, err error) {

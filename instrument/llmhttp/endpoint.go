@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // api is a provider API whose calls the transport understands.
@@ -51,7 +53,7 @@ func recognize(req *http.Request, a api, body []byte) (request, bool) {
 	if json.Unmarshal(body, &m) != nil || m == nil {
 		return request{}, false
 	}
-	r := request{api: a, body: m, model: jsonString(m["model"])}
+	r := request{api: a, body: m, model: genai.StringValue(m["model"])}
 	switch a {
 	case apiChatCompletions, apiMessages:
 		if _, ok := m["messages"]; !ok || r.model == "" {
@@ -108,12 +110,4 @@ func providerName(a api, hostport string) string {
 		return "openai"
 	}
 	return "openai-compatible"
-}
-
-func jsonString(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return ""
-	}
-	return s
 }

@@ -1,14 +1,16 @@
 package llmhttp
 
 import (
-	"bytes"
 	"encoding/json"
+
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // prompt returns the prompt of a call as chat messages JSON: the system
 // instructions first, then the messages. Chat Completions and Anthropic
-// messages are kept in their own shape, which the collector normalizes;
-// Responses input items are turned into messages with OTel GenAI parts.
+// messages are kept in their own shape, which the collector normalizes
+// with schema/genai; Responses input items are turned into genai
+// messages.
 func prompt(r request) string {
 	var msgs []json.RawMessage
 	switch r.api {
@@ -16,28 +18,28 @@ func prompt(r request) string {
 		_ = json.Unmarshal(r.body["messages"], &msgs)
 	case apiMessages:
 		if sys := r.body["system"]; len(sys) > 0 && string(sys) != "null" {
-			msgs = append(msgs, marshal(map[string]json.RawMessage{"role": marshal("system"), "content": sys}))
+			msgs = append(msgs, genai.Marshal(map[string]json.RawMessage{"role": genai.Marshal("system"), "content": sys}))
 		}
 		var rest []json.RawMessage
 		_ = json.Unmarshal(r.body["messages"], &rest)
 		msgs = append(msgs, rest...)
 	case apiResponses:
-		if s := jsonString(r.body["instructions"]); s != "" {
-			msgs = append(msgs, marshal(message{Role: "system", Parts: []part{textPart(s)}}))
+		if s := genai.StringValue(r.body["instructions"]); s != "" {
+			msgs = append(msgs, genai.Marshal(genai.Message{Role: "system", Parts: []genai.Part{genai.Text(s)}}))
 		}
 		msgs = append(msgs, responsesInput(r.body["input"])...)
 	}
 	if len(msgs) == 0 {
 		return ""
 	}
-	return string(marshal(msgs))
+	return string(genai.Marshal(msgs))
 }
 
 // responsesInput turns Responses API input, a string or a list of items,
 // into messages.
 func responsesInput(raw json.RawMessage) []json.RawMessage {
-	if s := jsonString(raw); s != "" {
-		return []json.RawMessage{marshal(message{Role: "user", Parts: []part{textPart(s)}})}
+	if s := genai.StringValue(raw); s != "" {
+		return []json.RawMessage{genai.Marshal(genai.Message{Role: "user", Parts: []genai.Part{genai.Text(s)}})}
 	}
 	var items []map[string]json.RawMessage
 	if json.Unmarshal(raw, &items) != nil {
@@ -45,69 +47,32 @@ func responsesInput(raw json.RawMessage) []json.RawMessage {
 	}
 	out := make([]json.RawMessage, 0, len(items))
 	for _, it := range items {
-		switch jsonString(it["type"]) {
+		var m genai.Message
+		switch genai.StringValue(it["type"]) {
 		case "function_call":
-			out = append(out, marshal(message{Role: "assistant", Parts: []part{
-				toolCallPart(jsonString(it["call_id"]), jsonString(it["name"]), jsonString(it["arguments"]))}}))
+			m = genai.Message{Role: "assistant", Parts: []genai.Part{genai.ToolCall(
+				genai.StringValue(it["call_id"]), genai.StringValue(it["name"]), genai.StringValue(it["arguments"]))}}
 		case "function_call_output":
-			out = append(out, marshal(message{Role: "tool", Parts: []part{{
-				Type: "tool_call_response", ID: jsonString(it["call_id"]), Response: it["output"]}}}))
+			m = genai.Message{Role: "tool", Parts: []genai.Part{{
+				Type: genai.PartToolResponse, ID: genai.StringValue(it["call_id"]), Response: it["output"]}}}
 		case "message", "":
-			m := message{Role: jsonString(it["role"])}
-			if s := jsonString(it["content"]); s != "" {
-				m.Parts = []part{textPart(s)}
+			m = genai.Message{Role: genai.StringValue(it["role"])}
+			if s := genai.StringValue(it["content"]); s != "" {
+				m.Parts = []genai.Part{genai.Text(s)}
 			} else {
 				var content []map[string]json.RawMessage
 				_ = json.Unmarshal(it["content"], &content)
 				for _, c := range content {
-					if t := jsonString(c["text"]); t != "" {
-						m.Parts = append(m.Parts, textPart(t))
+					if t := genai.StringValue(c["text"]); t != "" {
+						m.Parts = append(m.Parts, genai.Text(t))
 					}
 				}
 			}
-			out = append(out, marshal(m))
 		default:
 			out = append(out, it["type"]) // keep the item's kind, at least
+			continue
 		}
+		out = append(out, genai.Marshal(m))
 	}
 	return out
-}
-
-// message is one message in the OTel GenAI messages shape.
-type message struct {
-	Role         string `json:"role"`
-	Parts        []part `json:"parts"`
-	FinishReason string `json:"finish_reason,omitempty"`
-}
-
-type part struct {
-	Type      string          `json:"type"`
-	Content   string          `json:"content,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Response  json.RawMessage `json:"response,omitempty"`
-}
-
-func textPart(s string) part { return part{Type: "text", Content: s} }
-
-// toolCallPart keeps arguments that are JSON as JSON and anything else,
-// such as arguments cut short by a broken stream, as a string.
-func toolCallPart(id, name, arguments string) part {
-	args := json.RawMessage(bytes.TrimSpace([]byte(arguments)))
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	} else if !json.Valid(args) {
-		args = marshal(arguments)
-	}
-	return part{Type: "tool_call", ID: id, Name: name, Arguments: args}
-}
-
-// marshal encodes v without HTML escaping; v never fails to encode.
-func marshal(v any) json.RawMessage {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	_ = e.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -2,14 +2,12 @@ package llmhttp
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"mime"
 	"net/http"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/convtrace/convtrace/instrument"
 )
@@ -86,43 +84,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(clone)
 	}
 
-	// Recorder.Call ends its span when its function returns, and this span
-	// must outlive RoundTrip until the client has read the body; so the
-	// call runs in a goroutine that hands the response over and then waits
-	// for the body to finish. The goroutine ends when the body does.
-	type result struct {
-		resp *http.Response
-		err  error
+	// The call ends when the client has read or closed the body, after
+	// RoundTrip returns: the body ends it.
+	ctx, rec := t.rec.Start(req.Context(), instrument.Turn{Provider: call.provider, Model: call.model, Prompt: prompt(call)})
+	defer rec.EndOnPanic()
+	resp, err := t.base.RoundTrip(clone.WithContext(ctx))
+	if err != nil {
+		rec.End(instrument.Response{}, err)
+		return nil, err
 	}
-	handed := make(chan result, 1)
-	turn := instrument.Turn{Provider: call.provider, Model: call.model, Prompt: prompt(call)}
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		_, _ = t.rec.Call(req.Context(), turn, func(ctx context.Context) (instrument.Response, error) {
-			resp, err := t.base.RoundTrip(clone.WithContext(ctx))
-			if err != nil {
-				handed <- result{nil, err}
-				return instrument.Response{}, err
-			}
-			b := newBody(resp, call, ended)
-			resp.Body = b
-			handed <- result{resp, nil}
-			<-b.done
-			a := b.answer
-			span := trace.SpanFromContext(ctx)
-			span.SetAttributes(attribute.Int(keyStatusCode, resp.StatusCode))
-			if a.finish != "" {
-				span.SetAttributes(attribute.StringSlice(keyFinishReasons, []string{a.finish}))
-			}
-			if a.err != nil {
-				return a.response(), a.err
-			}
-			return a.response(), nil
-		})
-	}()
-	r := <-handed
-	return r.resp, r.err
+	resp.Body = newBody(resp, call, rec)
+	return resp, nil
 }
 
 // readBody reads a request body without consuming the caller's copy: from
@@ -140,9 +112,9 @@ func readBody(req *http.Request) ([]byte, error) {
 }
 
 // body passes a response body through unchanged while parsing it on the
-// side; at EOF or Close, whichever comes first, it completes the answer,
-// closes done and waits for the span to end, so that a tracer provider shut
-// down right after the client is done still exports the call.
+// side; at EOF or Close, whichever comes first, it completes the answer and
+// ends the call before returning, so that a tracer provider shut down
+// right after the client is done still exports the call.
 type body struct {
 	rc     io.ReadCloser
 	status int
@@ -151,13 +123,12 @@ type body struct {
 	buf    bytes.Buffer // a non-streamed body, up to maxBody
 	call   request
 	answer answer
+	rec    *instrument.ActiveCall
 	once   sync.Once
-	done   chan struct{}   // closed when the answer is complete
-	ended  <-chan struct{} // closed when the span has ended
 }
 
-func newBody(resp *http.Response, call request, ended <-chan struct{}) *body {
-	b := &body{rc: resp.Body, status: resp.StatusCode, call: call, done: make(chan struct{}), ended: ended}
+func newBody(resp *http.Response, call request, rec *instrument.ActiveCall) *body {
+	b := &body{rc: resp.Body, status: resp.StatusCode, call: call, rec: rec}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	b.stream = resp.StatusCode < 400 && (mt == "text/event-stream" || (mt == "" && call.stream))
 	b.sse.emit = b.event
@@ -194,8 +165,13 @@ func (b *body) feed(p []byte) {
 func (b *body) finish() {
 	b.once.Do(func() {
 		b.parse()
-		close(b.done)
-		<-b.ended
+		a := &b.answer
+		span := b.rec.Span()
+		span.SetAttributes(attribute.Int(keyStatusCode, b.status))
+		if a.finish != "" {
+			span.SetAttributes(attribute.StringSlice(keyFinishReasons, []string{a.finish}))
+		}
+		b.rec.End(a.response(), a.err)
 	})
 }
 

@@ -46,6 +46,15 @@ func String(raw json.RawMessage) string {
 	return string(Canonical(raw))
 }
 
+// StringValue returns the value of a JSON string, "" for any other value.
+func StringValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
 // jsonOrString returns s itself when it is a JSON object or array, else s
 // as a JSON string.
 func jsonOrString(s string) json.RawMessage {

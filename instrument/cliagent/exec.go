@@ -1,0 +1,143 @@
+package cliagent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// Format names the output format of an agent.
+type Format string
+
+// Formats Command reads.
+const (
+	FormatAuto   Format = ""       // decided from the first line of stdout
+	FormatClaude Format = "claude" // Claude Code --output-format stream-json
+	FormatCodex  Format = "codex"  // codex exec --json
+	FormatPlain  Format = "plain"  // any other command: stdout is the response
+)
+
+// StderrTail is how much of the end of an agent's stderr an error turn
+// keeps.
+const StderrTail = 8 << 10
+
+type config struct {
+	rec    *instrument.Recorder
+	format Format
+}
+
+// Option configures Command.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithRecorder records with r instead of a Recorder on the global tracer
+// provider.
+func WithRecorder(r *instrument.Recorder) Option {
+	return optionFunc(func(c *config) { c.rec = r })
+}
+
+// WithFormat reads the agent's stdout as f instead of guessing it.
+func WithFormat(f Format) Option {
+	return optionFunc(func(c *config) { c.format = f })
+}
+
+// Command runs cmd, an agent, and records its run as one call: turn
+// describes it (its Prompt, when empty, is taken from cmd's arguments or,
+// failing those, from its stdin). The agent's stdin, stdout and stderr pass
+// through unchanged; its stdout is read as it streams for the events of the
+// run (see the package documentation).
+//
+// It returns the agent's exit code (-1 when it was killed by a signal or
+// did not start) and the error of cmd.Run: an *exec.ExitError when the
+// agent exited non-zero.
+func Command(ctx context.Context, cmd *exec.Cmd, turn instrument.Turn, opts ...Option) (int, error) {
+	cfg := config{}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if cfg.rec == nil {
+		cfg.rec = instrument.NewRecorder()
+	}
+	format := cfg.format
+	if format == FormatAuto {
+		format = formatFromArgs(cmd.Args)
+	}
+	if turn.Prompt == "" {
+		turn.Prompt = promptFromArgs(cmd.Args, format)
+	}
+	if turn.Prompt == "" && cmd.Stdin != nil && !isTerminal(cmd.Stdin) {
+		// The prompt row is written as the agent starts, so a piped
+		// prompt is read first; the agent still gets every byte.
+		b, err := io.ReadAll(cmd.Stdin)
+		if err != nil {
+			return -1, fmt.Errorf("read stdin: %w", err)
+		}
+		turn.Prompt = string(b)
+		cmd.Stdin = bytes.NewReader(b)
+	}
+	if turn.Operation == "" {
+		turn.Operation = schema.OperationInvokeAgent
+	}
+	if turn.Provider == "" {
+		turn.Provider = provider(format)
+	}
+
+	// The context of the call carries the turn's overrides of thread,
+	// phase, speaker and agent, so its tool spans have them too.
+	ctx, call := cfg.rec.Start(ctx, turn)
+	defer call.EndOnPanic()
+	r := newRun(ctx, cfg.rec, call, format, cmd.Stdout)
+	stderr := &tail{w: cmd.Stderr}
+	cmd.Stdout, cmd.Stderr = r, stderr
+	runErr := cmd.Run()
+	code := -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	call.End(r.finish(runErr, cmd.ProcessState, stderr.String()))
+	if r.resumeFailed {
+		return code, errors.Join(runErr, ErrSessionResumeInvalid)
+	}
+	return code, runErr
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err != nil || st.Mode()&os.ModeCharDevice != 0
+}
+
+// tail is the agent's stderr: every byte passes on, the last StderrTail
+// bytes are kept.
+type tail struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	n := len(p)
+	var err error
+	if t.w != nil {
+		n, err = t.w.Write(p)
+	}
+	t.buf = append(t.buf, p[:n]...)
+	if len(t.buf) > StderrTail {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-StderrTail:]...)
+	}
+	return n, err
+}
+
+func (t *tail) String() string { return string(t.buf) }

@@ -1,0 +1,319 @@
+package cliagent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/convtrace/convtrace/instrument"
+	"github.com/convtrace/convtrace/schema"
+)
+
+// run is the state of one agent run: it is the agent's stdout, passing
+// every byte on and parsing each complete line.
+type run struct {
+	ctx    context.Context
+	call   *instrument.ActiveCall
+	rec    *instrument.Recorder
+	format Format
+	out    io.Writer
+	line   []byte
+	stdout bytes.Buffer // for FormatPlain and auto before the first line
+
+	codex    *codexParser
+	session  string
+	model    string
+	response *pendingText // the last assistant text, not yet recorded
+	result   *Event
+	errs     []string
+	tools    map[string]*openTool
+	agents   map[string]string // sub-agent name by the id of its Task tool use
+	// resumeFailed says the agent rejected the session it was to resume.
+	resumeFailed bool
+}
+
+// openTool is a tool span waiting for its result.
+type openTool struct {
+	ctx  context.Context // the span's, for the tool spans of its sub-agent
+	tool *instrument.ActiveTool
+}
+
+type pendingText struct {
+	text string
+	at   time.Time
+}
+
+func newRun(ctx context.Context, rec *instrument.Recorder, call *instrument.ActiveCall, format Format, out io.Writer) *run {
+	if out == nil {
+		out = io.Discard
+	}
+	return &run{ctx: ctx, call: call, rec: rec, format: format, out: out,
+		codex: newCodexParser(), tools: map[string]*openTool{}, agents: map[string]string{}}
+}
+
+// Write passes p on, then parses the lines it completes. exec.Cmd calls it
+// from one goroutine.
+func (r *run) Write(p []byte) (int, error) {
+	n, err := r.out.Write(p)
+	if r.format == FormatPlain {
+		r.stdout.Write(p[:n])
+		return n, err
+	}
+	r.line = append(r.line, p[:n]...)
+	for {
+		i := bytes.IndexByte(r.line, '\n')
+		if i < 0 {
+			break
+		}
+		r.parse(r.line[:i])
+		r.line = r.line[i+1:]
+	}
+	return n, err
+}
+
+func (r *run) parse(line []byte) {
+	if r.format == FormatAuto {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return
+		}
+		r.format = sniff(line)
+		r.call.Span().SetAttributes(attribute.String(schema.KeyProviderName, provider(r.format)))
+	}
+	if r.format == FormatPlain {
+		r.stdout.Write(line)
+		r.stdout.WriteByte('\n')
+		return
+	}
+	var events []Event
+	switch r.format {
+	case FormatClaude:
+		events = parseClaude(line)
+	case FormatCodex:
+		events = r.codex.line(line)
+	}
+	for _, e := range events {
+		r.handle(e)
+	}
+}
+
+func (r *run) handle(e Event) {
+	if e.SessionID != "" && e.SessionID != r.session {
+		r.session = e.SessionID
+		r.call.Span().SetAttributes(attribute.String(schema.KeySessionID, e.SessionID))
+	}
+	if e.Model != "" && e.Model != r.model {
+		r.model = e.Model
+		r.call.Span().SetAttributes(attribute.String(schema.KeyResponseModel, e.Model))
+	}
+	if e.ParentToolUseID != "" {
+		e.Agent = r.agents[e.ParentToolUseID]
+	}
+	switch e.Kind {
+	case KindSession:
+	case KindResponse:
+		if e.ParentToolUseID != "" {
+			// A sub-agent's text is never the run's answer.
+			r.addTurn(e, time.Now())
+			return
+		}
+		r.flushResponse()
+		r.response = &pendingText{text: e.Content, at: time.Now()}
+	case KindToolCall:
+		r.flushResponse()
+		if name := subagentName(e); name != "" {
+			r.agents[e.CallID] = name
+		}
+		r.startTool(e)
+	case KindToolResult, KindToolResultError:
+		if t, ok := r.tools[e.CallID]; ok {
+			delete(r.tools, e.CallID)
+			if e.Kind == KindToolResultError {
+				t.tool.End(e.Content, errToolFailed)
+			} else {
+				t.tool.End(e.Content, nil)
+			}
+		}
+	case KindResult:
+		if r.result == nil {
+			r.result = &Event{}
+		}
+		r.result.Content = e.Content
+		r.result.IsError = e.IsError
+		r.result.CostUSD = e.CostUSD
+		r.result.DurationMS = e.DurationMS
+		if u := e.Usage; u != nil {
+			if r.result.Usage == nil {
+				r.result.Usage = &instrument.Usage{}
+			}
+			sum := r.result.Usage
+			sum.InputTokens += u.InputTokens
+			sum.OutputTokens += u.OutputTokens
+			sum.CacheReadTokens += u.CacheReadTokens
+			sum.CacheWriteTokens += u.CacheWriteTokens
+			sum.ReasoningTokens += u.ReasoningTokens
+		}
+	case KindError:
+		r.errs = append(r.errs, e.Content)
+		r.addTurn(e, time.Now())
+	default:
+		r.flushResponse()
+		r.addTurn(e, time.Now())
+	}
+}
+
+// flushResponse records the pending assistant text: it is not the last.
+func (r *run) flushResponse() {
+	if r.response != nil {
+		r.addTurn(Event{Kind: KindResponse, Content: r.response.text}, r.response.at)
+		r.response = nil
+	}
+}
+
+func (r *run) addTurn(e Event, at time.Time) {
+	var attrs []attribute.KeyValue
+	if e.Code != "" {
+		attrs = append(attrs, attribute.String(schema.KeyCode, e.Code))
+	}
+	if r.session != "" {
+		attrs = append(attrs, attribute.String(schema.KeySessionID, r.session))
+	}
+	if e.Agent != "" {
+		attrs = append(attrs, attribute.String(schema.KeyAgent, e.Agent))
+	}
+	r.call.AddTurn(at, e.Kind, e.Content, attrs...)
+}
+
+// startTool records a tool use as an execute_tool span, child of the run,
+// that ends when its result arrives (or the run ends).
+func (r *run) startTool(e Event) {
+	if old, ok := r.tools[e.CallID]; ok {
+		old.tool.End("", errNoResult)
+	}
+	// A sub-agent's tool uses nest under its Task's span, named after it.
+	parent := r.ctx
+	if task, ok := r.tools[e.ParentToolUseID]; ok && e.ParentToolUseID != "" {
+		parent = task.ctx
+	}
+	if e.Agent != "" {
+		parent = instrument.WithAgent(parent, e.Agent)
+	}
+	ctx, tool := r.rec.StartTool(parent, instrument.ToolCall{Name: e.ToolName, CallID: e.CallID, Arguments: e.Content})
+	if r.session != "" {
+		tool.Span().SetAttributes(attribute.String(schema.KeySessionID, r.session))
+	}
+	r.tools[e.CallID] = &openTool{ctx: ctx, tool: tool}
+}
+
+// Errors of tool spans: the result the agent marked as an error (the
+// result itself is recorded as the tool's output), and no result at all.
+var (
+	errToolFailed = errors.New("the tool reported an error")
+	errNoResult   = errors.New("no tool result: the agent ended first")
+)
+
+// finish ends the run: it closes tools left without a result, records the
+// warnings and returns the run's response, or its error.
+func (r *run) finish(runErr error, state *os.ProcessState, stderr string) (instrument.Response, error) {
+	rest := r.line
+	r.line = nil
+	if r.format == FormatAuto && len(bytes.TrimSpace(rest)) > 0 {
+		r.format = sniff(rest)
+	}
+	if r.format == FormatPlain {
+		r.stdout.Write(rest)
+	} else if len(bytes.TrimSpace(rest)) > 0 {
+		r.parse(rest)
+	}
+	for id, t := range r.tools {
+		t.tool.End("", errNoResult)
+		delete(r.tools, id)
+	}
+
+	failed := runErr != nil || (r.result != nil && r.result.IsError)
+	if failed && resumeInvalid(r.format, stderr+"\n"+strings.Join(r.errs, "\n")+"\n"+resultText(r.result)) {
+		r.resumeFailed = true
+		r.flushResponse()
+		r.addTurn(Event{Kind: KindWarning, Code: CodeSessionResumeInvalid, Content: lastLine(stderr, r.errs, r.result)}, time.Now())
+	}
+	resp := instrument.Response{Model: r.model, SessionID: r.session}
+	switch {
+	case r.format == FormatPlain || r.format == FormatAuto:
+		resp.Content = r.stdout.String()
+	case r.result != nil && r.result.Content != "":
+		resp.Content = r.result.Content
+	case r.response != nil:
+		resp.Content = r.response.text
+	}
+	if r.response != nil && (failed || r.response.text != resp.Content) {
+		r.flushResponse()
+	}
+	if res := r.result; res != nil {
+		resp.Usage, resp.CostUSD = res.Usage, res.CostUSD
+		if res.DurationMS > 0 {
+			r.call.Span().SetAttributes(attribute.Int64("convtrace.agent.duration_ms", res.DurationMS))
+		}
+	}
+	if !failed {
+		return resp, nil
+	}
+	msg := "agent reported an error" // it exited 0 with an error result
+	switch {
+	case runErr != nil && state != nil:
+		msg = state.String() // "exit status 3", "signal: killed"
+	case runErr != nil:
+		msg = runErr.Error()
+	}
+	detail := strings.TrimSpace(stderr)
+	if detail == "" {
+		detail = strings.TrimSpace(strings.Join(r.errs, "\n"))
+	}
+	if detail == "" && r.result != nil {
+		detail = r.result.Content
+	}
+	if detail != "" {
+		msg += ": " + detail
+	}
+	return resp, errors.New(msg)
+}
+
+func resultText(e *Event) string {
+	if e == nil {
+		return ""
+	}
+	return e.Content
+}
+
+func lastLine(stderr string, errs []string, res *Event) string {
+	for _, s := range append([]string{stderr, resultText(res)}, errs...) {
+		if s = strings.TrimSpace(s); s != "" {
+			lines := strings.Split(s, "\n")
+			return lines[len(lines)-1]
+		}
+	}
+	return ""
+}
+
+// sniff guesses the format from the first line of stdout.
+func sniff(line []byte) Format {
+	var l struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &l) != nil {
+		return FormatPlain
+	}
+	switch {
+	case l.Type == "system" || l.Type == "assistant" || l.Type == "user" || l.Type == "result" || l.Type == "stream_event":
+		return FormatClaude
+	case strings.HasPrefix(l.Type, "thread.") || strings.HasPrefix(l.Type, "turn.") ||
+		strings.HasPrefix(l.Type, "item.") || l.Type == "error":
+		return FormatCodex
+	}
+	return FormatPlain
+}
