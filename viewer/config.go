@@ -3,6 +3,8 @@ package viewer
 import (
 	"log/slog"
 	"time"
+
+	"github.com/convtrace/convtrace/collector/pricing"
 )
 
 // DefaultThreadLimit is the most threads one page of the threads list
@@ -23,7 +25,7 @@ type config struct {
 	threadLimit      int
 	interruptedAfter time.Duration
 	token            string
-	pricer           CachePricer
+	pricer           pricing.Prices
 	hosts            []string
 }
 

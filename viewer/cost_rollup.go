@@ -92,7 +92,7 @@ func (p costPlan) args() []any {
 
 // refreshCost makes the summaries of p's days current, recomputing the
 // stale ones, and sets p.versions to the versions to read.
-func (s store) refreshCost(ctx context.Context, p *costPlan) error {
+func (s Store) refreshCost(ctx context.Context, p *costPlan) error {
 	if p.fromDay >= p.toDay {
 		return nil
 	}
@@ -152,7 +152,7 @@ func (s store) refreshCost(ctx context.Context, p *costPlan) error {
 // recompute (seconds of FINAL scans on a cold range); a request that
 // found the days stale just before another's recompute ended finds them
 // current when it checks again, and reads that version.
-func (s store) recomputeDays(ctx context.Context, run []uint32, fps map[uint32]costFingerprint, version uint64) ([]string, error) {
+func (s Store) recomputeDays(ctx context.Context, run []uint32, fps map[uint32]costFingerprint, version uint64) ([]string, error) {
 	from, to := run[0], run[len(run)-1]+1
 	recompute := func() ([]string, error) {
 		states, err := s.costStates(ctx, from, to)
@@ -192,10 +192,10 @@ func (s store) recomputeDays(ctx context.Context, run []uint32, fps map[uint32]c
 	return keys.([]string), nil
 }
 
-// costData returns the cells (when withCells) and at most threadLimit of
+// CostData returns the cells (when withCells) and at most threadLimit of
 // the most expensive threads of f's range, refreshing the summaries it
 // reads. A caller that needs one of the two does not pay for the other.
-func (s store) costData(ctx context.Context, f CostFilter, withCells bool, threadLimit int, now time.Time) ([]CostCell, []CostThread, error) {
+func (s Store) CostData(ctx context.Context, f CostFilter, withCells bool, threadLimit int, now time.Time) ([]CostCell, []CostThread, error) {
 	p := planCost(f, now)
 	if err := s.refreshCost(ctx, &p); err != nil {
 		return nil, nil, err

@@ -43,7 +43,7 @@ func (s *Server) apiError(c *gin.Context, err error) {
 		s.writeJSON(c, http.StatusBadRequest, apiErrorBody{pe.Error()})
 		return
 	}
-	if errors.Is(err, errNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		s.writeJSON(c, http.StatusNotFound, apiErrorBody{err.Error()})
 		return
 	}

@@ -71,9 +71,6 @@ func equalFoldRune(a, b rune) bool {
 	return false
 }
 
-// snippetRunes is how much text around a search match a result shows.
-const snippetRunes = 160
-
 // snippet returns the part of text around the first match of q, at most
 // snippetRunes runes on one line, with … where it was cut, split into
 // highlight segments. Without a match it is the start of text.
@@ -92,9 +89,9 @@ func snippet(text, q string) []Segment {
 	}
 	// Keep a third of the window before the match for context.
 	before := []rune(line[:start])
-	lead := min(len(before), snippetRunes/3)
+	lead := min(len(before), SnippetRunes/3)
 	rest := []rune(line[start:])
-	tail := min(len(rest), snippetRunes-lead)
+	tail := min(len(rest), SnippetRunes-lead)
 	s := string(before[len(before)-lead:]) + string(rest[:tail])
 	if lead < len(before) {
 		s = "…" + s

@@ -49,8 +49,8 @@ func TestSnippet(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("snippet(%q, %q) =\n%q\nwant\n%q", tt.text, tt.q, got, tt.want)
 		}
-		if n := len([]rune(strings.Trim(strings.NewReplacer("[", "", "]", "").Replace(got), "…"))); n > snippetRunes {
-			t.Errorf("snippet of %d runes, want at most %d", n, snippetRunes)
+		if n := len([]rune(strings.Trim(strings.NewReplacer("[", "", "]", "").Replace(got), "…"))); n > SnippetRunes {
+			t.Errorf("snippet of %d runes, want at most %d", n, SnippetRunes)
 		}
 	}
 }

@@ -48,9 +48,9 @@ func turnHeading(t Turn) string {
 	if p := strings.TrimSpace(t.Phase); p != "" {
 		key := strings.ToLower(p)
 		if t.Round > 0 {
-			p = phaseName(key, p) + " (round " + strconv.Itoa(int(t.Round)) + ")"
+			p = PhaseName(key, p) + " (round " + strconv.Itoa(int(t.Round)) + ")"
 		} else {
-			p = phaseName(key, p)
+			p = PhaseName(key, p)
 		}
 		parts = append(parts, p)
 	}

@@ -29,19 +29,19 @@ func (s *Server) patchThread(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	found, err := s.store.threadExists(ctx, id)
+	found, err := s.store.ThreadExists(ctx, id)
 	if err == nil && !found {
-		err = errNotFound
+		err = ErrNotFound
 	}
 	if err != nil {
 		s.apiError(c, err)
 		return
 	}
-	if err := s.store.changeThread(ctx, id, ch, uint64(time.Now().UnixNano())); err != nil {
+	if err := s.store.ChangeThread(ctx, id, ch, uint64(time.Now().UnixNano())); err != nil {
 		s.apiError(c, err)
 		return
 	}
-	th, err := s.store.thread(ctx, id)
+	th, err := s.store.Thread(ctx, id)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -51,7 +51,7 @@ func (s *Server) patchThread(c *gin.Context) {
 
 // decodeThreadChange reads one JSON object with a title, archived or both
 // and nothing else. The title is put on one line and trimmed.
-func decodeThreadChange(body io.Reader) (threadChange, error) {
+func decodeThreadChange(body io.Reader) (ThreadChange, error) {
 	var in struct {
 		Title    *string `json:"title"`
 		Archived *bool   `json:"archived"`
@@ -59,22 +59,22 @@ func decodeThreadChange(body io.Reader) (threadChange, error) {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return threadChange{}, bodyError(err)
+		return ThreadChange{}, bodyError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return threadChange{}, badParam("body", "send one JSON object and nothing after it")
+		return ThreadChange{}, BadParam("body", "send one JSON object and nothing after it")
 	}
 	if in.Title == nil && in.Archived == nil {
-		return threadChange{}, badParam("body", `nothing to change: send {"title": "..."} and/or {"archived": true|false}`)
+		return ThreadChange{}, BadParam("body", `nothing to change: send {"title": "..."} and/or {"archived": true|false}`)
 	}
 	if in.Title != nil {
 		t := strings.Join(strings.Fields(*in.Title), " ")
 		if n := utf8.RuneCountInString(t); n > maxTitleRunes {
-			return threadChange{}, badParam("title", "%d characters, at most %d", n, maxTitleRunes)
+			return ThreadChange{}, BadParam("title", "%d characters, at most %d", n, maxTitleRunes)
 		}
 		in.Title = &t
 	}
-	return threadChange{Title: in.Title, Archived: in.Archived}, nil
+	return ThreadChange{Title: in.Title, Archived: in.Archived}, nil
 }
 
 // bodyError names what is wrong with a change's JSON body.
@@ -87,13 +87,13 @@ func bodyError(err error) error {
 		if typeErr.Field == "archived" {
 			want = "true or false"
 		}
-		return badParam(typeErr.Field, "want %s, got a JSON %s", want, typeErr.Value)
+		return BadParam(typeErr.Field, "want %s, got a JSON %s", want, typeErr.Value)
 	case errors.As(err, &maxErr):
-		return badParam("body", "larger than %d bytes", maxErr.Limit)
+		return BadParam("body", "larger than %d bytes", maxErr.Limit)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return badParam("body", "%s: only title and archived can change", strings.TrimPrefix(err.Error(), "json: "))
+		return BadParam("body", "%s: only title and archived can change", strings.TrimPrefix(err.Error(), "json: "))
 	case errors.Is(err, io.EOF):
-		return badParam("body", "empty: send a JSON object")
+		return BadParam("body", "empty: send a JSON object")
 	}
-	return badParam("body", "not a JSON object: %v", err)
+	return BadParam("body", "not a JSON object: %v", err)
 }

@@ -14,22 +14,22 @@ const maxNoteBody = 256 << 10
 
 // notesRoutes lets the user star a turn and write a memo on it.
 func (s *Server) notesRoutes(api *gin.RouterGroup) {
-	api.PUT("/threads/:id/turns/:turn_id/note", s.putNote)
+	api.PUT("/threads/:id/turns/:turn_id/note", s.PutNote)
 }
 
-// putNote answers PUT /api/threads/:id/turns/:turn_id/note, whose JSON body
+// PutNote answers PUT /api/threads/:id/turns/:turn_id/note, whose JSON body
 // {"starred": bool, "memo": "..."} changes the fields it holds and keeps
 // the others, with the note as stored.
-func (s *Server) putNote(c *gin.Context) {
+func (s *Server) PutNote(c *gin.Context) {
 	var ch NoteChange
 	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxNoteBody))
 	if err := dec.Decode(&ch); err != nil {
-		s.apiError(c, badParam("body", "not a JSON object {\"starred\": bool, \"memo\": string}: %v", err))
+		s.apiError(c, BadParam("body", "not a JSON object {\"starred\": bool, \"memo\": string}: %v", err))
 		return
 	}
 	if ch.Memo != nil {
-		if n := utf8.RuneCountInString(*ch.Memo); n > maxMemoRunes {
-			s.apiError(c, badParam("memo", "%d characters, at most %d", n, maxMemoRunes))
+		if n := utf8.RuneCountInString(*ch.Memo); n > MaxMemoRunes {
+			s.apiError(c, BadParam("memo", "%d characters, at most %d", n, MaxMemoRunes))
 			return
 		}
 	}

@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"html/template"
-	"math"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -65,21 +62,6 @@ func formatCost(c *float64) string {
 		return unknown
 	}
 	return "$" + FormatUSD(*c)
-}
-
-// FormatUSD writes an amount of dollars with up to four decimals, at least
-// two, and below a cent with two significant digits (0.0000066, not 0.00),
-// so a cheap call never reads as free.
-func FormatUSD(v float64) string {
-	decimals := 4
-	if a := math.Abs(v); a > 0 && a < 0.01 {
-		decimals = 1 - int(math.Floor(math.Log10(a)))
-	}
-	s := strings.TrimRight(strconv.FormatFloat(v, 'f', decimals, 64), "0")
-	if i := strings.IndexByte(s, '.'); len(s)-i-1 < 2 {
-		s += strings.Repeat("0", 2-(len(s)-i-1))
-	}
-	return s
 }
 
 // formatDuration rounds to microseconds below a millisecond, to

@@ -25,7 +25,7 @@ func TestTimeRange(t *testing.T) {
 		{"1969-12-31", "", 0, 0, "from"},
 	}
 	for _, tt := range tests {
-		from, to, err := timeRange(tt.from, tt.to, now)
+		from, to, err := TimeRange(tt.from, tt.to, now)
 		var pe *ParamError
 		switch {
 		case tt.wantErr != "":

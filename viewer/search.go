@@ -87,7 +87,7 @@ func (v searchView) pageURL(param, cursor string) string {
 // searchPage renders the search form and, when q is given, a page of
 // results.
 func (s *Server) searchPage(c *gin.Context) {
-	v, err := s.search(c)
+	v, err := s.Search(c)
 	if err != nil {
 		s.pageError(c, err)
 		return
@@ -99,7 +99,7 @@ func (s *Server) searchPage(c *gin.Context) {
 // with the search page's data: {"q", ..., "results": [...], "next", "prev",
 // "projects"}. Pass next as after, or prev as before, for the pages beside.
 func (s *Server) apiSearch(c *gin.Context) {
-	v, err := s.search(c)
+	v, err := s.Search(c)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -107,20 +107,20 @@ func (s *Server) apiSearch(c *gin.Context) {
 	s.writeJSON(c, http.StatusOK, v)
 }
 
-// search reads the search parameters and runs the search when q is given.
-func (s *Server) search(c *gin.Context) (searchView, error) {
+// Search reads the Search parameters and runs the Search when q is given.
+func (s *Server) Search(c *gin.Context) (searchView, error) {
 	ctx := c.Request.Context()
 	v := searchView{
 		Q: strings.TrimSpace(c.Query("q")), Project: c.Query("project"), Role: c.Query("role"),
 		From: c.Query("from"), To: c.Query("to"),
 		Results: []SearchResult{}, Roles: searchRoles,
 	}
-	f := searchFilter{Q: v.Q, Project: v.Project, Role: v.Role}
+	f := SearchFilter{Q: v.Q, Project: v.Project, Role: v.Role}
 	var err error
 	if len(v.Q) > maxQueryBytes {
-		return v, badParam("q", "is longer than %d bytes", maxQueryBytes)
+		return v, BadParam("q", "is longer than %d bytes", maxQueryBytes)
 	}
-	if f.FromNS, f.ToNS, err = timeRange(v.From, v.To, time.Now()); err != nil {
+	if f.FromNS, f.ToNS, err = TimeRange(v.From, v.To, time.Now()); err != nil {
 		return v, err
 	}
 	if f.After, err = parseSearchCursor("after", c.Query("after")); err != nil {
@@ -130,9 +130,9 @@ func (s *Server) search(c *gin.Context) (searchView, error) {
 		return v, err
 	}
 	if f.After != nil && f.Before != nil {
-		return v, badParam("before", "cannot be given with after")
+		return v, BadParam("before", "cannot be given with after")
 	}
-	if v.Projects, _, err = s.store.choices(ctx, selectThreadChoices); err != nil {
+	if v.Projects, err = s.store.SearchProjects(ctx); err != nil {
 		return v, err
 	}
 	// The dropdowns show a filter given by URL even when they do not list it.
@@ -177,8 +177,8 @@ func (s *Server) search(c *gin.Context) (searchView, error) {
 
 // searchResults adds their threads' titles and a highlighted snippet to
 // hits.
-func (s *Server) searchResults(ctx context.Context, hits []searchHit, q string) ([]SearchResult, error) {
-	titles, err := s.store.threadTitles(ctx, hits)
+func (s *Server) searchResults(ctx context.Context, hits []SearchHit, q string) ([]SearchResult, error) {
+	titles, err := s.store.ThreadTitles(ctx, hits)
 	if err != nil {
 		return nil, err
 	}
@@ -199,19 +199,19 @@ func (s *Server) searchResults(ctx context.Context, hits []searchHit, q string) 
 }
 
 // formatCursor writes where a page ends as start_ns.turn_id.
-func formatCursor(h searchHit) string {
+func formatCursor(h SearchHit) string {
 	return strconv.FormatUint(h.StartNS, 10) + "." + h.TurnID
 }
 
 // parseSearchCursor reads a cursor that formatCursor wrote; empty is none.
-func parseSearchCursor(param, value string) (*searchCursor, error) {
+func parseSearchCursor(param, value string) (*SearchCursor, error) {
 	if value == "" {
 		return nil, nil
 	}
 	ns, id, ok := strings.Cut(value, ".")
 	start, err := strconv.ParseUint(ns, 10, 64)
 	if !ok || err != nil || id == "" {
-		return nil, badParam(param, "%q is not a page cursor: use the next or prev value of a search", value)
+		return nil, BadParam(param, "%q is not a page cursor: use the next or prev value of a search", value)
 	}
-	return &searchCursor{StartNS: start, TurnID: id}, nil
+	return &SearchCursor{StartNS: start, TurnID: id}, nil
 }

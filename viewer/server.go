@@ -1,7 +1,6 @@
 package viewer
 
 import (
-	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -10,33 +9,22 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gin-gonic/gin"
-	"golang.org/x/sync/singleflight"
-)
 
-// DB is what the viewer needs of a ClickHouse connection whose database is
-// the convtrace database: a clickhouse-go driver.Conn satisfies it. Query
-// and Exec are called concurrently, one call per request, with the
-// request's context. Exec only inserts rows: of the tables a user changes
-// (thread_meta, turn_notes) and of the summaries the viewer keeps
-// (thread_summary, cost_daily, cost_thread_daily, cost_days).
-type DB interface {
-	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
-	Exec(ctx context.Context, query string, args ...any) error
-}
+	"github.com/convtrace/convtrace/collector/pricing"
+)
 
 //go:embed static
 var staticFiles embed.FS
 
 // Server serves the viewer's pages and JSON API.
 type Server struct {
-	store  store
+	store  Store
 	log    *slog.Logger
 	pages  *pages
 	token  string
 	hosts  []string
-	pricer CachePricer
+	pricer pricing.Prices
 	engine *gin.Engine
 }
 
@@ -44,7 +32,7 @@ type Server struct {
 func New(db DB, opts ...Option) *Server {
 	cfg := newConfig(opts)
 	s := &Server{
-		store: store{db: db, threadLimit: cfg.threadLimit, interruptedAfter: cfg.interruptedAfter, flights: new(singleflight.Group)},
+		store: newStore(db, cfg.threadLimit, cfg.interruptedAfter),
 		log:   cfg.logger,
 		pages: parsePages(),
 		token: cfg.token,

@@ -1,21 +1,23 @@
 package viewer
 
 import (
+	"context"
 	"errors"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"golang.org/x/sync/singleflight"
 )
 
-// errNotFound means no turn of the thread asked for exists.
-var errNotFound = errors.New("thread not found")
+// ErrNotFound means no turn of the thread asked for exists.
+var ErrNotFound = errors.New("thread not found")
 
-// store runs the viewer's queries. Its SQL lives in one file per concern:
+// Store runs the viewer's queries. Its SQL lives in one file per concern:
 // store_threads.go, store_turns.go, store_notes.go, store_traces.go,
 // store_search.go, store_context.go and store_cost.go.
-type store struct {
+type Store struct {
 	db          DB
-	threadLimit int
+	ThreadLimit int
 	// interruptedAfter is how long a call that has not ended stays running
 	// without a heartbeat.
 	interruptedAfter time.Duration
@@ -25,8 +27,39 @@ type store struct {
 	flights *singleflight.Group
 }
 
+// newStore returns the queries over db: the threads list shows at most
+// threadLimit threads, a call that has not ended and was not heard of for
+// interruptedAfter is interrupted, and concurrent requests share each
+// refresh of a summary table.
+func newStore(db DB, threadLimit int, interruptedAfter time.Duration) Store {
+	return Store{db: db, ThreadLimit: threadLimit, interruptedAfter: interruptedAfter, flights: new(singleflight.Group)}
+}
+
 // aliveSince is the cutoff of callAlive: a call that has not ended and
 // was not heard of since is interrupted.
-func (s store) aliveSince() uint64 {
+func (s Store) aliveSince() uint64 {
 	return uint64(time.Now().Add(-s.interruptedAfter).UnixNano())
 }
+
+// DB is what the queries need of a ClickHouse connection whose database is
+// the convtrace database: a clickhouse-go driver.Conn satisfies it. Query
+// and Exec are called concurrently, one call per request, with the
+// request's context. Exec only inserts rows: of the tables a user changes
+// (thread_meta, turn_notes) and of the summaries the viewer keeps
+// (thread_summary, cost_daily, cost_thread_daily, cost_days).
+type DB interface {
+	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
+	Exec(ctx context.Context, query string, args ...any) error
+}
+
+// ErrTraceNotFound means no span or turn of the trace asked for exists.
+// It is errNotFound to the handlers' error mapping (404), with its own
+// message.
+var ErrTraceNotFound error = notFoundError("trace not found")
+
+// notFoundError is a missing trace or turn, with its own message; errors.Is
+// matches it to errNotFound, which the handlers answer with 404.
+type notFoundError string
+
+func (e notFoundError) Error() string        { return string(e) }
+func (e notFoundError) Is(target error) bool { return target == ErrNotFound }

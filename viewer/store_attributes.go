@@ -20,9 +20,9 @@ WHERE thread_id = ? AND turn_id = ?
 ORDER BY revision DESC
 LIMIT 1`
 
-// turnAttributes returns all of one turn's attributes; errTurnNotFound
+// TurnAttributes returns all of one turn's attributes; errTurnNotFound
 // when the thread has no such turn.
-func (s store) turnAttributes(ctx context.Context, threadID, turnID string) (map[string]string, error) {
+func (s Store) TurnAttributes(ctx context.Context, threadID, turnID string) (map[string]string, error) {
 	rows, err := s.db.Query(ctx, selectAttributes, threadID, turnID)
 	if err != nil {
 		return nil, fmt.Errorf("query turn attributes: %w", err)
@@ -32,7 +32,7 @@ func (s store) turnAttributes(ctx context.Context, threadID, turnID string) (map
 		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("read turn attributes: %w", err)
 		}
-		return nil, errTurnNotFound
+		return nil, ErrTurnNotFound
 	}
 	var keys, values []string
 	if err := rows.Scan(&keys, &values); err != nil {

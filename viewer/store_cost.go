@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -89,10 +90,10 @@ type PhaseTotal struct {
 	CostUsage
 }
 
-// phaseTotals returns a thread's usage per phase, grouped and ordered as
+// PhaseTotals returns a thread's usage per phase, grouped and ordered as
 // the thread page groups its turns (see phaseOrder); empty when no call of
 // the thread reported usage.
-func (s store) phaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, error) {
+func (s Store) PhaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, error) {
 	rows, err := s.db.Query(ctx, selectPhaseTotals, threadID)
 	if err != nil {
 		return nil, fmt.Errorf("query phase totals: %w", err)
@@ -120,7 +121,7 @@ func (s store) phaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, 
 		return nil, fmt.Errorf("read phase totals: %w", err)
 	}
 	totals := make([]PhaseTotal, 0, len(firstSeen))
-	for _, key := range phaseOrder(firstSeen) {
+	for _, key := range PhaseOrder(firstSeen) {
 		totals = append(totals, *byKey[key])
 	}
 	return totals, nil
@@ -136,12 +137,12 @@ func (u *CostUsage) dest() []any {
 // unknown), for the convtrace cost command. Fold it with GroupCost. Like
 // the cost page it reads and refreshes the summaries, so db must also
 // insert into them.
-func QueryCost(ctx context.Context, db DB, f CostFilter, p CachePricer) ([]CostCell, error) {
-	cells, _, err := store{db: db}.costData(ctx, f, true, 0, time.Now())
+func QueryCost(ctx context.Context, db DB, f CostFilter, p pricing.Prices) ([]CostCell, error) {
+	cells, _, err := Store{db: db}.CostData(ctx, f, true, 0, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	addSavings(cells, p)
+	AddSavings(cells, p)
 	return cells, nil
 }
 
@@ -297,7 +298,7 @@ ARRAY JOIN arrayEnumerate(days) AS i`
 
 // costCells returns the usage of the plan's range per day, model,
 // provider, phase, speaker and agent.
-func (s store) costCells(ctx context.Context, p costPlan) ([]CostCell, error) {
+func (s Store) costCells(ctx context.Context, p costPlan) ([]CostCell, error) {
 	rows, err := s.db.Query(ctx, selectCostCells, p.args()...)
 	if err != nil {
 		return nil, fmt.Errorf("query cost: %w", err)
@@ -333,7 +334,7 @@ type CostThread struct {
 
 // costThreads returns at most limit threads of the plan's range, most
 // expensive first.
-func (s store) costThreads(ctx context.Context, p costPlan, limit int) ([]CostThread, error) {
+func (s Store) costThreads(ctx context.Context, p costPlan, limit int) ([]CostThread, error) {
 	rows, err := s.db.Query(ctx, selectCostThreads, append(p.args(), uint64(limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("query cost threads: %w", err)
@@ -365,7 +366,7 @@ type costState struct {
 
 // costFingerprints returns the fingerprint of every day of [fromDay,
 // toDay) that has turns.
-func (s store) costFingerprints(ctx context.Context, fromDay, toDay uint32) (map[uint32]costFingerprint, error) {
+func (s Store) costFingerprints(ctx context.Context, fromDay, toDay uint32) (map[uint32]costFingerprint, error) {
 	rows, err := s.db.Query(ctx, selectCostFingerprints, uint64(fromDay)*86400, uint64(toDay)*86400)
 	if err != nil {
 		return nil, fmt.Errorf("query cost fingerprints: %w", err)
@@ -390,7 +391,7 @@ func (s store) costFingerprints(ctx context.Context, fromDay, toDay uint32) (map
 
 // costStates returns the current version of every summarized day of
 // [fromDay, toDay).
-func (s store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint32]costState, error) {
+func (s Store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint32]costState, error) {
 	rows, err := s.db.Query(ctx, selectCostStates, fromDay, toDay)
 	if err != nil {
 		return nil, fmt.Errorf("query cost summary states: %w", err)
@@ -416,7 +417,7 @@ func (s store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint3
 // recomputeCost writes version of the summaries of days [fromDay, toDay)
 // from conversations FINAL. Its two scans run side by side, on the
 // server's cores.
-func (s store) recomputeCost(ctx context.Context, fromDay, toDay uint32, version uint64) error {
+func (s Store) recomputeCost(ctx context.Context, fromDay, toDay uint32, version uint64) error {
 	from, to := uint64(fromDay)*schema.DayNS, uint64(toDay)*schema.DayNS
 	args := []any{version, from / uint64(time.Second), to / uint64(time.Second), from, to}
 	g, gctx := errgroup.WithContext(ctx)
@@ -437,7 +438,7 @@ func (s store) recomputeCost(ctx context.Context, fromDay, toDay uint32, version
 
 // insertCostStates makes version current for days, with the fingerprints
 // read before it was computed.
-func (s store) insertCostStates(ctx context.Context, days []uint32, fps map[uint32]costFingerprint, version uint64) error {
+func (s Store) insertCostStates(ctx context.Context, days []uint32, fps map[uint32]costFingerprint, version uint64) error {
 	turns := make([]uint64, len(days))
 	sums := make([]uint64, len(days))
 	for i, d := range days {
@@ -447,4 +448,18 @@ func (s store) insertCostStates(ctx context.Context, days []uint32, fps map[uint
 		return fmt.Errorf("record cost summary versions: %w", err)
 	}
 	return nil
+}
+
+// AddSavings sets the cache savings of each cell whose model has a price
+// and whose calls read from the cache.
+func AddSavings(cells []CostCell, p pricing.Prices) {
+	for i := range cells {
+		c := &cells[i]
+		if c.CacheRead == nil {
+			continue
+		}
+		if usd, ok := p.CacheSavings(c.Model, *c.CacheRead); ok {
+			c.CacheSavingsUSD = &usd
+		}
+	}
 }

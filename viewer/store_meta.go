@@ -5,9 +5,9 @@ import (
 	"fmt"
 )
 
-// threadChange is what a user changes about a thread; a nil field keeps
+// ThreadChange is what a user changes about a thread; a nil field keeps
 // its value.
-type threadChange struct {
+type ThreadChange struct {
 	Title    *string // "" resets the title to the automatic one
 	Archived *bool
 }
@@ -29,9 +29,9 @@ SELECT
 FROM thread_meta
 WHERE thread_id = ?`
 
-// changeThread applies ch to the thread's metadata, nowNS being the time
+// ChangeThread applies ch to the thread's metadata, nowNS being the time
 // of the change in Unix nanoseconds.
-func (s store) changeThread(ctx context.Context, id string, ch threadChange, nowNS uint64) error {
+func (s Store) ChangeThread(ctx context.Context, id string, ch ThreadChange, nowNS uint64) error {
 	var title string
 	if ch.Title != nil {
 		title = *ch.Title

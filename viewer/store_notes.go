@@ -15,8 +15,8 @@ type Note struct {
 	UpdatedNS uint64 `json:"updated_ns"`
 }
 
-// maxMemoRunes is the longest memo a turn takes, in characters.
-const maxMemoRunes = 8000
+// MaxMemoRunes is the longest memo a turn takes, in characters.
+const MaxMemoRunes = 8000
 
 // selectNotes reads the newest note of each turn of a thread: argMax by
 // updated_ns, so the answer never waits for ReplacingMergeTree to merge.
@@ -60,13 +60,13 @@ SELECT count() AS copies
 FROM conversations
 WHERE thread_id = ? AND turn_id = ?`
 
-// notes returns the notes of a thread's turns by turn id.
-func (s store) notes(ctx context.Context, threadID string) (map[string]Note, error) {
+// Notes returns the Notes of a thread's turns by turn id.
+func (s Store) Notes(ctx context.Context, threadID string) (map[string]Note, error) {
 	return s.readNotes(ctx, threadID, selectNotes, threadID)
 }
 
 // readNotes runs a query of the notes of threadID.
-func (s store) readNotes(ctx context.Context, threadID, query string, args ...any) (map[string]Note, error) {
+func (s Store) readNotes(ctx context.Context, threadID, query string, args ...any) (map[string]Note, error) {
 	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query notes: %w", err)
@@ -98,7 +98,7 @@ type NoteChange struct {
 
 // putNote applies ch to a turn's note and returns the note as stored;
 // errTurnNotFound when the thread has no such turn.
-func (s store) putNote(ctx context.Context, threadID, turnID string, ch NoteChange) (Note, error) {
+func (s Store) putNote(ctx context.Context, threadID, turnID string, ch NoteChange) (Note, error) {
 	rows, err := s.db.Query(ctx, selectTurnExists, threadID, turnID)
 	if err != nil {
 		return Note{}, fmt.Errorf("query turn: %w", err)
@@ -115,7 +115,7 @@ func (s store) putNote(ctx context.Context, threadID, turnID string, ch NoteChan
 		return Note{}, fmt.Errorf("read turn: %w", err)
 	}
 	if copies == 0 {
-		return Note{}, errTurnNotFound
+		return Note{}, ErrTurnNotFound
 	}
 
 	var starred bool

@@ -9,26 +9,26 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-// searchFilter is a search across threads: the text to find and the bounds
+// SearchFilter is a search across threads: the text to find and the bounds
 // that narrow it. An empty field does not filter; FromNS and ToNS of 0 are
 // no bound.
-type searchFilter struct {
+type SearchFilter struct {
 	Q, Project, Role string
 	FromNS, ToNS     uint64
 	// After asks for the results older than it (the next page), Before
 	// for those newer (the previous page); at most one is set.
-	After, Before *searchCursor
+	After, Before *SearchCursor
 }
 
-// searchCursor is where a page of results ends: results are ordered by
+// SearchCursor is where a page of results ends: results are ordered by
 // (start_ns, turn_id), newest first.
-type searchCursor struct {
+type SearchCursor struct {
 	StartNS uint64
 	TurnID  string
 }
 
-// searchHit is a turn that matched, before its thread's title is known.
-type searchHit struct {
+// SearchHit is a turn that matched, before its thread's title is known.
+type SearchHit struct {
 	TurnID, ThreadID, Project, Phase, Speaker, Role, Model string
 	StartNS                                                uint64
 	Internal                                               bool // shown on its thread's page only when asked for
@@ -80,13 +80,13 @@ LIMIT ?`
 // on either side, even at four bytes a character, so that snippet decides
 // where the shown text starts and ends.
 const (
-	aroundBytesBefore = 4 * snippetRunes / 2
-	aroundBytesAfter  = 4 * snippetRunes
+	aroundBytesBefore = 4 * SnippetRunes / 2
+	aroundBytesAfter  = 4 * SnippetRunes
 )
 
 // search returns at most limit turns that match f, newest first, whichever
 // way f pages.
-func (s store) search(ctx context.Context, f searchFilter, limit int) ([]searchHit, error) {
+func (s Store) search(ctx context.Context, f SearchFilter, limit int) ([]SearchHit, error) {
 	query := selectSearch
 	window := aroundBytesBefore + len(f.Q) + aroundBytesAfter
 	args := []any{f.Q, uint64(aroundBytesBefore), uint64(window), f.Q, f.Q}
@@ -124,10 +124,10 @@ func (s store) search(ctx context.Context, f searchFilter, limit int) ([]searchH
 		return nil, fmt.Errorf("query search: %w", err)
 	}
 	defer rows.Close()
-	var hits []searchHit
+	var hits []SearchHit
 	for rows.Next() {
 		var (
-			h                   searchHit
+			h                   SearchHit
 			matchAt, aroundFrom uint64
 			cutAfter, internal  uint8
 		)
@@ -154,9 +154,9 @@ func (s store) search(ctx context.Context, f searchFilter, limit int) ([]searchH
 	return hits, nil
 }
 
-// threadTitles returns the title of each hit's thread, as the threads
+// ThreadTitles returns the title of each hit's thread, as the threads
 // list shows it, from the turns of the projects the hits are in.
-func (s store) threadTitles(ctx context.Context, hits []searchHit) (map[string]string, error) {
+func (s Store) ThreadTitles(ctx context.Context, hits []SearchHit) (map[string]string, error) {
 	titles := make(map[string]string)
 	if len(hits) == 0 {
 		return titles, nil
@@ -178,3 +178,6 @@ func (s store) threadTitles(ctx context.Context, hits []searchHit) (map[string]s
 	}
 	return titles, nil
 }
+
+// SnippetRunes is how much text around a search match a result shows.
+const SnippetRunes = 160

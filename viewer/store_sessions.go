@@ -19,10 +19,10 @@ LIMIT 1`
 // provider when it is not empty: the session id of the thread's newest
 // turn that carries one, "" when none does.
 func CurrentSession(ctx context.Context, db DB, threadID, provider string) (string, error) {
-	return store{db: db}.currentSession(ctx, threadID, provider)
+	return Store{db: db}.CurrentSession(ctx, threadID, provider)
 }
 
-func (s store) currentSession(ctx context.Context, threadID, provider string) (string, error) {
+func (s Store) CurrentSession(ctx context.Context, threadID, provider string) (string, error) {
 	rows, err := s.db.Query(ctx, selectCurrentSession, threadID, provider, provider)
 	if err != nil {
 		return "", fmt.Errorf("query current session: %w", err)

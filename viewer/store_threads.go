@@ -13,6 +13,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // Thread is one thread of the threads list: what its turns add up to, and
@@ -60,20 +62,6 @@ type Cursor struct {
 // id survives.
 func (c Cursor) String() string {
 	return strconv.FormatUint(c.LastNS, 10) + "." + base64.RawURLEncoding.EncodeToString([]byte(c.ID))
-}
-
-// parseCursor reads a Cursor written by Cursor.String; "" is no cursor.
-func parseCursor(param, value string) (*Cursor, error) {
-	if value == "" {
-		return nil, nil
-	}
-	ns, id, ok := strings.Cut(value, ".")
-	n, err := strconv.ParseUint(ns, 10, 64)
-	raw, err2 := base64.RawURLEncoding.DecodeString(id)
-	if !ok || err != nil || err2 != nil {
-		return nil, badParam(param, "%q is not a page cursor: take it from a Newer or Older link", value)
-	}
-	return &Cursor{LastNS: n, ID: string(raw)}, nil
 }
 
 // ThreadPage is one page of the threads list, with the cursors of the
@@ -294,9 +282,9 @@ func threadQuery() string {
 	return fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfThread)+")", "", "")
 }
 
-// threads returns the page of threads that f asks for, from summaries
+// Threads returns the page of Threads that f asks for, from summaries
 // brought up to date first.
-func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) {
+func (s Store) Threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) {
 	if err := s.refreshSummaries(ctx); err != nil {
 		return ThreadPage{}, err
 	}
@@ -333,22 +321,34 @@ func (s store) threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) 
 	return page, nil
 }
 
-// thread returns one thread, archived or not; errNotFound when it has no
+// Thread returns one Thread, archived or not; errNotFound when it has no
 // turn.
-func (s store) thread(ctx context.Context, id string) (Thread, error) {
+func (s Store) Thread(ctx context.Context, id string) (Thread, error) {
 	ts, err := s.queryThreads(ctx, threadQuery(), id, id)
 	if err != nil {
 		return Thread{}, err
 	}
 	if len(ts) == 0 {
-		return Thread{}, errNotFound
+		return Thread{}, ErrNotFound
 	}
 	return ts[0], nil
 }
 
+// ListChoices returns the projects and providers the threads list filters
+// on, sorted.
+func (s Store) ListChoices(ctx context.Context) (projects, providers []string, err error) {
+	return s.choices(ctx, selectListChoices)
+}
+
+// SearchProjects returns the projects search filters on, sorted.
+func (s Store) SearchProjects(ctx context.Context) ([]string, error) {
+	projects, _, err := s.choices(ctx, selectThreadChoices)
+	return projects, err
+}
+
 // choices returns the projects and providers that query
 // (selectThreadChoices or selectListChoices) lists, sorted.
-func (s store) choices(ctx context.Context, query string) (projects, providers []string, err error) {
+func (s Store) choices(ctx context.Context, query string) (projects, providers []string, err error) {
 	rows, err := s.db.Query(ctx, query)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query thread choices: %w", err)
@@ -377,7 +377,7 @@ func conditions(cs []string) string {
 
 // queryThreads runs a query of selectThreadSums; the title and the
 // preview come from the texts it reads.
-func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]Thread, error) {
+func (s Store) queryThreads(ctx context.Context, query string, args ...any) ([]Thread, error) {
 	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query threads: %w", err)
@@ -398,7 +398,7 @@ func (s store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 		slices.Sort(t.Providers)
 		t.Providers = orEmpty(t.Providers)
 		t.LastUpdate = time.Unix(0, int64(t.LastNS)).UTC()
-		t.Tokens = addKnown(t.TokensIn, t.TokensOut)
+		t.Tokens = AddKnown(t.TokensIn, t.TokensOut)
 		t.Archived = archived != 0
 		t.Title = threadTitle(override, firstPrompt, t.ID)
 		t.Preview = oneLine(promptText(cmp.Or(lastResp, lastTurn)), previewRunes)
@@ -460,9 +460,9 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// addKnown adds the values that are known; nil when neither is, so that
+// AddKnown adds the values that are known; nil when neither is, so that
 // an unknown count or cost stays unknown rather than becoming zero.
-func addKnown[T uint64 | float64](a, b *T) *T {
+func AddKnown[T uint64 | float64](a, b *T) *T {
 	if a == nil && b == nil {
 		return nil
 	}
@@ -576,7 +576,7 @@ type fingerprint struct{ rows, hash uint64 }
 // Requests that arrive while a refresh runs share it rather than each
 // recomputing the same threads; the refresh outlives a caller that gives
 // up, so the others still get it.
-func (s store) refreshSummaries(ctx context.Context) error {
+func (s Store) refreshSummaries(ctx context.Context) error {
 	if s.flights == nil {
 		return s.refreshSummariesNow(ctx)
 	}
@@ -591,7 +591,7 @@ func (s store) refreshSummaries(ctx context.Context) error {
 	}
 }
 
-func (s store) refreshSummariesNow(ctx context.Context) error {
+func (s Store) refreshSummariesNow(ctx context.Context) error {
 	var (
 		now, stored map[threadKey]fingerprint
 		live        map[threadKey]bool
@@ -645,7 +645,7 @@ func (s store) refreshSummariesNow(ctx context.Context) error {
 }
 
 // readFingerprints reads the fingerprint of every thread's rows.
-func (s store) readFingerprints(ctx context.Context) (map[threadKey]fingerprint, error) {
+func (s Store) readFingerprints(ctx context.Context) (map[threadKey]fingerprint, error) {
 	rows, err := s.db.Query(ctx, selectFingerprints)
 	if err != nil {
 		return nil, fmt.Errorf("query thread fingerprints: %w", err)
@@ -668,7 +668,7 @@ func (s store) readFingerprints(ctx context.Context) (map[threadKey]fingerprint,
 
 // readSummaryFingerprints reads the fingerprint each newest summary was
 // computed from, and which summaries are of threads not gone.
-func (s store) readSummaryFingerprints(ctx context.Context) (map[threadKey]fingerprint, map[threadKey]bool, error) {
+func (s Store) readSummaryFingerprints(ctx context.Context) (map[threadKey]fingerprint, map[threadKey]bool, error) {
 	rows, err := s.db.Query(ctx, selectSummaryFingerprints)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query summary fingerprints: %w", err)
@@ -701,4 +701,22 @@ func idTuple(ids []string) clickhouse.GroupSet {
 		set.Value[i] = id
 	}
 	return set
+}
+
+// promptText is what a title shows of a first prompt: when it is messages
+// JSON, the first user message (else the first message) that decodes from
+// the prefix given; else the prompt as written.
+func promptText(prefix string) string {
+	msgs, _ := genai.Decode(prefix)
+	for _, m := range msgs {
+		if text := m.Text(); m.Role == "user" && text != "" {
+			return text
+		}
+	}
+	for _, m := range msgs {
+		if text := m.Text(); text != "" {
+			return text
+		}
+	}
+	return prefix
 }

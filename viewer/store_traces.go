@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// spanRow is one row of the spans table as the waterfall reads it.
-type spanRow struct {
+// SpanRow is one row of the spans table as the waterfall reads it.
+type SpanRow struct {
 	SpanID, ParentSpanID, Name, Kind string
 	ThreadID, Phase, Speaker, Agent  string
 	Round                            uint16
@@ -17,10 +17,10 @@ type spanRow struct {
 	CostUSD                          *float64
 }
 
-// callRow is what the turns of one span add up to. A call that is still
+// CallRow is what the turns of one span add up to. A call that is still
 // running has no row in spans yet (spans are written when they end), only
 // its prompt in conversations: this is what the waterfall draws it from.
-type callRow struct {
+type CallRow struct {
 	SpanID, ParentSpanID       string
 	ThreadID, Phase, Speaker   string
 	Agent                      string
@@ -120,15 +120,15 @@ LIMIT 1 BY turn_id`
 // 2 KB, enough to recognise it; the thread page shows all of it.
 const spanTurnRunes = 2000
 
-// traceRows returns a trace's spans and what its turns add up to by span.
-func (s store) traceRows(ctx context.Context, traceID string) ([]spanRow, []callRow, error) {
+// TraceRows returns a trace's spans and what its turns add up to by span.
+func (s Store) TraceRows(ctx context.Context, traceID string) ([]SpanRow, []CallRow, error) {
 	rows, err := s.db.Query(ctx, selectTraceSpans, traceID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query trace spans: %w", err)
 	}
-	var spans []spanRow
+	var spans []SpanRow
 	for rows.Next() {
-		var r spanRow
+		var r SpanRow
 		if err := rows.Scan(&r.SpanID, &r.ParentSpanID, &r.Name, &r.Kind, &r.ThreadID, &r.Phase, &r.Round,
 			&r.Speaker, &r.Agent, &r.StartNS, &r.DurationNS, &r.Status, &r.StatusMessage,
 			&r.Operation, &r.Provider, &r.Model, &r.TokensIn, &r.TokensOut, &r.CostUSD); err != nil {
@@ -147,10 +147,10 @@ func (s store) traceRows(ctx context.Context, traceID string) ([]spanRow, []call
 		return nil, nil, fmt.Errorf("query trace calls: %w", err)
 	}
 	defer rows.Close()
-	var calls []callRow
+	var calls []CallRow
 	for rows.Next() {
 		var (
-			r                    callRow
+			r                    CallRow
 			ended, failed, alive uint8
 		)
 		if err := rows.Scan(&r.SpanID, &r.ParentSpanID, &r.ThreadID, &r.Phase, &r.Speaker, &r.Agent, &r.Round,
@@ -167,9 +167,9 @@ func (s store) traceRows(ctx context.Context, traceID string) ([]spanRow, []call
 	return spans, calls, nil
 }
 
-// spanTurns returns the turns of one span of a trace, their content cut to
+// SpanTurns returns the turns of one span of a trace, their content cut to
 // spanTurnRunes runes.
-func (s store) spanTurns(ctx context.Context, traceID, spanID string) ([]SpanTurn, error) {
+func (s Store) SpanTurns(ctx context.Context, traceID, spanID string) ([]SpanTurn, error) {
 	rows, err := s.db.Query(ctx, selectSpanTurns, uint64(spanTurnRunes), traceID, spanID)
 	if err != nil {
 		return nil, fmt.Errorf("query span turns: %w", err)
@@ -197,7 +197,7 @@ func (s store) spanTurns(ctx context.Context, traceID, spanID string) ([]SpanTur
 	return turns, nil
 }
 
-// traceExists reports whether the trace has any span or turn.
-func (s store) traceExists(ctx context.Context, traceID string) (bool, error) {
+// TraceExists reports whether the trace has any span or turn.
+func (s Store) TraceExists(ctx context.Context, traceID string) (bool, error) {
 	return s.exists(ctx, "trace", selectTraceExists, traceID, traceID)
 }

@@ -95,12 +95,12 @@ type TurnFilter struct {
 // agent is empty.
 const AgentMain = "main"
 
-// pageContentBytes is how much of a turn's content a page or the turns API
+// PageContentBytes is how much of a turn's content a page or the turns API
 // carries; a longer turn (up to megabytes) is fetched alone on demand.
-const pageContentBytes = 64 << 10
+const PageContentBytes = 64 << 10
 
-// allContent is a content limit that reads all of it.
-const allContent = 1 << 32
+// AllContent is a content limit that reads all of it.
+const AllContent = 1 << 32
 
 // selectTurns reads a thread's turns, at most the number of content bytes
 // asked for of each. LIMIT 1 BY turn_id keeps one copy of a turn delivered
@@ -146,8 +146,8 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
 FROM conversations
 WHERE thread_id = ?`
 
-// countTurns counts the turns that pass the same conditions, each once.
-const countTurns = `
+// CountTurns counts the turns that pass the same conditions, each once.
+const CountTurns = `
 SELECT uniqExact(turn_id) AS matched
 FROM conversations
 WHERE thread_id = ?`
@@ -256,10 +256,10 @@ func (f TurnFilter) conditions(threadID string) (string, []any) {
 	return b.String(), args
 }
 
-// turns returns the newest limit turns of the thread that pass f, sorted by
+// Turns returns the newest limit Turns of the thread that pass f, sorted by
 // start time, then seq, with their notes; of each at most contentBytes of
-// content. A thread without turns yields none, not an error.
-func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, contentBytes int) ([]Turn, error) {
+// content. A thread without Turns yields none, not an error.
+func (s Store) Turns(ctx context.Context, threadID string, f TurnFilter, limit, contentBytes int) ([]Turn, error) {
 	cond, condArgs := f.conditions(threadID)
 	args := append([]any{uint64(contentBytes), threadID, threadID, s.aliveSince(), threadID}, condArgs...)
 	args = append(args, uint64(limit))
@@ -300,7 +300,7 @@ func (s store) turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 	}
 	slices.Reverse(turns)
 
-	notes, err := s.notes(ctx, threadID)
+	notes, err := s.Notes(ctx, threadID)
 	if err != nil {
 		return nil, err
 	}
@@ -325,9 +325,9 @@ func trimPartialRune(s string) string {
 }
 
 // countTurns counts the thread's turns that pass f.
-func (s store) countTurns(ctx context.Context, threadID string, f TurnFilter) (int, error) {
+func (s Store) countTurns(ctx context.Context, threadID string, f TurnFilter) (int, error) {
 	cond, condArgs := f.conditions(threadID)
-	rows, err := s.db.Query(ctx, countTurns+cond, append([]any{threadID}, condArgs...)...)
+	rows, err := s.db.Query(ctx, CountTurns+cond, append([]any{threadID}, condArgs...)...)
 	if err != nil {
 		return 0, fmt.Errorf("count turns: %w", err)
 	}
@@ -351,12 +351,12 @@ FROM conversations
 WHERE thread_id = ? AND turn_id = ?
 LIMIT 1`
 
-// errTurnNotFound means the thread has no turn with the id asked for.
-var errTurnNotFound error = notFoundError("turn not found")
+// ErrTurnNotFound means the thread has no turn with the id asked for.
+var ErrTurnNotFound error = notFoundError("turn not found")
 
-// turnContent returns one turn's whole content; errTurnNotFound when the
+// TurnContent returns one turn's whole content; errTurnNotFound when the
 // thread has no such turn.
-func (s store) turnContent(ctx context.Context, threadID, turnID string) (string, error) {
+func (s Store) TurnContent(ctx context.Context, threadID, turnID string) (string, error) {
 	rows, err := s.db.Query(ctx, selectContent, threadID, turnID)
 	if err != nil {
 		return "", fmt.Errorf("query turn content: %w", err)
@@ -366,7 +366,7 @@ func (s store) turnContent(ctx context.Context, threadID, turnID string) (string
 		if err := rows.Err(); err != nil {
 			return "", fmt.Errorf("read turn content: %w", err)
 		}
-		return "", errTurnNotFound
+		return "", ErrTurnNotFound
 	}
 	var content string
 	if err := rows.Scan(&content); err != nil {
@@ -394,9 +394,9 @@ WHERE thread_id = ?
 GROUP BY phase_key
 ORDER BY first_ns, phase_key`
 
-// phaseCounts returns the thread's phases in page order with their turns,
+// PhaseCounts returns the thread's phases in page order with their turns,
 // internal ones counted only when withInternal.
-func (s store) phaseCounts(ctx context.Context, threadID string, withInternal bool) ([]PhaseCount, error) {
+func (s Store) PhaseCounts(ctx context.Context, threadID string, withInternal bool) ([]PhaseCount, error) {
 	rows, err := s.db.Query(ctx, selectPhaseCounts, boolUInt8(withInternal), threadID)
 	if err != nil {
 		return nil, fmt.Errorf("query phase counts: %w", err)
@@ -414,7 +414,7 @@ func (s store) phaseCounts(ctx context.Context, threadID string, withInternal bo
 			return nil, fmt.Errorf("scan phase count: %w", err)
 		}
 		c.Key = strings.TrimSpace(c.Key)
-		c.Name = phaseName(c.Key, written)
+		c.Name = PhaseName(c.Key, written)
 		if prev, ok := byKey[c.Key]; ok { // phases differing only in spaces
 			prev.Turns += c.Turns
 			byKey[c.Key] = prev
@@ -427,7 +427,7 @@ func (s store) phaseCounts(ctx context.Context, threadID string, withInternal bo
 		return nil, fmt.Errorf("read phase counts: %w", err)
 	}
 	counts := make([]PhaseCount, 0, len(firstSeen))
-	for _, key := range phaseOrder(firstSeen) {
+	for _, key := range PhaseOrder(firstSeen) {
 		counts = append(counts, byKey[key])
 	}
 	return counts, nil
@@ -449,9 +449,9 @@ SELECT groupUniqArrayIf(role, role != '') AS roles, groupUniqArrayIf(speaker, sp
 FROM conversations
 WHERE thread_id = ?`
 
-// facets returns the roles, speakers, agents, tools and sessions of a
+// Facets returns the roles, speakers, agents, tools and sessions of a
 // thread.
-func (s store) facets(ctx context.Context, threadID string) (Facets, error) {
+func (s Store) Facets(ctx context.Context, threadID string) (Facets, error) {
 	rows, err := s.db.Query(ctx, selectFacets, threadID)
 	if err != nil {
 		return Facets{}, fmt.Errorf("query facets: %w", err)
@@ -481,8 +481,8 @@ WHERE thread_id = ? AND trace_id != ''
 GROUP BY trace_id
 ORDER BY first_ns, trace_id`
 
-// traces returns the ids of the traces a thread's turns belong to.
-func (s store) traces(ctx context.Context, threadID string) ([]string, error) {
+// Traces returns the ids of the Traces a thread's turns belong to.
+func (s Store) Traces(ctx context.Context, threadID string) ([]string, error) {
 	rows, err := s.db.Query(ctx, selectTraces, threadID)
 	if err != nil {
 		return nil, fmt.Errorf("query thread traces: %w", err)

@@ -71,7 +71,7 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 	}
 	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
 	for _, p := range v["phase"] {
-		key := phaseKey(p)
+		key := PhaseKey(p)
 		if !slices.Contains(form.Phases, key) {
 			form.Phases = append(form.Phases, key)
 		}
@@ -94,9 +94,9 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 	}
 	f.Starred, f.HideInternal = form.Starred, !form.Internal
 	if n := utf8.RuneCountInString(form.Q); n > maxQueryRunes {
-		return TurnFilter{}, filterForm{}, badParam("q", "%d characters, at most %d", n, maxQueryRunes)
+		return TurnFilter{}, filterForm{}, BadParam("q", "%d characters, at most %d", n, maxQueryRunes)
 	}
-	if f.FromNS, f.ToNS, err = timeRange(form.From, form.To, now); err != nil {
+	if f.FromNS, f.ToNS, err = TimeRange(form.From, form.To, now); err != nil {
 		return TurnFilter{}, filterForm{}, err
 	}
 	if form.Limit, err = parseLimit("limit", v.Get("limit"), window, maxTurnWindow); err != nil {
@@ -122,11 +122,11 @@ func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurn
 	if err != nil {
 		return threadTurns{}, err
 	}
-	th, err := s.store.thread(ctx, id)
+	th, err := s.store.Thread(ctx, id)
 	if err != nil {
 		return threadTurns{}, err
 	}
-	turns, err := s.store.turns(ctx, id, f, form.Limit, contentBytes)
+	turns, err := s.store.Turns(ctx, id, f, form.Limit, contentBytes)
 	if err != nil {
 		return threadTurns{}, err
 	}
@@ -142,8 +142,8 @@ func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurn
 // threadPage renders one thread grouped by phase and round.
 func (s *Server) threadPage(c *gin.Context) {
 	ctx, id := c.Request.Context(), c.Param("id")
-	tt, err := s.loadTurns(c, turnWindow, pageContentBytes)
-	if errors.Is(err, errNotFound) {
+	tt, err := s.loadTurns(c, turnWindow, PageContentBytes)
+	if errors.Is(err, ErrNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No thread has the id "+id+".")
 		return
 	}
@@ -180,13 +180,13 @@ func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		counts, err = s.store.phaseCounts(gctx, v.Thread.ID, v.Filter.Internal)
+		counts, err = s.store.PhaseCounts(gctx, v.Thread.ID, v.Filter.Internal)
 		return err
 	})
-	g.Go(func() (err error) { v.Facets, err = s.store.facets(gctx, v.Thread.ID); return err })
-	g.Go(func() (err error) { v.Costs, err = s.store.phaseTotals(gctx, v.Thread.ID); return err })
-	g.Go(func() (err error) { ids, err = s.store.traces(gctx, v.Thread.ID); return err })
-	g.Go(func() (err error) { v.Session, err = s.store.currentSession(gctx, v.Thread.ID, ""); return err })
+	g.Go(func() (err error) { v.Facets, err = s.store.Facets(gctx, v.Thread.ID); return err })
+	g.Go(func() (err error) { v.Costs, err = s.store.PhaseTotals(gctx, v.Thread.ID); return err })
+	g.Go(func() (err error) { ids, err = s.store.Traces(gctx, v.Thread.ID); return err })
+	g.Go(func() (err error) { v.Session, err = s.store.CurrentSession(gctx, v.Thread.ID, ""); return err })
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ type turnsResponse struct {
 // q) and limit. A
 // turn's content beyond pageContentBytes is cut (content_cut).
 func (s *Server) apiTurns(c *gin.Context) {
-	tt, err := s.loadTurns(c, turnWindow, pageContentBytes)
+	tt, err := s.loadTurns(c, turnWindow, PageContentBytes)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -253,7 +253,7 @@ type threadResponse struct {
 // apiThread answers GET /api/threads/:id, the thread page's JSON twin,
 // with the page's filters and limit.
 func (s *Server) apiThread(c *gin.Context) {
-	tt, err := s.loadTurns(c, turnWindow, pageContentBytes)
+	tt, err := s.loadTurns(c, turnWindow, PageContentBytes)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -282,7 +282,7 @@ func (s *Server) apiThread(c *gin.Context) {
 // filters let through (not only the page's window; at most limit when
 // given), whole, as markdown.
 func (s *Server) threadMarkdown(c *gin.Context) {
-	tt, err := s.loadTurns(c, maxTurnWindow, allContent)
+	tt, err := s.loadTurns(c, maxTurnWindow, AllContent)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -294,9 +294,9 @@ func (s *Server) threadMarkdown(c *gin.Context) {
 // whole turn as markdown.
 func (s *Server) turnMarkdown(c *gin.Context) {
 	ctx := c.Request.Context()
-	turns, err := s.store.turns(ctx, c.Param("id"), TurnFilter{TurnID: c.Param("turn_id")}, 1, allContent)
+	turns, err := s.store.Turns(ctx, c.Param("id"), TurnFilter{TurnID: c.Param("turn_id")}, 1, AllContent)
 	if err == nil && len(turns) == 0 {
-		err = errTurnNotFound
+		err = ErrTurnNotFound
 	}
 	if err != nil {
 		s.apiError(c, err)
@@ -310,7 +310,7 @@ func (s *Server) turnMarkdown(c *gin.Context) {
 // {"turn_id", "content"}.
 func (s *Server) turnContent(c *gin.Context) {
 	turnID := c.Param("turn_id")
-	content, err := s.store.turnContent(c.Request.Context(), c.Param("id"), turnID)
+	content, err := s.store.TurnContent(c.Request.Context(), c.Param("id"), turnID)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -326,7 +326,7 @@ func (s *Server) turnContent(c *gin.Context) {
 // {"turn_id", "attributes"}.
 func (s *Server) turnAttributes(c *gin.Context) {
 	turnID := c.Param("turn_id")
-	attrs, err := s.store.turnAttributes(c.Request.Context(), c.Param("id"), turnID)
+	attrs, err := s.store.TurnAttributes(c.Request.Context(), c.Param("id"), turnID)
 	if err != nil {
 		s.apiError(c, err)
 		return

@@ -95,11 +95,11 @@ func (s *Server) threadsList(c *gin.Context) (threadsList, error) {
 		return threadsList{}, err
 	}
 	ctx := c.Request.Context()
-	page, err := s.store.threads(ctx, f)
+	page, err := s.store.Threads(ctx, f)
 	if err != nil {
 		return threadsList{}, err
 	}
-	projects, providers, err := s.store.choices(ctx, selectListChoices)
+	projects, providers, err := s.store.ListChoices(ctx)
 	if err != nil {
 		return threadsList{}, err
 	}
@@ -109,7 +109,7 @@ func (s *Server) threadsList(c *gin.Context) (threadsList, error) {
 // pageSize is the default page size, and the most a page may hold: the
 // server's thread limit.
 func (s *Server) pageSize() (def, max int) {
-	return min(defaultPageSize, s.store.threadLimit), s.store.threadLimit
+	return min(defaultPageSize, s.store.ThreadLimit), s.store.ThreadLimit
 }
 
 // threadFilter reads the list's query parameters: project, provider, q,
@@ -121,14 +121,14 @@ func (s *Server) threadFilter(c *gin.Context) (ThreadFilter, error) {
 		Query:    strings.TrimSpace(c.Query("q")),
 	}
 	if n := utf8.RuneCountInString(f.Query); n > maxTitleQueryRunes {
-		return f, badParam("q", "%d characters, at most %d", n, maxTitleQueryRunes)
+		return f, BadParam("q", "%d characters, at most %d", n, maxTitleQueryRunes)
 	}
 	switch a := c.Query("archived"); a {
 	case "", "0":
 	case "1":
 		f.Archived = true
 	default:
-		return f, badParam("archived", "%q is not 1 or 0", a)
+		return f, BadParam("archived", "%q is not 1 or 0", a)
 	}
 	def, max := s.pageSize()
 	var err error
@@ -142,7 +142,7 @@ func (s *Server) threadFilter(c *gin.Context) (ThreadFilter, error) {
 		return f, err
 	}
 	if f.Before != nil && f.After != nil {
-		return f, badParam("after", "give before or after, not both")
+		return f, BadParam("after", "give before or after, not both")
 	}
 	return f, nil
 }

@@ -21,18 +21,6 @@ func (s *Server) traceRoutes(app, api *gin.RouterGroup) {
 	api.GET("/traces/:trace_id/spans/:span_id/turns", s.apiSpanTurns)
 }
 
-// errTraceNotFound means no span or turn of the trace asked for exists.
-// It is errNotFound to the handlers' error mapping (404), with its own
-// message.
-var errTraceNotFound error = notFoundError("trace not found")
-
-// notFoundError is a missing trace or turn, with its own message; errors.Is
-// matches it to errNotFound, which the handlers answer with 404.
-type notFoundError string
-
-func (e notFoundError) Error() string        { return string(e) }
-func (e notFoundError) Is(target error) bool { return target == errNotFound }
-
 // Trace is one trace as the waterfall shows it: its spans in display order
 // and what they add up to. Sums are nil when no span reported the value.
 type Trace struct {
@@ -135,12 +123,12 @@ func spanMessages(content string) []SpanMessage {
 // neither span nor turn.
 func (s *Server) trace(c *gin.Context) (Trace, error) {
 	id := c.Param("trace_id")
-	spans, calls, err := s.store.traceRows(c.Request.Context(), id)
+	spans, calls, err := s.store.TraceRows(c.Request.Context(), id)
 	if err != nil {
 		return Trace{}, err
 	}
 	if len(spans) == 0 && len(calls) == 0 {
-		return Trace{}, errTraceNotFound
+		return Trace{}, ErrTraceNotFound
 	}
 	return buildTrace(id, spans, calls), nil
 }
@@ -148,8 +136,8 @@ func (s *Server) trace(c *gin.Context) (Trace, error) {
 // buildTrace joins a trace's span rows with what their turns add up to,
 // draws a span from the turns of a call that has no span row yet (it is
 // still running, or was interrupted), and orders the spans depth first.
-func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
-	byCall := make(map[string]callRow, len(calls))
+func buildTrace(id string, spanRows []SpanRow, calls []CallRow) Trace {
+	byCall := make(map[string]CallRow, len(calls))
 	for _, c := range calls {
 		byCall[c.SpanID] = c
 	}
@@ -224,14 +212,14 @@ func buildTrace(id string, spanRows []spanRow, calls []callRow) Trace {
 		if c, ok := byCall[sp.SpanID]; ok {
 			t.EndNS = max(t.EndNS, c.EndNS)
 		}
-		t.TokensIn = addKnown(t.TokensIn, sp.TokensIn)
-		t.TokensOut = addKnown(t.TokensOut, sp.TokensOut)
-		t.CostUSD = addKnown(t.CostUSD, sp.CostUSD)
+		t.TokensIn = AddKnown(t.TokensIn, sp.TokensIn)
+		t.TokensOut = AddKnown(t.TokensOut, sp.TokensOut)
+		t.CostUSD = AddKnown(t.CostUSD, sp.CostUSD)
 	}
 	slices.Sort(t.ThreadIDs)
 	t.DurationNS = t.EndNS - t.StartNS
 	t.Start = time.Unix(0, int64(t.StartNS)).UTC()
-	t.Tokens = addKnown(t.TokensIn, t.TokensOut)
+	t.Tokens = AddKnown(t.TokensIn, t.TokensOut)
 	// A running call lasts, as far as anyone knows, until the trace's end.
 	for i := range spans {
 		if spans[i].Running && spans[i].DurationNS == 0 {
@@ -291,7 +279,7 @@ func nestSpans(spans []TraceSpan) []TraceSpan {
 
 // callName names a span drawn from its turns the way OTel GenAI names a
 // provider call's span: operation and model.
-func callName(c callRow) string {
+func callName(c CallRow) string {
 	switch {
 	case c.Operation != "" && c.Model != "":
 		return c.Operation + " " + c.Model
@@ -315,7 +303,7 @@ func widen(v *uint32) *uint64 {
 // tracePage renders a trace's waterfall; ?span= opens that span's turns.
 func (s *Server) tracePage(c *gin.Context) {
 	t, err := s.trace(c)
-	if errors.Is(err, errNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No trace has the id "+c.Param("trace_id")+".")
 		return
 	}
@@ -326,10 +314,10 @@ func (s *Server) tracePage(c *gin.Context) {
 	v := newTraceView(t)
 	if id := c.Query("span"); id != "" {
 		if v.Selected = t.span(id); v.Selected == nil {
-			s.pageError(c, badParam("span", "%q is not a span of this trace", id))
+			s.pageError(c, BadParam("span", "%q is not a span of this trace", id))
 			return
 		}
-		if v.Turns, err = s.store.spanTurns(c.Request.Context(), t.TraceID, id); err != nil {
+		if v.Turns, err = s.store.SpanTurns(c.Request.Context(), t.TraceID, id); err != nil {
 			s.pageError(c, err)
 			return
 		}
@@ -352,16 +340,16 @@ func (s *Server) apiTrace(c *gin.Context) {
 // span is clicked. A span without turns has none; an unknown trace is 404.
 func (s *Server) apiSpanTurns(c *gin.Context) {
 	ctx, traceID, spanID := c.Request.Context(), c.Param("trace_id"), c.Param("span_id")
-	turns, err := s.store.spanTurns(ctx, traceID, spanID)
+	turns, err := s.store.SpanTurns(ctx, traceID, spanID)
 	if err != nil {
 		s.apiError(c, err)
 		return
 	}
 	if len(turns) == 0 {
 		// No turns: tell an unknown trace from a span that said nothing.
-		found, err := s.store.traceExists(ctx, traceID)
+		found, err := s.store.TraceExists(ctx, traceID)
 		if err == nil && !found {
-			err = errTraceNotFound
+			err = ErrTraceNotFound
 		}
 		if err != nil {
 			s.apiError(c, err)

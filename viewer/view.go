@@ -15,10 +15,6 @@ import (
 // hides behind "Show full".
 const collapseLines = 30
 
-// canonicalPhases is the order in which a thread page shows the phases of a
-// pipeline; other phases follow in the order they first appear.
-var canonicalPhases = []string{"plan", "review", "execute", "verify", "revision", "critique", "adjudicate"}
-
 // parentVerbs says how a turn relates to the turn it threads under, by the
 // turn's own phase.
 var parentVerbs = map[string]string{
@@ -133,10 +129,10 @@ func newThreadView(th Thread, turns []Turn, q string) threadView {
 	groups := map[string]*group{}
 	var firstSeen []string // phase keys in order of first appearance
 	for _, t := range turns {
-		key := phaseKey(t.Phase)
+		key := PhaseKey(t.Phase)
 		g, ok := groups[key]
 		if !ok {
-			g = &group{name: phaseName(key, t.Phase), rounds: map[uint16][]turnView{}}
+			g = &group{name: PhaseName(key, t.Phase), rounds: map[uint16][]turnView{}}
 			groups[key] = g
 			firstSeen = append(firstSeen, key)
 		}
@@ -153,7 +149,7 @@ func newThreadView(th Thread, turns []Turn, q string) threadView {
 		g.rounds[t.Round] = append(g.rounds[t.Round], tv)
 	}
 
-	for _, key := range phaseOrder(firstSeen) {
+	for _, key := range PhaseOrder(firstSeen) {
 		g := groups[key]
 		pv := phaseView{Name: g.name}
 		for r, ts := range g.rounds {
@@ -168,40 +164,6 @@ func newThreadView(th Thread, turns []Turn, q string) threadView {
 // failed says whether the turn records a failure: an error row, or a
 // failed status.
 func (t Turn) failed() bool { return t.Role == schema.RoleError || t.Status == schema.StatusError }
-
-// phaseKey is how a phase is grouped and filtered: case and surrounding
-// space do not make another phase.
-func phaseKey(phase string) string { return strings.ToLower(strings.TrimSpace(phase)) }
-
-// phaseOrder puts phase keys, given in order of first appearance, in page
-// order: the canonical phases first, in their order, then the others.
-func phaseOrder(firstSeen []string) []string {
-	order := make([]string, 0, len(firstSeen))
-	for _, p := range canonicalPhases {
-		if slices.Contains(firstSeen, p) {
-			order = append(order, p)
-		}
-	}
-	for _, key := range firstSeen {
-		if !slices.Contains(canonicalPhases, key) {
-			order = append(order, key)
-		}
-	}
-	return order
-}
-
-// phaseName is the heading of a phase group: canonical phases capitalised,
-// others as first written.
-func phaseName(key, written string) string {
-	switch {
-	case key == "":
-		return "No phase"
-	case slices.Contains(canonicalPhases, key):
-		return strings.ToUpper(key[:1]) + key[1:]
-	default:
-		return strings.TrimSpace(written)
-	}
-}
 
 // turnBuilder makes the views of a page's turns, in the order they were
 // said: what a turn shows depends on the turns before it (history already
@@ -278,7 +240,7 @@ func (b *turnBuilder) view(t Turn) turnView {
 	}
 	tv.Collapsed = tv.Lines > collapseLines
 	if t.ParentTurnID != "" {
-		tv.ParentVerb = parentVerbs[phaseKey(t.Phase)]
+		tv.ParentVerb = parentVerbs[PhaseKey(t.Phase)]
 		if tv.ParentVerb == "" {
 			tv.ParentVerb = "replies to"
 		}
