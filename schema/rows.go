@@ -40,52 +40,52 @@ type Attr struct {
 
 // Turn is one row of the conversations table: one thing one agent said.
 type Turn struct {
-	TurnID       string
-	TraceID      string
-	SpanID       string
-	ParentSpanID string
-	ParentTurnID string
-	Project      string
-	ThreadID     string
-	SessionID    string
-	Phase        string
-	Speaker      string
-	Agent        string
-	Round        uint16
-	Role         string
-	Seq          uint16
-	Operation    string
-	Provider     string
-	Model        string
-	ToolName     string
-	ToolCallID   string
-	Content      string
-	ContentBytes uint32
-	Truncated    bool
+	TurnID       string `json:"turn_id"`
+	TraceID      string `json:"trace_id"`
+	SpanID       string `json:"span_id"`
+	ParentSpanID string `json:"parent_span_id"`
+	ParentTurnID string `json:"parent_turn_id"`
+	Project      string `json:"project"`
+	ThreadID     string `json:"thread_id"`
+	SessionID    string `json:"session_id"`
+	Phase        string `json:"phase"`
+	Speaker      string `json:"speaker"`
+	Agent        string `json:"agent"`
+	Round        uint16 `json:"round"`
+	Role         string `json:"role"`
+	Seq          uint16 `json:"seq"`
+	Operation    string `json:"operation"`
+	Provider     string `json:"provider"`
+	Model        string `json:"model"`
+	ToolName     string `json:"tool_name"`
+	ToolCallID   string `json:"tool_call_id"`
+	Content      string `json:"content"`
+	ContentBytes uint32 `json:"content_bytes"`
+	Truncated    bool   `json:"truncated"`
 	// Internal marks a turn kept for the audit trail only: out of the
 	// recent context and of the thread page unless asked for.
-	Internal bool
+	Internal bool `json:"internal"`
 
 	// Token counts are nil when unknown, which the viewer shows as —.
-	TokensIn         *uint32
-	TokensOut        *uint32
-	TokensCacheRead  *uint32
-	TokensCacheWrite *uint32
-	TokensReasoning  *uint32
-	CostUSD          *float64
-	CostSource       string // CostProvided, CostPriced, CostUnknown, CostNone or ""
+	TokensIn         *uint32  `json:"tokens_in"`
+	TokensOut        *uint32  `json:"tokens_out"`
+	TokensCacheRead  *uint32  `json:"tokens_cache_read"`
+	TokensCacheWrite *uint32  `json:"tokens_cache_write"`
+	TokensReasoning  *uint32  `json:"tokens_reasoning"`
+	CostUSD          *float64 `json:"cost_usd"`
+	CostSource       string   `json:"cost_source"` // CostProvided, CostPriced, CostUnknown, CostNone or ""
 
-	Status     string
-	Error      string
-	StartNS    uint64
-	DurationNS uint64
+	Status     string `json:"status"`
+	Error      string `json:"error"`
+	StartNS    uint64 `json:"start_ns"`
+	DurationNS uint64 `json:"duration_ns"`
 	// HeartbeatNS is when the recording process last saw the call alive,
 	// on the prompt rows of a call still running; 0 otherwise.
-	HeartbeatNS uint64
-	Attributes  []Attr
+	HeartbeatNS uint64 `json:"-"`
+	Attributes  []Attr `json:"attributes"`
 	// Revision orders copies of a turn written more than once: the highest
 	// holds the most (ddl/sql/0008_join_staging.sql, ddl/sql/0009_revision.sql).
-	Revision uint64
+	Revision uint64 `json:"-"`
 }
 
 // TurnColumns is the column list of every insert into conversations, in the

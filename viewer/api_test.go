@@ -10,12 +10,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 type turnsBody struct {
-	ThreadID string        `json:"thread_id"`
-	Turns    []viewer.Turn `json:"turns"`
+	ThreadID string       `json:"thread_id"`
+	Turns    []query.Turn `json:"turns"`
 }
 
 func apiFixture(t *testing.T) http.Handler {
@@ -268,10 +268,10 @@ func TestTurnWindow(t *testing.T) {
 			Title string `json:"title"`
 			Turns uint64 `json:"turns"`
 		} `json:"thread"`
-		Turns  []viewer.Turn `json:"turns"`
-		Total  int           `json:"total"`
-		Hidden int           `json:"hidden"`
-		Limit  int           `json:"limit"`
+		Turns  []query.Turn `json:"turns"`
+		Total  int          `json:"total"`
+		Hidden int          `json:"hidden"`
+		Limit  int          `json:"limit"`
 	}
 	getJSON(t, h, "/api/threads/th-w/turns?limit=3", http.StatusOK, &body)
 	if len(body.Turns) != 3 || body.Turns[2].TurnID != "w1004:prompt:0" || body.Total != n || body.Hidden != n-3 || body.Limit != 3 ||

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // contextRoutes serves a thread's recent context in chat format.
@@ -33,7 +35,7 @@ func (s *Server) apiContext(c *gin.Context) {
 		return
 	}
 	s.writeJSON(c, http.StatusOK, struct {
-		ThreadID string           `json:"thread_id"`
-		Messages []ContextMessage `json:"messages"`
+		ThreadID string                 `json:"thread_id"`
+		Messages []query.ContextMessage `json:"messages"`
 	}{id, msgs})
 }

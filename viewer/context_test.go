@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 type contextAnswer struct {
-	ThreadID string                  `json:"thread_id"`
-	Messages []viewer.ContextMessage `json:"messages"`
+	ThreadID string                 `json:"thread_id"`
+	Messages []query.ContextMessage `json:"messages"`
 }
 
 // contextLines writes messages as role:content lines, for comparing.
-func contextLines(msgs []viewer.ContextMessage) string {
+func contextLines(msgs []query.ContextMessage) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "%s:%s\n", m.Role, m.Content)
@@ -128,7 +128,7 @@ func TestRecentContextReadsPastToolLoops(t *testing.T) {
 		rows = append(rows, p, r)
 	}
 	insertTurns(t, conn, rows...)
-	msgs, err := viewer.RecentContext(context.Background(), conn, "loop", 2)
+	msgs, err := query.RecentContext(context.Background(), conn, "loop", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +155,10 @@ func TestRecentContextErrors(t *testing.T) {
 	getJSON(t, h, "/api/threads/nope/context", http.StatusNotFound, &e)
 
 	_, conn := newServer(t)
-	if _, err := viewer.RecentContext(context.Background(), conn, "nope", 10); !errors.Is(err, viewer.ErrThreadNotFound) {
-		t.Errorf("RecentContext of an unknown thread: %v, want ErrThreadNotFound", err)
+	if _, err := query.RecentContext(context.Background(), conn, "nope", 10); !errors.Is(err, query.ErrNotFound) {
+		t.Errorf("RecentContext of an unknown thread: %v, want ErrNotFound", err)
 	}
-	if _, err := viewer.RecentContext(context.Background(), conn, "nope", 0); err == nil {
+	if _, err := query.RecentContext(context.Background(), conn, "nope", 0); err == nil {
 		t.Error("RecentContext with limit 0: no error, want one")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // costFacts is what the rollup tests compare of a report: its day × model
@@ -294,6 +295,9 @@ func TestCostRollupReprice(t *testing.T) {
 	}
 	if _, err := pricing.Reprice(context.Background(), conn, prices,
 		pricing.Range{FromNS: uint64(from.UnixNano()), ToNS: uint64(to.UnixNano())}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := query.CostsChanged(context.Background(), conn, uint64(from.UnixNano()), uint64(to.UnixNano())); err != nil {
 		t.Fatal(err)
 	}
 	want := finalFacts(t, conn, from, to, "")

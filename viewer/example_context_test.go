@@ -6,7 +6,7 @@ import (
 	"log"
 
 	"github.com/convtrace/convtrace/schema/ddl"
-	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // Rebuild a short, fresh context for the next model call from the full
@@ -21,7 +21,7 @@ func ExampleRecentContext() {
 	}
 	defer conn.Close()
 
-	msgs, err := viewer.RecentContext(ctx, conn, "demo-0123456789abcdef", 10)
+	msgs, err := query.RecentContext(ctx, conn, "demo-0123456789abcdef", 10)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // notFound answers unknown routes: JSON under /api/, a page elsewhere.
@@ -38,12 +40,12 @@ func (s *Server) writeJSON(c *gin.Context, status int, v any) {
 }
 
 func (s *Server) apiError(c *gin.Context, err error) {
-	var pe *ParamError
+	var pe *query.ParamError
 	if errors.As(err, &pe) {
 		s.writeJSON(c, http.StatusBadRequest, apiErrorBody{pe.Error()})
 		return
 	}
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, query.ErrNotFound) {
 		s.writeJSON(c, http.StatusNotFound, apiErrorBody{err.Error()})
 		return
 	}
@@ -52,7 +54,7 @@ func (s *Server) apiError(c *gin.Context, err error) {
 }
 
 func (s *Server) pageError(c *gin.Context, err error) {
-	var pe *ParamError
+	var pe *query.ParamError
 	if errors.As(err, &pe) {
 		s.html(c, http.StatusBadRequest, "badrequest.html", pe.Error())
 		return

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // Segment is a piece of text that a search query matched, or did not. A
@@ -89,9 +91,9 @@ func snippet(text, q string) []Segment {
 	}
 	// Keep a third of the window before the match for context.
 	before := []rune(line[:start])
-	lead := min(len(before), SnippetRunes/3)
+	lead := min(len(before), query.SnippetRunes/3)
 	rest := []rune(line[start:])
-	tail := min(len(rest), SnippetRunes-lead)
+	tail := min(len(rest), query.SnippetRunes-lead)
 	s := string(before[len(before)-lead:]) + string(rest[:tail])
 	if lead < len(before) {
 		s = "…" + s

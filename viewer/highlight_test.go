@@ -3,6 +3,8 @@ package viewer
 import (
 	"strings"
 	"testing"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 func render(segs []Segment) string {
@@ -49,8 +51,8 @@ func TestSnippet(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("snippet(%q, %q) =\n%q\nwant\n%q", tt.text, tt.q, got, tt.want)
 		}
-		if n := len([]rune(strings.Trim(strings.NewReplacer("[", "", "]", "").Replace(got), "…"))); n > SnippetRunes {
-			t.Errorf("snippet of %d runes, want at most %d", n, SnippetRunes)
+		if n := len([]rune(strings.Trim(strings.NewReplacer("[", "", "]", "").Replace(got), "…"))); n > query.SnippetRunes {
+			t.Errorf("snippet of %d runes, want at most %d", n, query.SnippetRunes)
 		}
 	}
 }

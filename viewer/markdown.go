@@ -5,16 +5,17 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/schema/genai"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // turnMarkdown writes one turn as markdown: a heading naming who said it,
 // in which phase and round, then its content in a code fence (chat
 // messages one fence each, under their role), so that nothing the model
 // wrote is read as markdown.
-func turnMarkdown(t Turn) string {
+func turnMarkdown(t query.Turn) string {
 	var b strings.Builder
 	b.WriteString("### " + turnHeading(t) + "\n\n")
-	if t.failed() {
+	if t.Failed() {
 		if msg := strings.TrimSpace(t.Error); msg != "" {
 			b.WriteString("> Error: " + strings.Join(strings.Fields(msg), " ") + "\n\n")
 			if strings.TrimSpace(t.Content) == msg {
@@ -36,7 +37,7 @@ func turnMarkdown(t Turn) string {
 
 // turnHeading is who said a turn, its phase (and round) and role, and the
 // model: the heading of the turn in markdown, on one line.
-func turnHeading(t Turn) string {
+func turnHeading(t query.Turn) string {
 	who := strings.TrimSpace(t.Speaker)
 	if who == "" {
 		who = strings.TrimSpace(t.Agent)
@@ -48,9 +49,9 @@ func turnHeading(t Turn) string {
 	if p := strings.TrimSpace(t.Phase); p != "" {
 		key := strings.ToLower(p)
 		if t.Round > 0 {
-			p = PhaseName(key, p) + " (round " + strconv.Itoa(int(t.Round)) + ")"
+			p = query.PhaseName(key, p) + " (round " + strconv.Itoa(int(t.Round)) + ")"
 		} else {
-			p = PhaseName(key, p)
+			p = query.PhaseName(key, p)
 		}
 		parts = append(parts, p)
 	}
@@ -65,7 +66,7 @@ func turnHeading(t Turn) string {
 }
 
 // threadMarkdown writes a thread's turns as markdown under its title.
-func threadMarkdown(th Thread, turns []Turn) string {
+func threadMarkdown(th query.Thread, turns []query.Turn) string {
 	var b strings.Builder
 	b.WriteString("# " + strings.Join(strings.Fields(th.Title), " ") + "\n")
 	for i, t := range turns {

@@ -1,7 +1,6 @@
 package viewer
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -52,23 +51,6 @@ func TestMessagesAsShown(t *testing.T) {
 		}
 		if got != tt.want || ok != (tt.want != "") {
 			t.Errorf("%s: Decode(%s) = %q, %v; want %q", tt.name, tt.content, got, ok, tt.want)
-		}
-	}
-}
-
-func TestPromptText(t *testing.T) {
-	user := strings.Repeat("long issue text ", 200)
-	tests := []struct{ prefix, want string }{
-		{`[{"role":"system","content":"be brief"},{"role":"user","content":"fix the bug"}]`, "fix the bug"},
-		// A prefix cut inside the user message falls back to what decoded.
-		{fmt.Sprintf(`[{"role":"system","content":"be brief"},{"role":"user","content":%q`, user)[:200], "be brief"},
-		{`[{"role":"user","parts":[{"type":"text","content":"hello"}]}]`, "hello"},
-		{"just text", "just text"},
-		{`[{"role":"sys`, `[{"role":"sys`},
-	}
-	for _, tt := range tests {
-		if got := promptText(tt.prefix); got != tt.want {
-			t.Errorf("promptText(%.60q…) = %q, want %q", tt.prefix, got, tt.want)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // maxTitleRunes is how long a title a user gives may be.
@@ -31,7 +33,7 @@ func (s *Server) patchThread(c *gin.Context) {
 	}
 	found, err := s.store.ThreadExists(ctx, id)
 	if err == nil && !found {
-		err = ErrNotFound
+		err = query.ErrNotFound
 	}
 	if err != nil {
 		s.apiError(c, err)
@@ -51,7 +53,7 @@ func (s *Server) patchThread(c *gin.Context) {
 
 // decodeThreadChange reads one JSON object with a title, archived or both
 // and nothing else. The title is put on one line and trimmed.
-func decodeThreadChange(body io.Reader) (ThreadChange, error) {
+func decodeThreadChange(body io.Reader) (query.ThreadChange, error) {
 	var in struct {
 		Title    *string `json:"title"`
 		Archived *bool   `json:"archived"`
@@ -59,22 +61,22 @@ func decodeThreadChange(body io.Reader) (ThreadChange, error) {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return ThreadChange{}, bodyError(err)
+		return query.ThreadChange{}, bodyError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return ThreadChange{}, BadParam("body", "send one JSON object and nothing after it")
+		return query.ThreadChange{}, query.BadParam("body", "send one JSON object and nothing after it")
 	}
 	if in.Title == nil && in.Archived == nil {
-		return ThreadChange{}, BadParam("body", `nothing to change: send {"title": "..."} and/or {"archived": true|false}`)
+		return query.ThreadChange{}, query.BadParam("body", `nothing to change: send {"title": "..."} and/or {"archived": true|false}`)
 	}
 	if in.Title != nil {
 		t := strings.Join(strings.Fields(*in.Title), " ")
 		if n := utf8.RuneCountInString(t); n > maxTitleRunes {
-			return ThreadChange{}, BadParam("title", "%d characters, at most %d", n, maxTitleRunes)
+			return query.ThreadChange{}, query.BadParam("title", "%d characters, at most %d", n, maxTitleRunes)
 		}
 		in.Title = &t
 	}
-	return ThreadChange{Title: in.Title, Archived: in.Archived}, nil
+	return query.ThreadChange{Title: in.Title, Archived: in.Archived}, nil
 }
 
 // bodyError names what is wrong with a change's JSON body.
@@ -87,13 +89,13 @@ func bodyError(err error) error {
 		if typeErr.Field == "archived" {
 			want = "true or false"
 		}
-		return BadParam(typeErr.Field, "want %s, got a JSON %s", want, typeErr.Value)
+		return query.BadParam(typeErr.Field, "want %s, got a JSON %s", want, typeErr.Value)
 	case errors.As(err, &maxErr):
-		return BadParam("body", "larger than %d bytes", maxErr.Limit)
+		return query.BadParam("body", "larger than %d bytes", maxErr.Limit)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return BadParam("body", "%s: only title and archived can change", strings.TrimPrefix(err.Error(), "json: "))
+		return query.BadParam("body", "%s: only title and archived can change", strings.TrimPrefix(err.Error(), "json: "))
 	case errors.Is(err, io.EOF):
-		return BadParam("body", "empty: send a JSON object")
+		return query.BadParam("body", "empty: send a JSON object")
 	}
-	return BadParam("body", "not a JSON object: %v", err)
+	return query.BadParam("body", "not a JSON object: %v", err)
 }

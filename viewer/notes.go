@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // maxNoteBody bounds the body of a note change: a memo of maxMemoRunes
@@ -21,19 +23,19 @@ func (s *Server) notesRoutes(api *gin.RouterGroup) {
 // {"starred": bool, "memo": "..."} changes the fields it holds and keeps
 // the others, with the note as stored.
 func (s *Server) PutNote(c *gin.Context) {
-	var ch NoteChange
+	var ch query.NoteChange
 	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxNoteBody))
 	if err := dec.Decode(&ch); err != nil {
-		s.apiError(c, BadParam("body", "not a JSON object {\"starred\": bool, \"memo\": string}: %v", err))
+		s.apiError(c, query.BadParam("body", "not a JSON object {\"starred\": bool, \"memo\": string}: %v", err))
 		return
 	}
 	if ch.Memo != nil {
-		if n := utf8.RuneCountInString(*ch.Memo); n > MaxMemoRunes {
-			s.apiError(c, BadParam("memo", "%d characters, at most %d", n, MaxMemoRunes))
+		if n := utf8.RuneCountInString(*ch.Memo); n > query.MaxMemoRunes {
+			s.apiError(c, query.BadParam("memo", "%d characters, at most %d", n, query.MaxMemoRunes))
 			return
 		}
 	}
-	n, err := s.store.putNote(c.Request.Context(), c.Param("id"), c.Param("turn_id"), ch)
+	n, err := s.store.PutNote(c.Request.Context(), c.Param("id"), c.Param("turn_id"), ch)
 	if err != nil {
 		s.apiError(c, err)
 		return

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"time"
 	"unicode/utf8"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 //go:embed templates/*.html
@@ -45,15 +47,15 @@ func (p *pages) render(name string, data any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// unknown is how the pages show a value nobody reported.
-const unknown = "—"
+// unknown is how a value no call reported shows.
+const unknown = query.Unknown
 
 // formatCount writes n with thousands separators, — when unknown.
 func formatCount[T uint32 | uint64](n *T) string {
 	if n == nil {
 		return unknown
 	}
-	return FormatCount(uint64(*n))
+	return query.FormatCount(uint64(*n))
 }
 
 // formatCost writes dollars as FormatUSD does, — when unknown.
@@ -61,7 +63,7 @@ func formatCost(c *float64) string {
 	if c == nil {
 		return unknown
 	}
-	return "$" + FormatUSD(*c)
+	return "$" + query.FormatUSD(*c)
 }
 
 // formatDuration rounds to microseconds below a millisecond, to

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // parseSwitch reads a checkbox parameter: 1 (true, on) or 0 (false, or
@@ -18,7 +20,7 @@ func parseSwitch(param, value string) (bool, error) {
 	case "1", "true", "on":
 		return true, nil
 	}
-	return false, BadParam(param, "%q is not 1 or 0", value)
+	return false, query.BadParam(param, "%q is not 1 or 0", value)
 }
 
 // parseLimit reads a positive count of at most max; empty is def.
@@ -28,7 +30,7 @@ func parseLimit(param, value string, def, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(value)
 	if err != nil || n < 1 || n > max {
-		return 0, BadParam(param, "%q is not a number from 1 to %d", value, max)
+		return 0, query.BadParam(param, "%q is not a number from 1 to %d", value, max)
 	}
 	return n, nil
 }
@@ -58,22 +60,22 @@ func (s *Server) limitParams(c *gin.Context) {
 
 func checkParams(u *url.URL) error {
 	if len(u.Path) > maxParamBytes {
-		return BadParam("path", "longer than %d bytes", maxParamBytes)
+		return query.BadParam("path", "longer than %d bytes", maxParamBytes)
 	}
 	if len(u.RawQuery) > maxRawQueryBytes {
-		return BadParam("query", "longer than %d bytes", maxRawQueryBytes)
+		return query.BadParam("query", "longer than %d bytes", maxRawQueryBytes)
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return BadParam("query", "%v", err)
+		return query.BadParam("query", "%v", err)
 	}
 	for name, values := range q {
 		if len(values) > maxParamValues {
-			return BadParam(name, "given %d times, at most %d", len(values), maxParamValues)
+			return query.BadParam(name, "given %d times, at most %d", len(values), maxParamValues)
 		}
 		for _, v := range values {
 			if len(v) > maxParamBytes {
-				return BadParam(name, "longer than %d bytes", maxParamBytes)
+				return query.BadParam(name, "longer than %d bytes", maxParamBytes)
 			}
 		}
 	}
@@ -81,7 +83,7 @@ func checkParams(u *url.URL) error {
 }
 
 // parseCursor reads a Cursor written by Cursor.String; "" is no cursor.
-func parseCursor(param, value string) (*Cursor, error) {
+func parseCursor(param, value string) (*query.Cursor, error) {
 	if value == "" {
 		return nil, nil
 	}
@@ -89,7 +91,7 @@ func parseCursor(param, value string) (*Cursor, error) {
 	n, err := strconv.ParseUint(ns, 10, 64)
 	raw, err2 := base64.RawURLEncoding.DecodeString(id)
 	if !ok || err != nil || err2 != nil {
-		return nil, BadParam(param, "%q is not a page cursor: take it from a Newer or Older link", value)
+		return nil, query.BadParam(param, "%q is not a page cursor: take it from a Newer or Older link", value)
 	}
-	return &Cursor{LastNS: n, ID: string(raw)}, nil
+	return &query.Cursor{LastNS: n, ID: string(raw)}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // searchRoutes serves the search pages and their JSON twins.
@@ -115,12 +116,12 @@ func (s *Server) Search(c *gin.Context) (searchView, error) {
 		From: c.Query("from"), To: c.Query("to"),
 		Results: []SearchResult{}, Roles: searchRoles,
 	}
-	f := SearchFilter{Q: v.Q, Project: v.Project, Role: v.Role}
+	f := query.SearchFilter{Q: v.Q, Project: v.Project, Role: v.Role}
 	var err error
 	if len(v.Q) > maxQueryBytes {
-		return v, BadParam("q", "is longer than %d bytes", maxQueryBytes)
+		return v, query.BadParam("q", "is longer than %d bytes", maxQueryBytes)
 	}
-	if f.FromNS, f.ToNS, err = TimeRange(v.From, v.To, time.Now()); err != nil {
+	if f.FromNS, f.ToNS, err = query.TimeRange(v.From, v.To, time.Now()); err != nil {
 		return v, err
 	}
 	if f.After, err = parseSearchCursor("after", c.Query("after")); err != nil {
@@ -130,7 +131,7 @@ func (s *Server) Search(c *gin.Context) (searchView, error) {
 		return v, err
 	}
 	if f.After != nil && f.Before != nil {
-		return v, BadParam("before", "cannot be given with after")
+		return v, query.BadParam("before", "cannot be given with after")
 	}
 	if v.Projects, err = s.store.SearchProjects(ctx); err != nil {
 		return v, err
@@ -146,7 +147,7 @@ func (s *Server) Search(c *gin.Context) (searchView, error) {
 		return v, nil
 	}
 
-	hits, err := s.store.search(ctx, f, searchPageSize+1)
+	hits, err := s.store.Search(ctx, f, searchPageSize+1)
 	if err != nil {
 		return v, err
 	}
@@ -177,7 +178,7 @@ func (s *Server) Search(c *gin.Context) (searchView, error) {
 
 // searchResults adds their threads' titles and a highlighted snippet to
 // hits.
-func (s *Server) searchResults(ctx context.Context, hits []SearchHit, q string) ([]SearchResult, error) {
+func (s *Server) searchResults(ctx context.Context, hits []query.SearchHit, q string) ([]SearchResult, error) {
 	titles, err := s.store.ThreadTitles(ctx, hits)
 	if err != nil {
 		return nil, err
@@ -199,19 +200,19 @@ func (s *Server) searchResults(ctx context.Context, hits []SearchHit, q string) 
 }
 
 // formatCursor writes where a page ends as start_ns.turn_id.
-func formatCursor(h SearchHit) string {
+func formatCursor(h query.SearchHit) string {
 	return strconv.FormatUint(h.StartNS, 10) + "." + h.TurnID
 }
 
 // parseSearchCursor reads a cursor that formatCursor wrote; empty is none.
-func parseSearchCursor(param, value string) (*SearchCursor, error) {
+func parseSearchCursor(param, value string) (*query.SearchCursor, error) {
 	if value == "" {
 		return nil, nil
 	}
 	ns, id, ok := strings.Cut(value, ".")
 	start, err := strconv.ParseUint(ns, 10, 64)
 	if !ok || err != nil || id == "" {
-		return nil, BadParam(param, "%q is not a page cursor: use the next or prev value of a search", value)
+		return nil, query.BadParam(param, "%q is not a page cursor: use the next or prev value of a search", value)
 	}
-	return &SearchCursor{StartNS: start, TurnID: id}, nil
+	return &query.SearchCursor{StartNS: start, TurnID: id}, nil
 }

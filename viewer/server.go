@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/collector/pricing"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 //go:embed static
@@ -19,7 +20,7 @@ var staticFiles embed.FS
 
 // Server serves the viewer's pages and JSON API.
 type Server struct {
-	store  Store
+	store  query.Store
 	log    *slog.Logger
 	pages  *pages
 	token  string
@@ -29,10 +30,10 @@ type Server struct {
 }
 
 // New returns a viewer reading from db. Its templates are parsed here, once.
-func New(db DB, opts ...Option) *Server {
+func New(db query.DB, opts ...Option) *Server {
 	cfg := newConfig(opts)
 	s := &Server{
-		store: newStore(db, cfg.threadLimit, cfg.interruptedAfter),
+		store: query.New(db, cfg.threadLimit, cfg.interruptedAfter),
 		log:   cfg.logger,
 		pages: parsePages(),
 		token: cfg.token,

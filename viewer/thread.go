@@ -13,6 +13,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // threadRoutes serves one thread's page, its turns as JSON and markdown,
@@ -58,7 +60,7 @@ type filterForm struct {
 
 // parseThreadQuery reads the filters of a thread page or its turns API.
 // An unusable value is a *ParamError naming its parameter.
-func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filterForm, error) {
+func parseThreadQuery(v url.Values, window int, now time.Time) (query.TurnFilter, filterForm, error) {
 	form := filterForm{
 		Role:    strings.TrimSpace(v.Get("role")),
 		Speaker: strings.TrimSpace(v.Get("speaker")),
@@ -69,9 +71,9 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 		To:      strings.TrimSpace(v.Get("to")),
 		Q:       strings.TrimSpace(v.Get("q")),
 	}
-	f := TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
+	f := query.TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
 	for _, p := range v["phase"] {
-		key := PhaseKey(p)
+		key := query.PhaseKey(p)
 		if !slices.Contains(form.Phases, key) {
 			form.Phases = append(form.Phases, key)
 		}
@@ -80,36 +82,36 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (TurnFilter, filt
 	switch strings.ToLower(form.Agent) {
 	case "", "all":
 		form.Agent = ""
-	case AgentMain:
-		form.Agent, f.Agent = AgentMain, AgentMain
+	case query.AgentMain:
+		form.Agent, f.Agent = query.AgentMain, query.AgentMain
 	default:
 		f.Agent = form.Agent
 	}
 	var err error
 	if form.Starred, err = parseSwitch("starred", v.Get("starred")); err != nil {
-		return TurnFilter{}, filterForm{}, err
+		return query.TurnFilter{}, filterForm{}, err
 	}
 	if form.Internal, err = parseSwitch("internal", v.Get("internal")); err != nil {
-		return TurnFilter{}, filterForm{}, err
+		return query.TurnFilter{}, filterForm{}, err
 	}
 	f.Starred, f.HideInternal = form.Starred, !form.Internal
 	if n := utf8.RuneCountInString(form.Q); n > maxQueryRunes {
-		return TurnFilter{}, filterForm{}, BadParam("q", "%d characters, at most %d", n, maxQueryRunes)
+		return query.TurnFilter{}, filterForm{}, query.BadParam("q", "%d characters, at most %d", n, maxQueryRunes)
 	}
-	if f.FromNS, f.ToNS, err = TimeRange(form.From, form.To, now); err != nil {
-		return TurnFilter{}, filterForm{}, err
+	if f.FromNS, f.ToNS, err = query.TimeRange(form.From, form.To, now); err != nil {
+		return query.TurnFilter{}, filterForm{}, err
 	}
 	if form.Limit, err = parseLimit("limit", v.Get("limit"), window, maxTurnWindow); err != nil {
-		return TurnFilter{}, filterForm{}, err
+		return query.TurnFilter{}, filterForm{}, err
 	}
 	return f, form, nil
 }
 
 // threadTurns is what the page and the turns API show of a thread.
 type threadTurns struct {
-	thread Thread
+	thread query.Thread
 	form   filterForm
-	turns  []Turn
+	turns  []query.Turn
 	total  int // turns that pass the filters
 }
 
@@ -132,7 +134,7 @@ func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurn
 	}
 	total := len(turns)
 	if total == form.Limit { // the window may hide some
-		if total, err = s.store.countTurns(ctx, id, f); err != nil {
+		if total, err = s.store.CountTurns(ctx, id, f); err != nil {
 			return threadTurns{}, err
 		}
 	}
@@ -142,8 +144,8 @@ func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurn
 // threadPage renders one thread grouped by phase and round.
 func (s *Server) threadPage(c *gin.Context) {
 	ctx, id := c.Request.Context(), c.Param("id")
-	tt, err := s.loadTurns(c, turnWindow, PageContentBytes)
-	if errors.Is(err, ErrNotFound) {
+	tt, err := s.loadTurns(c, turnWindow, query.PageContentBytes)
+	if errors.Is(err, query.ErrNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No thread has the id "+id+".")
 		return
 	}
@@ -175,7 +177,7 @@ func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
 	// Independent reads of the thread: run side by side, not one
 	// round trip after another.
 	var (
-		counts []PhaseCount
+		counts []query.PhaseCount
 		ids    []string
 	)
 	g, gctx := errgroup.WithContext(ctx)
@@ -207,12 +209,12 @@ func apiThreadURL(id string) string { return "/api/threads/" + url.PathEscape(id
 // order they were said, with their notes. Total counts the turns that pass
 // the filters; hidden = total - len(turns) are older than the window.
 type turnsResponse struct {
-	ThreadID string `json:"thread_id"`
-	Thread   Thread `json:"thread"`
-	Turns    []Turn `json:"turns"`
-	Total    int    `json:"total"`
-	Hidden   int    `json:"hidden"`
-	Limit    int    `json:"limit"`
+	ThreadID string       `json:"thread_id"`
+	Thread   query.Thread `json:"thread"`
+	Turns    []query.Turn `json:"turns"`
+	Total    int          `json:"total"`
+	Hidden   int          `json:"hidden"`
+	Limit    int          `json:"limit"`
 }
 
 // apiTurns answers GET /api/threads/:id/turns with the page's filters
@@ -220,7 +222,7 @@ type turnsResponse struct {
 // q) and limit. A
 // turn's content beyond pageContentBytes is cut (content_cut).
 func (s *Server) apiTurns(c *gin.Context) {
-	tt, err := s.loadTurns(c, turnWindow, PageContentBytes)
+	tt, err := s.loadTurns(c, turnWindow, query.PageContentBytes)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -240,20 +242,20 @@ func (tt threadTurns) response() turnsResponse {
 // beside them.
 type threadResponse struct {
 	turnsResponse
-	Phases      []PhaseCount `json:"phases"` // every phase of the thread, with its turns
-	Facets      Facets       `json:"facets"`
-	CostByPhase []PhaseTotal `json:"cost_by_phase"`
-	Traces      []string     `json:"traces"`
-	Session     string       `json:"current_session"` // the provider session a resumed run continues
-	Running     int          `json:"running"`
-	Interrupted int          `json:"interrupted"`
-	Errors      int          `json:"errors"`
+	Phases      []query.PhaseCount `json:"phases"` // every phase of the thread, with its turns
+	Facets      query.Facets       `json:"facets"`
+	CostByPhase []query.PhaseTotal `json:"cost_by_phase"`
+	Traces      []string           `json:"traces"`
+	Session     string             `json:"current_session"` // the provider session a resumed run continues
+	Running     int                `json:"running"`
+	Interrupted int                `json:"interrupted"`
+	Errors      int                `json:"errors"`
 }
 
 // apiThread answers GET /api/threads/:id, the thread page's JSON twin,
 // with the page's filters and limit.
 func (s *Server) apiThread(c *gin.Context) {
-	tt, err := s.loadTurns(c, turnWindow, PageContentBytes)
+	tt, err := s.loadTurns(c, turnWindow, query.PageContentBytes)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -266,7 +268,7 @@ func (s *Server) apiThread(c *gin.Context) {
 	}
 	res := threadResponse{
 		turnsResponse: tt.response(),
-		Phases:        []PhaseCount{}, Facets: v.Facets, CostByPhase: v.Costs, Traces: []string{},
+		Phases:        []query.PhaseCount{}, Facets: v.Facets, CostByPhase: v.Costs, Traces: []string{},
 		Session: v.Session, Running: v.Running, Interrupted: v.Interrupted, Errors: v.Errors,
 	}
 	for _, chip := range v.Chips {
@@ -282,7 +284,7 @@ func (s *Server) apiThread(c *gin.Context) {
 // filters let through (not only the page's window; at most limit when
 // given), whole, as markdown.
 func (s *Server) threadMarkdown(c *gin.Context) {
-	tt, err := s.loadTurns(c, maxTurnWindow, AllContent)
+	tt, err := s.loadTurns(c, maxTurnWindow, query.AllContent)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -294,9 +296,9 @@ func (s *Server) threadMarkdown(c *gin.Context) {
 // whole turn as markdown.
 func (s *Server) turnMarkdown(c *gin.Context) {
 	ctx := c.Request.Context()
-	turns, err := s.store.Turns(ctx, c.Param("id"), TurnFilter{TurnID: c.Param("turn_id")}, 1, AllContent)
+	turns, err := s.store.Turns(ctx, c.Param("id"), query.TurnFilter{TurnID: c.Param("turn_id")}, 1, query.AllContent)
 	if err == nil && len(turns) == 0 {
-		err = ErrTurnNotFound
+		err = query.ErrTurnNotFound
 	}
 	if err != nil {
 		s.apiError(c, err)

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // threadsRoutes serves the threads list, its JSON twin, and the changes a
@@ -28,8 +30,8 @@ const (
 // threadsList is the data of the threads list, shared by the page and its
 // JSON twin.
 type threadsList struct {
-	Filter              ThreadFilter
-	Page                ThreadPage
+	Filter              query.ThreadFilter
+	Page                query.ThreadPage
 	Projects, Providers []string
 }
 
@@ -44,7 +46,7 @@ type threadsView struct {
 
 // threadRow is a thread with its last update said relative to now.
 type threadRow struct {
-	Thread
+	query.Thread
 	Ago string
 }
 
@@ -81,11 +83,11 @@ func (s *Server) apiThreads(c *gin.Context) {
 	def, _ := s.pageSize()
 	newer, older := l.pageURLs("/api/threads", def)
 	s.writeJSON(c, http.StatusOK, struct {
-		Threads   []Thread `json:"threads"`
-		Next      string   `json:"next"`
-		Prev      string   `json:"prev"`
-		Projects  []string `json:"projects"`
-		Providers []string `json:"providers"`
+		Threads   []query.Thread `json:"threads"`
+		Next      string         `json:"next"`
+		Prev      string         `json:"prev"`
+		Projects  []string       `json:"projects"`
+		Providers []string       `json:"providers"`
 	}{l.Page.Threads, older, newer, l.Projects, l.Providers})
 }
 
@@ -114,21 +116,21 @@ func (s *Server) pageSize() (def, max int) {
 
 // threadFilter reads the list's query parameters: project, provider, q,
 // archived (1 or 0), limit, and one of the cursors before and after.
-func (s *Server) threadFilter(c *gin.Context) (ThreadFilter, error) {
-	f := ThreadFilter{
+func (s *Server) threadFilter(c *gin.Context) (query.ThreadFilter, error) {
+	f := query.ThreadFilter{
 		Project:  c.Query("project"),
 		Provider: c.Query("provider"),
 		Query:    strings.TrimSpace(c.Query("q")),
 	}
 	if n := utf8.RuneCountInString(f.Query); n > maxTitleQueryRunes {
-		return f, BadParam("q", "%d characters, at most %d", n, maxTitleQueryRunes)
+		return f, query.BadParam("q", "%d characters, at most %d", n, maxTitleQueryRunes)
 	}
 	switch a := c.Query("archived"); a {
 	case "", "0":
 	case "1":
 		f.Archived = true
 	default:
-		return f, BadParam("archived", "%q is not 1 or 0", a)
+		return f, query.BadParam("archived", "%q is not 1 or 0", a)
 	}
 	def, max := s.pageSize()
 	var err error
@@ -142,7 +144,7 @@ func (s *Server) threadFilter(c *gin.Context) (ThreadFilter, error) {
 		return f, err
 	}
 	if f.Before != nil && f.After != nil {
-		return f, BadParam("after", "give before or after, not both")
+		return f, query.BadParam("after", "give before or after, not both")
 	}
 	return f, nil
 }
@@ -167,7 +169,7 @@ func (l threadsList) pageURLs(path string, defaultLimit int) (newer, older strin
 
 // listURL is the URL of the threads list under path with f's parameters,
 // omitting the limit when it is defaultLimit.
-func listURL(path string, f ThreadFilter, defaultLimit int) string {
+func listURL(path string, f query.ThreadFilter, defaultLimit int) string {
 	v := url.Values{}
 	set := func(k, val string) {
 		if val != "" {

@@ -12,16 +12,16 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // threadsAnswer is the body of GET /api/threads.
 type threadsAnswer struct {
-	Threads   []viewer.Thread `json:"threads"`
-	Next      string          `json:"next"`
-	Prev      string          `json:"prev"`
-	Projects  []string        `json:"projects"`
-	Providers []string        `json:"providers"`
+	Threads   []query.Thread `json:"threads"`
+	Next      string         `json:"next"`
+	Prev      string         `json:"prev"`
+	Projects  []string       `json:"projects"`
+	Providers []string       `json:"providers"`
 }
 
 func (a threadsAnswer) ids() string {
@@ -246,13 +246,13 @@ func TestThreadsBadParams(t *testing.T) {
 }
 
 // patchJSON patches a thread and decodes the thread it answers.
-func patchJSON(t *testing.T, h http.Handler, id, body string) viewer.Thread {
+func patchJSON(t *testing.T, h http.Handler, id, body string) query.Thread {
 	t.Helper()
 	res := send(t, h, http.MethodPatch, "/api/threads/"+url.PathEscape(id), "application/json", body)
 	if res.status != http.StatusOK {
 		t.Fatalf("PATCH %s %s: status %d:\n%s", id, body, res.status, res.body)
 	}
-	var th viewer.Thread
+	var th query.Thread
 	if err := json.Unmarshal([]byte(res.body), &th); err != nil {
 		t.Fatalf("PATCH %s: decode %s: %v", id, res.body, err)
 	}

@@ -3,6 +3,8 @@ package viewer
 import (
 	"testing"
 	"time"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 func TestRelativeTime(t *testing.T) {
@@ -33,7 +35,7 @@ func TestRelativeTime(t *testing.T) {
 }
 
 func TestCursor(t *testing.T) {
-	for _, c := range []Cursor{{0, ""}, {1777626111000000000, "th-long"}, {5, "team/a b?c=d.e"}, {7, "데이터 🚀"}} {
+	for _, c := range []query.Cursor{{LastNS: 0, ID: ""}, {LastNS: 1777626111000000000, ID: "th-long"}, {LastNS: 5, ID: "team/a b?c=d.e"}, {LastNS: 7, ID: "데이터 🚀"}} {
 		got, err := parseCursor("before", c.String())
 		if err != nil || got == nil || *got != c {
 			t.Errorf("parseCursor(%q) = %v, %v; want %v", c.String(), got, err, c)

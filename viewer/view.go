@@ -9,6 +9,7 @@ import (
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // collapseLines is how many lines of a turn's content show before the rest
@@ -28,7 +29,7 @@ var parentVerbs = map[string]string{
 // threadView is what the thread page renders: the thread and its turns
 // grouped by phase, then round, and the filters that chose them.
 type threadView struct {
-	Thread      Thread
+	Thread      query.Thread
 	Phases      []phaseView
 	Running     int // prompts still waiting for their answer
 	Interrupted int // prompts whose recorder died before the answer
@@ -36,13 +37,13 @@ type threadView struct {
 
 	Filter  filterForm
 	Chips   []phaseChip
-	Facets  Facets
+	Facets  query.Facets
 	Traces  []traceLink
-	Session string       // the thread's current provider session
-	Costs   []PhaseTotal // usage and cost of the whole thread by phase
-	Shown   int          // turns on the page
-	Total   int          // turns that pass the filters
-	Earlier int          // of the hidden turns, how many the "earlier" link adds
+	Session string             // the thread's current provider session
+	Costs   []query.PhaseTotal // usage and cost of the whole thread by phase
+	Shown   int                // turns on the page
+	Total   int                // turns that pass the filters
+	Earlier int                // of the hidden turns, how many the "earlier" link adds
 	// EarlierURL reloads the page with a window that holds Earlier more
 	// turns; MarkdownURL is the filtered thread as markdown.
 	EarlierURL, MarkdownURL string
@@ -57,7 +58,7 @@ func (v threadView) Hidden() int { return v.Total - v.Shown }
 
 // phaseChip is one phase's toggle in the filter bar.
 type phaseChip struct {
-	PhaseCount
+	query.PhaseCount
 	On bool
 }
 
@@ -75,7 +76,7 @@ type roundView struct {
 }
 
 type turnView struct {
-	Turn
+	query.Turn
 	SpeakerSegs []Segment     // the speaker, split at search matches
 	Text        []Segment     // the content, unless it is messages
 	Messages    []messageView // the content when it is chat messages JSON
@@ -118,7 +119,7 @@ func traceURL(id string) string { return "/traces/" + url.PathEscape(id) }
 // newThreadView groups turns, sorted by start time, into phases in
 // canonical order, then rounds in ascending order; q is the search whose
 // matches the page marks.
-func newThreadView(th Thread, turns []Turn, q string) threadView {
+func newThreadView(th query.Thread, turns []query.Turn, q string) threadView {
 	v := threadView{Thread: th, Shown: len(turns)}
 	b := newTurnBuilder(turns, q)
 
@@ -129,10 +130,10 @@ func newThreadView(th Thread, turns []Turn, q string) threadView {
 	groups := map[string]*group{}
 	var firstSeen []string // phase keys in order of first appearance
 	for _, t := range turns {
-		key := PhaseKey(t.Phase)
+		key := query.PhaseKey(t.Phase)
 		g, ok := groups[key]
 		if !ok {
-			g = &group{name: PhaseName(key, t.Phase), rounds: map[uint16][]turnView{}}
+			g = &group{name: query.PhaseName(key, t.Phase), rounds: map[uint16][]turnView{}}
 			groups[key] = g
 			firstSeen = append(firstSeen, key)
 		}
@@ -149,7 +150,7 @@ func newThreadView(th Thread, turns []Turn, q string) threadView {
 		g.rounds[t.Round] = append(g.rounds[t.Round], tv)
 	}
 
-	for _, key := range PhaseOrder(firstSeen) {
+	for _, key := range query.PhaseOrder(firstSeen) {
 		g := groups[key]
 		pv := phaseView{Name: g.name}
 		for r, ts := range g.rounds {
@@ -161,27 +162,23 @@ func newThreadView(th Thread, turns []Turn, q string) threadView {
 	return v
 }
 
-// failed says whether the turn records a failure: an error row, or a
-// failed status.
-func (t Turn) failed() bool { return t.Role == schema.RoleError || t.Status == schema.StatusError }
-
 // turnBuilder makes the views of a page's turns, in the order they were
 // said: what a turn shows depends on the turns before it (history already
 // shown) and around it (its parent, its tool call or result).
 type turnBuilder struct {
 	q       string
-	byID    map[string]*Turn
-	calls   map[string]*Turn // tool calls by tool_call_id
-	results map[string]*Turn // tool results by tool_call_id
-	seen    map[string]bool  // messages the page showed so far, by messageKey
+	byID    map[string]*query.Turn
+	calls   map[string]*query.Turn // tool calls by tool_call_id
+	results map[string]*query.Turn // tool results by tool_call_id
+	seen    map[string]bool        // messages the page showed so far, by messageKey
 }
 
-func newTurnBuilder(turns []Turn, q string) *turnBuilder {
+func newTurnBuilder(turns []query.Turn, q string) *turnBuilder {
 	b := &turnBuilder{
 		q:       q,
-		byID:    make(map[string]*Turn, len(turns)),
-		calls:   map[string]*Turn{},
-		results: map[string]*Turn{},
+		byID:    make(map[string]*query.Turn, len(turns)),
+		calls:   map[string]*query.Turn{},
+		results: map[string]*query.Turn{},
 		seen:    map[string]bool{},
 	}
 	for i := range turns {
@@ -204,12 +201,12 @@ func newTurnBuilder(turns []Turn, q string) *turnBuilder {
 func messageKey(role, text string) string { return role + "\x00" + strings.TrimSpace(text) }
 
 // view returns the view of t; call it for each turn in the order said.
-func (b *turnBuilder) view(t Turn) turnView {
+func (b *turnBuilder) view(t query.Turn) turnView {
 	tv := turnView{
 		Turn:        t,
 		SpeakerSegs: highlight(t.Speaker, b.q),
 		Lines:       contentLines(t.Content),
-		Failed:      t.failed(),
+		Failed:      t.Failed(),
 	}
 	if msgs, ok := genai.Decode(t.Content); ok {
 		texts := make([]string, len(msgs))
@@ -240,7 +237,7 @@ func (b *turnBuilder) view(t Turn) turnView {
 	}
 	tv.Collapsed = tv.Lines > collapseLines
 	if t.ParentTurnID != "" {
-		tv.ParentVerb = parentVerbs[PhaseKey(t.Phase)]
+		tv.ParentVerb = parentVerbs[query.PhaseKey(t.Phase)]
 		if tv.ParentVerb == "" {
 			tv.ParentVerb = "replies to"
 		}
@@ -250,7 +247,7 @@ func (b *turnBuilder) view(t Turn) turnView {
 	}
 	if t.ToolCallID != "" {
 		var (
-			pair *Turn
+			pair *query.Turn
 			verb string
 		)
 		switch t.Role {
@@ -270,7 +267,7 @@ func (b *turnBuilder) view(t Turn) turnView {
 }
 
 // turnLabel names a turn in a link to it: who said it, and what.
-func turnLabel(t *Turn) string {
+func turnLabel(t *query.Turn) string {
 	who := t.Speaker
 	if who == "" {
 		who = t.Agent

@@ -4,28 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-)
 
-func TestThreadTitle(t *testing.T) {
-	long := strings.Repeat("é", 100)
-	tests := []struct {
-		override, prompt, id, want string
-	}{
-		{"", "  Plan the\tmigration  ", "th", "Plan the migration"},
-		{"", "\n  \nFix the login bug\nSteps:\n1. open /login", "th", "Fix the login bug"},
-		{"", `[{"role":"system","parts":[{"type":"text","content":"You are a planner."}]},` +
-			`{"role":"user","parts":[{"type":"text","content":"\nPlan issue 42\nThe config loader drops defaults."}]}]`, "th", "Plan issue 42"},
-		{"  My title ", "prompt", "th", "My title"},
-		{"", long, "th", strings.Repeat("é", 80) + "…"},
-		{"", strings.Repeat("é", 80), "th", strings.Repeat("é", 80)},
-		{"", " \n ", "th-1", "th-1"},
-	}
-	for _, tt := range tests {
-		if got := threadTitle(tt.override, tt.prompt, tt.id); got != tt.want {
-			t.Errorf("threadTitle(%q, %q, %q) = %q, want %q", tt.override, tt.prompt, tt.id, got, tt.want)
-		}
-	}
-}
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer/query"
+)
 
 func TestFormat(t *testing.T) {
 	u32 := func(v uint32) *uint32 { return &v }
@@ -71,33 +53,33 @@ func TestProviderClass(t *testing.T) {
 }
 
 func TestNewThreadView(t *testing.T) {
-	turn := func(id, phase string, round uint16) Turn {
-		return Turn{TurnID: id, Phase: phase, Round: round, Role: "prompt"}
+	turn := func(id, phase string, round uint16) query.Turn {
+		return query.Turn{Turn: schema.Turn{TurnID: id, Phase: phase, Round: round, Role: "prompt"}}
 	}
 	tests := []struct {
 		name  string
-		turns []Turn
+		turns []query.Turn
 		want  string // phases as Name[round:ids…]…
 	}{
 		{
 			name:  "canonical order, case-insensitive",
-			turns: []Turn{turn("a", "Verify", 0), turn("b", "PLAN", 0), turn("c", "plan", 0), turn("d", "Review", 0)},
+			turns: []query.Turn{turn("a", "Verify", 0), turn("b", "PLAN", 0), turn("c", "plan", 0), turn("d", "Review", 0)},
 			want:  "Plan[0:b,c] Review[0:d] Verify[0:a]",
 		},
 		{
 			name:  "others follow by first appearance, empty phase included",
-			turns: []Turn{turn("a", "deploy", 0), turn("b", "", 0), turn("c", "Adjudicate", 0), turn("d", "Cleanup", 0), turn("e", "deploy", 0)},
+			turns: []query.Turn{turn("a", "deploy", 0), turn("b", "", 0), turn("c", "Adjudicate", 0), turn("d", "Cleanup", 0), turn("e", "deploy", 0)},
 			want:  "Adjudicate[0:c] deploy[0:a,e] No phase[0:b] Cleanup[0:d]",
 		},
 		{
 			name:  "rounds ascending, turns in order inside",
-			turns: []Turn{turn("a", "revision", 2), turn("b", "revision", 1), turn("c", "revision", 2), turn("d", "revision", 10)},
+			turns: []query.Turn{turn("a", "revision", 2), turn("b", "revision", 1), turn("c", "revision", 2), turn("d", "revision", 10)},
 			want:  "Revision[1:b][2:a,c][10:d]",
 		},
 		{name: "no turns", want: ""},
 	}
 	for _, tt := range tests {
-		v := newThreadView(Thread{}, tt.turns, "")
+		v := newThreadView(query.Thread{}, tt.turns, "")
 		var parts []string
 		for _, p := range v.Phases {
 			s := p.Name
@@ -117,30 +99,30 @@ func TestNewThreadView(t *testing.T) {
 }
 
 func TestTurnView(t *testing.T) {
-	parent := Turn{TurnID: "p", Speaker: "planner", Phase: "plan", Role: "response"}
+	parent := query.Turn{Turn: schema.Turn{TurnID: "p", Speaker: "planner", Phase: "plan", Role: "response"}}
 	tests := []struct {
 		name string
-		turn Turn
+		turn query.Turn
 		want turnView
 	}{
 		{
 			name: "critique of a turn on the page",
-			turn: Turn{TurnID: "c", Phase: "Critique", ParentTurnID: "p", Content: "a\nb\n"},
+			turn: query.Turn{Turn: schema.Turn{TurnID: "c", Phase: "Critique", ParentTurnID: "p", Content: "a\nb\n"}},
 			want: turnView{Lines: 2, ParentVerb: "critiques", ParentLabel: "planner · plan · response"},
 		},
 		{
 			name: "reply to a turn elsewhere",
-			turn: Turn{TurnID: "x", Phase: "execute", ParentTurnID: "elsewhere", Content: strings.Repeat("l\n", 31)},
+			turn: query.Turn{Turn: schema.Turn{TurnID: "x", Phase: "execute", ParentTurnID: "elsewhere", Content: strings.Repeat("l\n", 31)}},
 			want: turnView{Lines: 31, Collapsed: true, ParentVerb: "replies to"},
 		},
 		{
 			name: "failed by status",
-			turn: Turn{TurnID: "e", Role: "response", Status: "error", Error: "boom", Content: "boom"},
+			turn: query.Turn{Turn: schema.Turn{TurnID: "e", Role: "response", Status: "error", Error: "boom", Content: "boom"}},
 			want: turnView{Lines: 1, Failed: true},
 		},
 	}
 	for _, tt := range tests {
-		got := newTurnBuilder([]Turn{parent}, "").view(tt.turn)
+		got := newTurnBuilder([]query.Turn{parent}, "").view(tt.turn)
 		tt.want.Turn = tt.turn
 		tt.want.SpeakerSegs = []Segment{{Text: tt.turn.Speaker}}
 		tt.want.Text = []Segment{{Text: tt.turn.Content}}
@@ -148,7 +130,7 @@ func TestTurnView(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
 		}
 	}
-	if (turnView{Turn: Turn{Content: "boom", Error: "boom"}, Failed: true}).ShowContent() {
+	if (turnView{Turn: query.Turn{Turn: schema.Turn{Content: "boom", Error: "boom"}}, Failed: true}).ShowContent() {
 		t.Error("an error turn whose content is its message shows the message twice")
 	}
 }
@@ -156,40 +138,39 @@ func TestTurnView(t *testing.T) {
 // Leading messages the page showed before are history; the first one not
 // seen and everything after it are new, and a prompt keeps at least one.
 func TestTurnBuilderHistory(t *testing.T) {
-	prompt := func(id, msgs string) Turn { return Turn{TurnID: id, Role: "prompt", Content: msgs} }
+	prompt := func(id, msgs string) query.Turn {
+		return query.Turn{Turn: schema.Turn{TurnID: id, Role: "prompt", Content: msgs}}
+	}
 	tests := []struct {
 		name  string
-		turns []Turn
+		turns []query.Turn
 		want  string // of the last turn: earlier roles | shown roles
 	}{
 		{
 			name:  "first prompt shows all",
-			turns: []Turn{prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`)},
+			turns: []query.Turn{prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`)},
 			want:  "|system,user",
 		},
 		{
 			name: "repeated history with the answer",
-			turns: []Turn{
+			turns: []query.Turn{
 				prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`),
-				{TurnID: "b", Role: "response", Content: "answer\n"},
-				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":"answer"},{"role":"user","content":"more"}]`),
-			},
+				{Turn: schema.Turn{TurnID: "b", Role: "response", Content: "answer\n"}},
+				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":"answer"},{"role":"user","content":"more"}]`)},
 			want: "system,user,assistant|user",
 		},
 		{
 			name: "a changed message ends the history",
-			turns: []Turn{
+			turns: []query.Turn{
 				prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`),
-				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"other"},{"role":"user","content":"u"}]`),
-			},
+				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"other"},{"role":"user","content":"u"}]`)},
 			want: "system|user,user",
 		},
 		{
 			name: "the same prompt again keeps its last message",
-			turns: []Turn{
+			turns: []query.Turn{
 				prompt("a", `[{"role":"user","content":"u"}]`),
-				prompt("c", `[{"role":"user","content":"u"}]`),
-			},
+				prompt("c", `[{"role":"user","content":"u"}]`)},
 			want: "|user",
 		},
 	}
@@ -213,13 +194,12 @@ func TestTurnBuilderHistory(t *testing.T) {
 }
 
 func TestTurnBuilderToolPairs(t *testing.T) {
-	turns := []Turn{
-		{TurnID: "c1", Role: "tool_call", ToolCallID: "x", ToolName: "grep", Speaker: "w"},
-		{TurnID: "r1", Role: "tool_result", ToolCallID: "x", ToolName: "grep", Speaker: "w"},
-		{TurnID: "c2", Role: "tool_call", ToolCallID: "y", ToolName: "ls"},
-		{TurnID: "r3", Role: "tool_result_error", ToolCallID: "z"},
-		{TurnID: "c3", Role: "tool_call", ToolCallID: "z", ToolName: "rm"},
-	}
+	turns := []query.Turn{
+		{Turn: schema.Turn{TurnID: "c1", Role: "tool_call", ToolCallID: "x", ToolName: "grep", Speaker: "w"}},
+		{Turn: schema.Turn{TurnID: "r1", Role: "tool_result", ToolCallID: "x", ToolName: "grep", Speaker: "w"}},
+		{Turn: schema.Turn{TurnID: "c2", Role: "tool_call", ToolCallID: "y", ToolName: "ls"}},
+		{Turn: schema.Turn{TurnID: "r3", Role: "tool_result_error", ToolCallID: "z"}},
+		{Turn: schema.Turn{TurnID: "c3", Role: "tool_call", ToolCallID: "z", ToolName: "rm"}}}
 	b := newTurnBuilder(turns, "")
 	want := []string{"result r1 w · tool_result · grep", "result of c1 w · tool_call · grep", "  ", "result of c3 tool_call · rm", "result r3 tool_result_error"}
 	for i, turn := range turns {

@@ -26,7 +26,7 @@ import (
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/instrument/cliagent"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -281,7 +281,7 @@ func resumeArgs(ctx context.Context, sf *storageFlags, otlp, thread string, args
 		return args, stdin, err
 	}
 	defer st.close()
-	session, err := viewer.CurrentSession(lookupCtx, st.conn, thread, provider)
+	session, err := query.CurrentSession(lookupCtx, st.conn, thread, provider)
 	if err != nil || session == "" {
 		return args, stdin, err
 	}

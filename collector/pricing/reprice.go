@@ -67,8 +67,10 @@ WHERE database = currentDatabase() AND table = 'conversations' AND is_done = 0`
 // price: the server rewrites only the cost columns of the parts concerned,
 // with no content crossing the network, and copies of a turn delivered
 // twice stay identical. Mutations run in the background; Reprice waits for
-// them, calling progress with the mutations and parts still to do, then
-// marks the viewer's cost summaries of the range's days stale.
+// them, calling progress with the mutations and parts still to do. The
+// cost summaries do not see a change of cost: the caller marks the
+// range's days stale with viewer/query's CostsChanged, as `convtrace
+// reprice` does.
 func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutations, parts uint64)) (Result, error) {
 	scope := r.args()
 	rows, err := db.Query(ctx, selectRepriceModels, scope...)
@@ -119,35 +121,7 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 	if err := waitMutations(ctx, db, progress); err != nil {
 		return Result{}, err
 	}
-	return res, invalidateCostSummaries(ctx, db, r)
-}
-
-// invalidateCostDays marks the viewer's cost summaries of the days of a
-// range stale (turns = 0 is no day's fingerprint), so that the next report
-// recomputes them: the new costs leave the fingerprint, the row count and
-// start times, unchanged. A summary covers every project of its day, so a
-// reprice of one project invalidates the whole days.
-const invalidateCostDays = `
-INSERT INTO cost_days (day, turns, start_sum, computed_ns)
-SELECT day, toUInt64(0), toUInt64(0), toUInt64(?)
-FROM cost_days
-WHERE day >= ? AND day <= ?
-GROUP BY day`
-
-// invalidateCostSummaries runs invalidateCostDays over r once the
-// mutations are done. Its version, read from the clock now, is newer than
-// that of any summary computed from the old costs, which began before.
-func invalidateCostSummaries(ctx context.Context, db DB, r Range) error {
-	to := r.ToNS
-	if to == 0 {
-		to = ^uint64(0)
-	}
-	lastDay := min((to-1)/schema.DayNS, math.MaxUint32)
-	err := db.Exec(ctx, invalidateCostDays, uint64(time.Now().UnixNano()), uint32(r.FromNS/schema.DayNS), uint32(lastDay))
-	if err != nil {
-		return fmt.Errorf("invalidate cost summaries: %w", err)
-	}
-	return nil
+	return res, nil
 }
 
 // waitMutations polls system.mutations until the table has none left to

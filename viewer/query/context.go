@@ -1,4 +1,4 @@
-package viewer
+package query
 
 import (
 	"context"
@@ -111,10 +111,6 @@ func (s Store) exists(ctx context.Context, what, query string, args ...any) (boo
 	return found > 0, nil
 }
 
-// ErrThreadNotFound is what RecentContext returns for a thread that has no
-// turn.
-var ErrThreadNotFound = ErrNotFound
-
 // ContextMessage is one message of a thread's recent context, in the chat
 // format a pipeline sends to a model, with where it came from.
 type ContextMessage struct {
@@ -138,7 +134,7 @@ type ContextMessage struct {
 // prompts and failed calls' error rows are the pipeline's plumbing and are
 // left out, as are internal calls (instrument.Turn.Internal).
 //
-// It returns ErrThreadNotFound when the thread has no turn, and an error
+// It returns ErrNotFound when the thread has no turn, and an error
 // when limit is not positive.
 func RecentContext(ctx context.Context, db DB, threadID string, limit int) ([]ContextMessage, error) {
 	if limit < 1 {
@@ -166,7 +162,7 @@ func (s Store) RecentContext(ctx context.Context, threadID string, limit int) ([
 				return nil, err
 			}
 			if !found {
-				return nil, ErrThreadNotFound
+				return nil, ErrNotFound
 			}
 		}
 		for _, t := range turns {

@@ -1,4 +1,4 @@
-package viewer
+package query
 
 import (
 	"context"
@@ -98,9 +98,9 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 	all, allArgs := TurnFilter{}.conditions("th")
 	queries := []string{
 		inline(t, selectTurns+cond+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, condArgs...), uint64(10))...),
-		inline(t, CountTurns+cond, append([]any{"th"}, condArgs...)...),
+		inline(t, selectTurnCount+cond, append([]any{"th"}, condArgs...)...),
 		inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, allArgs...), uint64(2))...),
-		inline(t, CountTurns+all, "th"),
+		inline(t, selectTurnCount+all, "th"),
 		inline(t, selectPhaseCounts, uint8(0), "th"),
 		inline(t, selectFacets, "th"),
 		inline(t, selectTraces, "th"),
@@ -111,7 +111,7 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 	}
 	for _, tf := range []TurnFilter{{Agent: "sub", Tool: "grep"}, {Query: "세계"}, {Query: "こんにちは"}, {Session: "s2"}} {
 		c, a := tf.conditions("th")
-		queries = append(queries, inline(t, CountTurns+c, append([]any{"th"}, a...)...))
+		queries = append(queries, inline(t, selectTurnCount+c, append([]any{"th"}, a...)...))
 	}
 	queries = append(queries, inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, allArgs...), uint64(10))...))
 	r := runModern(t, fixtures, queries).Results

@@ -1,4 +1,4 @@
-package viewer
+package query
 
 import (
 	"cmp"
@@ -118,8 +118,8 @@ func (u *CostUsage) Add(o CostUsage) {
 	u.CacheSavingsUSD = AddKnown(u.CacheSavingsUSD, o.CacheSavingsUSD)
 }
 
-// deref is a chart's value of a sum: 0 when unknown.
-func deref[T uint64 | float64](p *T) T {
+// Deref is a chart's value of a sum: 0 when unknown.
+func Deref[T uint64 | float64](p *T) T {
 	if p == nil {
 		return 0
 	}
@@ -133,9 +133,9 @@ func deref[T uint64 | float64](p *T) T {
 // rate never passes 100%.
 func (u CostUsage) HitRate() string {
 	if u.TokensIn == nil || u.CacheRead == nil || *u.TokensIn == 0 {
-		return unknown
+		return Unknown
 	}
-	in := max(*u.TokensIn, *u.CacheRead+deref(u.CacheWrite))
+	in := max(*u.TokensIn, *u.CacheRead+Deref(u.CacheWrite))
 	return strconv.FormatFloat(100*float64(*u.CacheRead)/float64(in), 'f', 1, 64) + "%"
 }
 
@@ -251,3 +251,6 @@ func FormatUSD(v float64) string {
 	}
 	return s
 }
+
+// Unknown is how a value no call reported shows: never as 0.
+const Unknown = "—"

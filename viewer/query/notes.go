@@ -1,4 +1,4 @@
-package viewer
+package query
 
 import (
 	"context"
@@ -98,7 +98,7 @@ type NoteChange struct {
 
 // putNote applies ch to a turn's note and returns the note as stored;
 // errTurnNotFound when the thread has no such turn.
-func (s Store) putNote(ctx context.Context, threadID, turnID string, ch NoteChange) (Note, error) {
+func (s Store) PutNote(ctx context.Context, threadID, turnID string, ch NoteChange) (Note, error) {
 	rows, err := s.db.Query(ctx, selectTurnExists, threadID, turnID)
 	if err != nil {
 		return Note{}, fmt.Errorf("query turn: %w", err)

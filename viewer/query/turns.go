@@ -1,4 +1,4 @@
-package viewer
+package query
 
 import (
 	"context"
@@ -6,54 +6,21 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/convtrace/convtrace/schema"
 )
 
-// Turn is one row of conversations as the viewer shows it. Token counts and
-// cost are nil when unknown (JSON null, shown as —).
+// Turn is one row of the conversations table as a thread page reads it:
+// the stored row (its content possibly cut, its attributes capped) with
+// what the page adds from the other rows and tables.
 type Turn struct {
-	TurnID       string `json:"turn_id"`
-	TraceID      string `json:"trace_id"`
-	SpanID       string `json:"span_id"`
-	ParentSpanID string `json:"parent_span_id"`
-	ParentTurnID string `json:"parent_turn_id"`
-	Project      string `json:"project"`
-	ThreadID     string `json:"thread_id"`
-	SessionID    string `json:"session_id"`
-	Phase        string `json:"phase"`
-	Speaker      string `json:"speaker"`
-	Agent        string `json:"agent"`
-	Round        uint16 `json:"round"`
-	Role         string `json:"role"`
-	Seq          uint16 `json:"seq"`
-	Operation    string `json:"operation"`
-	Provider     string `json:"provider"`
-	Model        string `json:"model"`
-	ToolName     string `json:"tool_name"`
-	ToolCallID   string `json:"tool_call_id"`
-	Content      string `json:"content"`
-	ContentBytes uint32 `json:"content_bytes"`
-	Truncated    bool   `json:"truncated"` // cut when it was stored
-	// Internal marks a turn kept for the audit trail only, shown when asked
-	// for (instrument.Turn.Internal).
-	Internal bool `json:"internal"`
+	schema.Turn
 	// ContentCut says Content is only the start of the stored content: the
 	// rest is at /api/threads/:id/turns/:turn_id/content.
 	ContentCut bool `json:"content_cut"`
-
-	TokensIn         *uint32  `json:"tokens_in"`
-	TokensOut        *uint32  `json:"tokens_out"`
-	TokensCacheRead  *uint32  `json:"tokens_cache_read"`
-	TokensCacheWrite *uint32  `json:"tokens_cache_write"`
-	TokensReasoning  *uint32  `json:"tokens_reasoning"`
-	CostUSD          *float64 `json:"cost_usd"`
-
-	Status     string `json:"status"`
-	Error      string `json:"error"`
-	StartNS    uint64 `json:"start_ns"`
-	DurationNS uint64 `json:"duration_ns"`
-	// Attributes are the turn's first pageAttributesStr attributes, each value
-	// cut to pageAttributeRunesStr characters; AttributesTotal counts them all, which
-	// /api/threads/:id/turns/:turn_id/attributes returns whole.
+	// Attributes are the turn's first 50 attributes (pageAttributesStr), each value
+	// cut to 1,024 characters; AttributesTotal counts them all,
+	// which /api/threads/:id/turns/:turn_id/attributes returns whole.
 	Attributes      map[string]string `json:"attributes"`
 	AttributesTotal int               `json:"attributes_total"`
 
@@ -146,8 +113,8 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
 FROM conversations
 WHERE thread_id = ?`
 
-// CountTurns counts the turns that pass the same conditions, each once.
-const CountTurns = `
+// selectTurnCount counts the turns that pass the same conditions, each once.
+const selectTurnCount = `
 SELECT uniqExact(turn_id) AS matched
 FROM conversations
 WHERE thread_id = ?`
@@ -325,9 +292,9 @@ func trimPartialRune(s string) string {
 }
 
 // countTurns counts the thread's turns that pass f.
-func (s Store) countTurns(ctx context.Context, threadID string, f TurnFilter) (int, error) {
+func (s Store) CountTurns(ctx context.Context, threadID string, f TurnFilter) (int, error) {
 	cond, condArgs := f.conditions(threadID)
-	rows, err := s.db.Query(ctx, CountTurns+cond, append([]any{threadID}, condArgs...)...)
+	rows, err := s.db.Query(ctx, selectTurnCount+cond, append([]any{threadID}, condArgs...)...)
 	if err != nil {
 		return 0, fmt.Errorf("count turns: %w", err)
 	}
@@ -375,132 +342,6 @@ func (s Store) TurnContent(ctx context.Context, threadID, turnID string) (string
 	return content, nil
 }
 
-// PhaseCount is how many turns of a thread one phase holds.
-type PhaseCount struct {
-	Key   string `json:"phase"` // lower case; "" for turns without a phase
-	Name  string `json:"name"`  // as the page heads the phase
-	Turns uint64 `json:"turns"`
-}
-
-// selectPhaseCounts counts a thread's turns per phase, in the order the
-// phases first appear: every phase, and of internal turns only those
-// asked for (the placeholder, 1 to count them, else 0), so that the
-// chips list every phase but count what the page shows.
-const selectPhaseCounts = `
-SELECT lowerUTF8(phase) AS phase_key, any(phase) AS phase_written, uniqExactIf(turn_id, internal <= ?) AS phase_turns,
-       min(start_ns) AS first_ns
-FROM conversations
-WHERE thread_id = ?
-GROUP BY phase_key
-ORDER BY first_ns, phase_key`
-
-// PhaseCounts returns the thread's phases in page order with their turns,
-// internal ones counted only when withInternal.
-func (s Store) PhaseCounts(ctx context.Context, threadID string, withInternal bool) ([]PhaseCount, error) {
-	rows, err := s.db.Query(ctx, selectPhaseCounts, boolUInt8(withInternal), threadID)
-	if err != nil {
-		return nil, fmt.Errorf("query phase counts: %w", err)
-	}
-	defer rows.Close()
-	byKey := map[string]PhaseCount{}
-	var firstSeen []string
-	for rows.Next() {
-		var (
-			c       PhaseCount
-			written string
-			first   uint64
-		)
-		if err := rows.Scan(&c.Key, &written, &c.Turns, &first); err != nil {
-			return nil, fmt.Errorf("scan phase count: %w", err)
-		}
-		c.Key = strings.TrimSpace(c.Key)
-		c.Name = PhaseName(c.Key, written)
-		if prev, ok := byKey[c.Key]; ok { // phases differing only in spaces
-			prev.Turns += c.Turns
-			byKey[c.Key] = prev
-			continue
-		}
-		byKey[c.Key] = c
-		firstSeen = append(firstSeen, c.Key)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read phase counts: %w", err)
-	}
-	counts := make([]PhaseCount, 0, len(firstSeen))
-	for _, key := range PhaseOrder(firstSeen) {
-		counts = append(counts, byKey[key])
-	}
-	return counts, nil
-}
-
-// Facets are the values a thread's filters can choose from, each sorted.
-type Facets struct {
-	Roles    []string `json:"roles"`
-	Speakers []string `json:"speakers"`
-	Agents   []string `json:"agents"` // sub-agents; the main agent is ''
-	Tools    []string `json:"tools"`
-	Sessions []string `json:"sessions"`
-}
-
-const selectFacets = `
-SELECT groupUniqArrayIf(role, role != '') AS roles, groupUniqArrayIf(speaker, speaker != '') AS speakers,
-       groupUniqArrayIf(agent, agent != '') AS agents, groupUniqArrayIf(tool_name, tool_name != '') AS tools,
-       groupUniqArrayIf(session_id, session_id != '') AS sessions
-FROM conversations
-WHERE thread_id = ?`
-
-// Facets returns the roles, speakers, agents, tools and sessions of a
-// thread.
-func (s Store) Facets(ctx context.Context, threadID string) (Facets, error) {
-	rows, err := s.db.Query(ctx, selectFacets, threadID)
-	if err != nil {
-		return Facets{}, fmt.Errorf("query facets: %w", err)
-	}
-	defer rows.Close()
-	var f Facets
-	if rows.Next() {
-		if err := rows.Scan(&f.Roles, &f.Speakers, &f.Agents, &f.Tools, &f.Sessions); err != nil {
-			return Facets{}, fmt.Errorf("scan facets: %w", err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return Facets{}, fmt.Errorf("read facets: %w", err)
-	}
-	for _, vs := range []*[]string{&f.Roles, &f.Speakers, &f.Agents, &f.Tools, &f.Sessions} {
-		*vs = orEmpty(*vs)
-		slices.Sort(*vs)
-	}
-	return f, nil
-}
-
-// selectTraces lists the traces of a thread in the order they started.
-const selectTraces = `
-SELECT trace_id, min(start_ns) AS first_ns
-FROM conversations
-WHERE thread_id = ? AND trace_id != ''
-GROUP BY trace_id
-ORDER BY first_ns, trace_id`
-
-// Traces returns the ids of the Traces a thread's turns belong to.
-func (s Store) Traces(ctx context.Context, threadID string) ([]string, error) {
-	rows, err := s.db.Query(ctx, selectTraces, threadID)
-	if err != nil {
-		return nil, fmt.Errorf("query thread traces: %w", err)
-	}
-	defer rows.Close()
-	ids := []string{}
-	for rows.Next() {
-		var (
-			id    string
-			first uint64
-		)
-		if err := rows.Scan(&id, &first); err != nil {
-			return nil, fmt.Errorf("scan thread trace: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read thread traces: %w", err)
-	}
-	return ids, nil
-}
+// Failed says whether the turn records a failure: an error row, or a
+// failed status.
+func (t Turn) Failed() bool { return t.Role == schema.RoleError || t.Status == schema.StatusError }

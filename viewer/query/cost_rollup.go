@@ -1,4 +1,4 @@
-package viewer
+package query
 
 import (
 	"context"
@@ -27,8 +27,8 @@ import (
 // it stale again at the next request, never wrongly fresh. A batch
 // delivered twice raises the count until merged, a merge folding the copies
 // lowers it: both recompute, and FINAL gives the same totals. convtrace
-// reprice changes costs but not the fingerprint: it invalidates the days
-// it repriced (pricing.Reprice).
+// reprice changes costs but not the fingerprint: it marks the days it
+// repriced stale (CostsChanged).
 //
 // Today is always read live: it changes all the time, and recomputing it
 // on every request would pile up versions. So are the partial days at the
@@ -239,4 +239,160 @@ func nextVersion() uint64 {
 	defer versionClock.Unlock()
 	versionClock.last = max(uint64(time.Now().UnixNano()), versionClock.last+1)
 	return versionClock.last
+}
+
+// The statements of the cost summaries' fingerprints and states.
+const (
+	// selectCostFingerprints is the cheap fingerprint of each day of the
+	// summarized days, read WITHOUT FINAL from two narrow columns, over
+	// every project (grouping by project as well doubles its time): any
+	// insert (a new turn or a copy of one delivered again) and any merge
+	// that folds copies changes the count, and the sum of start_ns tells
+	// apart the rare insert and fold that cancel out. sum wraps around in
+	// UInt64 identically every time. The days are whole, so the ts bounds
+	// alone are exact: ts is start_ns in whole seconds.
+	selectCostFingerprints = `
+SELECT toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS fp_day, count() AS turns, sum(start_ns) AS start_sum
+FROM conversations
+PREWHERE ts >= toDateTime(?) AND ts < toDateTime(?)
+GROUP BY fp_day
+ORDER BY fp_day`
+
+	// selectCostStates returns the current version of each summarized day
+	// and the fingerprint it was computed for.
+	selectCostStates = `
+SELECT day, argMax(turns, computed_ns) AS st_turns, argMax(start_sum, computed_ns) AS st_start_sum,
+       max(computed_ns) AS version
+FROM cost_days
+WHERE day >= ? AND day < ?
+GROUP BY day`
+
+	// costRecomputeWhere is the whole days [?, ?) of every project.
+	costRecomputeWhere = `
+FROM conversations FINAL
+WHERE ts >= toDateTime(?) AND ts < toDateTime(?)
+  AND start_ns >= ? AND start_ns < ?
+  AND cost_source != ''`
+
+	// insertCostDaily recomputes the summaries of days server-side: no
+	// row crosses the network.
+	insertCostDaily = `
+INSERT INTO cost_daily (project, day, computed_ns, model, provider, phase, speaker, agent,
+    calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced)
+SELECT project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS cell_day, toUInt64(?) AS version,
+       model, provider, phase, speaker, agent,` + costUsageColumns +
+		costRecomputeWhere + `
+GROUP BY project, cell_day, model, provider, phase, speaker, agent`
+
+	insertCostThreadDaily = `
+INSERT INTO cost_thread_daily (project, day, computed_ns, thread_id,
+    calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced)
+SELECT project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS cell_day, toUInt64(?) AS version, thread_id,` +
+		costUsageColumns + costRecomputeWhere + `
+GROUP BY project, cell_day, thread_id`
+
+	// insertCostStates records new versions with the fingerprints read
+	// before they were computed, passed as parallel arrays: INSERT …
+	// VALUES with bound arguments hangs over the native protocol.
+	insertCostStates = `
+INSERT INTO cost_days (day, turns, start_sum, computed_ns)
+SELECT days[i], turns[i], sums[i], toUInt64(?)
+FROM (SELECT ? AS days, ? AS turns, ? AS sums)
+ARRAY JOIN arrayEnumerate(days) AS i`
+)
+
+// costFingerprint is what selectCostFingerprints reads of one day.
+type costFingerprint struct{ turns, startSum uint64 }
+
+// costState is a day's current version and the fingerprint it was
+// computed for.
+type costState struct {
+	costFingerprint
+	version uint64
+}
+
+// costFingerprints returns the fingerprint of every day of [fromDay,
+// toDay) that has turns.
+func (s Store) costFingerprints(ctx context.Context, fromDay, toDay uint32) (map[uint32]costFingerprint, error) {
+	rows, err := s.db.Query(ctx, selectCostFingerprints, uint64(fromDay)*86400, uint64(toDay)*86400)
+	if err != nil {
+		return nil, fmt.Errorf("query cost fingerprints: %w", err)
+	}
+	defer rows.Close()
+	fps := map[uint32]costFingerprint{}
+	for rows.Next() {
+		var (
+			day uint32
+			fp  costFingerprint
+		)
+		if err := rows.Scan(&day, &fp.turns, &fp.startSum); err != nil {
+			return nil, fmt.Errorf("scan cost fingerprint: %w", err)
+		}
+		fps[day] = fp
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cost fingerprints: %w", err)
+	}
+	return fps, nil
+}
+
+// costStates returns the current version of every summarized day of
+// [fromDay, toDay).
+func (s Store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint32]costState, error) {
+	rows, err := s.db.Query(ctx, selectCostStates, fromDay, toDay)
+	if err != nil {
+		return nil, fmt.Errorf("query cost summary states: %w", err)
+	}
+	defer rows.Close()
+	states := map[uint32]costState{}
+	for rows.Next() {
+		var (
+			day uint32
+			st  costState
+		)
+		if err := rows.Scan(&day, &st.turns, &st.startSum, &st.version); err != nil {
+			return nil, fmt.Errorf("scan cost summary state: %w", err)
+		}
+		states[day] = st
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cost summary states: %w", err)
+	}
+	return states, nil
+}
+
+// recomputeCost writes version of the summaries of days [fromDay, toDay)
+// from conversations FINAL. Its two scans run side by side, on the
+// server's cores.
+func (s Store) recomputeCost(ctx context.Context, fromDay, toDay uint32, version uint64) error {
+	from, to := uint64(fromDay)*schema.DayNS, uint64(toDay)*schema.DayNS
+	args := []any{version, from / uint64(time.Second), to / uint64(time.Second), from, to}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := s.db.Exec(gctx, insertCostDaily, args...); err != nil {
+			return fmt.Errorf("summarize cost of days %d..%d: %w", fromDay, toDay, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := s.db.Exec(gctx, insertCostThreadDaily, args...); err != nil {
+			return fmt.Errorf("summarize thread cost of days %d..%d: %w", fromDay, toDay, err)
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// insertCostStates makes version current for days, with the fingerprints
+// read before it was computed.
+func (s Store) insertCostStates(ctx context.Context, days []uint32, fps map[uint32]costFingerprint, version uint64) error {
+	turns := make([]uint64, len(days))
+	sums := make([]uint64, len(days))
+	for i, d := range days {
+		turns[i], sums[i] = fps[d].turns, fps[d].startSum
+	}
+	if err := s.db.Exec(ctx, insertCostStates, version, days, turns, sums); err != nil {
+		return fmt.Errorf("record cost summary versions: %w", err)
+	}
+	return nil
 }

@@ -1,21 +1,11 @@
-package viewer
+package query
 
 import (
 	"context"
 	"fmt"
-)
 
-// SpanRow is one row of the spans table as the waterfall reads it.
-type SpanRow struct {
-	SpanID, ParentSpanID, Name, Kind string
-	ThreadID, Phase, Speaker, Agent  string
-	Round                            uint16
-	StartNS, DurationNS              uint64
-	Status, StatusMessage            string
-	Operation, Provider, Model       string
-	TokensIn, TokensOut              *uint32
-	CostUSD                          *float64
-}
+	"github.com/convtrace/convtrace/schema"
+)
 
 // CallRow is what the turns of one span add up to. A call that is still
 // running has no row in spans yet (spans are written when they end), only
@@ -121,16 +111,16 @@ LIMIT 1 BY turn_id`
 const spanTurnRunes = 2000
 
 // TraceRows returns a trace's spans and what its turns add up to by span.
-func (s Store) TraceRows(ctx context.Context, traceID string) ([]SpanRow, []CallRow, error) {
+func (s Store) TraceRows(ctx context.Context, traceID string) ([]schema.Span, []CallRow, error) {
 	rows, err := s.db.Query(ctx, selectTraceSpans, traceID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query trace spans: %w", err)
 	}
-	var spans []SpanRow
+	var spans []schema.Span
 	for rows.Next() {
-		var r SpanRow
+		var r schema.Span
 		if err := rows.Scan(&r.SpanID, &r.ParentSpanID, &r.Name, &r.Kind, &r.ThreadID, &r.Phase, &r.Round,
-			&r.Speaker, &r.Agent, &r.StartNS, &r.DurationNS, &r.Status, &r.StatusMessage,
+			&r.Speaker, &r.Agent, &r.StartNS, &r.DurationNS, &r.Status, &r.StatusMsg,
 			&r.Operation, &r.Provider, &r.Model, &r.TokensIn, &r.TokensOut, &r.CostUSD); err != nil {
 			rows.Close()
 			return nil, nil, fmt.Errorf("scan trace span: %w", err)
@@ -187,8 +177,6 @@ func (s Store) SpanTurns(ctx context.Context, traceID, spanID string) ([]SpanTur
 			return nil, fmt.Errorf("scan span turn: %w", err)
 		}
 		t.ContentCut = cut != 0
-		t.Messages = spanMessages(t.Content)
-		t.URL = threadURL(t.ThreadID) + "#" + t.TurnID
 		turns = append(turns, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -200,4 +188,11 @@ func (s Store) SpanTurns(ctx context.Context, traceID, spanID string) ([]SpanTur
 // TraceExists reports whether the trace has any span or turn.
 func (s Store) TraceExists(ctx context.Context, traceID string) (bool, error) {
 	return s.exists(ctx, "trace", selectTraceExists, traceID, traceID)
+}
+
+// SpanTurn is one turn of a span as the trace page lists it: its content
+// cut to about 2 KB.
+type SpanTurn struct {
+	schema.Turn
+	ContentCut bool `json:"content_cut"` // Content is not all of the turn
 }

@@ -1,4 +1,4 @@
-package viewer
+package query
 
 import (
 	"context"
@@ -27,11 +27,11 @@ type Store struct {
 	flights *singleflight.Group
 }
 
-// newStore returns the queries over db: the threads list shows at most
+// New returns the queries over db: the threads list shows at most
 // threadLimit threads, a call that has not ended and was not heard of for
 // interruptedAfter is interrupted, and concurrent requests share each
 // refresh of a summary table.
-func newStore(db DB, threadLimit int, interruptedAfter time.Duration) Store {
+func New(db DB, threadLimit int, interruptedAfter time.Duration) Store {
 	return Store{db: db, ThreadLimit: threadLimit, interruptedAfter: interruptedAfter, flights: new(singleflight.Group)}
 }
 

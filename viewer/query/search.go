@@ -1,4 +1,4 @@
-package viewer
+package query
 
 import (
 	"context"
@@ -86,7 +86,7 @@ const (
 
 // search returns at most limit turns that match f, newest first, whichever
 // way f pages.
-func (s Store) search(ctx context.Context, f SearchFilter, limit int) ([]SearchHit, error) {
+func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchHit, error) {
 	query := selectSearch
 	window := aroundBytesBefore + len(f.Q) + aroundBytesAfter
 	args := []any{f.Q, uint64(aroundBytesBefore), uint64(window), f.Q, f.Q}

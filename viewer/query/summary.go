@@ -1,0 +1,310 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"golang.org/x/sync/errgroup"
+)
+
+// Keeping thread_summary exact. Each (project, thread) has a fingerprint
+// of its raw rows, read without FINAL (cheap: no content, no merging):
+// how many rows, and the sum of a hash of each row's (turn_id, start_ns),
+// the part of the sort key that FINAL folds copies on within a thread. A
+// summary stores the fingerprint read BEFORE it was computed, so:
+//   - a turn or a copy arriving after the fingerprint was read (even
+//     while the summary is computed) changes the count: the next request
+//     recomputes, never trusting a summary that may have missed it;
+//   - a merge folding copies lowers the count: recomputed, same totals;
+//   - a new turn arriving while a merge folds a copy keeps the count but
+//     changes the hash sum, unless hash(new turn) = hash(folded copy)
+//     modulo 2^64: a 64-bit hash collision, the only way a summary is
+//     taken as fresh when it is not.
+//
+// A fingerprint that matches means the rows, as a multiset of (turn_id,
+// start_ns), are those the fingerprint was read from; the distinct keys
+// that summarizeThreads reads (one row each, as FINAL would; copies of a
+// turn are alike) can only have grown between that read and the
+// summary's, and have not since, so they are those the summary was
+// computed from. Rows dropped by TTL leave no fingerprint: their summary
+// is marked gone.
+const (
+	selectFingerprints = `
+SELECT project, thread_id, count() AS n, sum(cityHash64(turn_id, start_ns)) AS h
+FROM conversations
+GROUP BY project, thread_id`
+
+	selectSummaryFingerprints = `
+SELECT project, thread_id, rows_seen, rows_hash, turns
+FROM ` + latestSummaries + ` AS s`
+
+	// insertSummaries recomputes the summaries of some threads of one
+	// project. Its arguments: the computed_ns wished for, the
+	// fingerprints' counts, the thread ids, their hash sums, the thread
+	// ids again, the project, and the ids as a tuple for IN. computed_ns
+	// passes every stored one, so that a recomputed row wins even when the
+	// clock is behind. Exec with INSERT ... VALUES (?) hangs over the
+	// native protocol on 18.16; INSERT ... SELECT does not.
+	insertSummaries = `
+INSERT INTO thread_summary (computed_ns, rows_seen, rows_hash, ` + summaryColumns + `)
+SELECT
+    greatest(?, (SELECT max(computed_ns) + 1 FROM thread_summary)),
+    toUInt64(arrayElement(?, indexOf(?, thread_id))),
+    toUInt64(arrayElement(?, indexOf(?, thread_id))),
+    ` + summaryColumns + `
+FROM (%s)`
+
+	// insertGone marks as gone the threads of one project whose rows are
+	// all gone (TTL): a row with turns = 0, which the list skips.
+	// Arguments: the computed_ns wished for, the project, the thread ids as
+	// a tuple.
+	insertGone = `
+INSERT INTO thread_summary (project, thread_id, computed_ns)
+SELECT project, thread_id, greatest(?, (SELECT max(computed_ns) + 1 FROM thread_summary))
+FROM thread_summary
+WHERE project = ? AND thread_id IN ?
+GROUP BY project, thread_id`
+
+	// summariesOfThreads is the condition of insertSummaries on the turns.
+	summariesOfThreads = `project = ? AND thread_id IN ?`
+)
+
+// Limits of one insertSummaries: at most summaryChunk threads, and at
+// most summaryChunkBytes of their ids, which it lists three times, so that
+// the statement stays well below ClickHouse's max_query_size (256 KiB).
+// Chunks keep the first request on a big table, which computes every
+// summary, from holding one huge aggregate in memory; what each chunk
+// stored stays, should the request be cancelled.
+const (
+	summaryChunk      = 1000
+	summaryChunkBytes = 40 << 10
+)
+
+// chunkIDs splits ids into chunks within the limits of one insertSummaries.
+func chunkIDs(ids []string) [][]string {
+	var chunks [][]string
+	start, size := 0, 0
+	for i, id := range ids {
+		if i > start && (i-start == summaryChunk || size+len(id) > summaryChunkBytes) {
+			chunks, start, size = append(chunks, ids[start:i]), i, 0
+		}
+		size += len(id)
+	}
+	if start < len(ids) {
+		chunks = append(chunks, ids[start:])
+	}
+	return chunks
+}
+
+// threadKey names the rows of a thread in one project.
+type threadKey struct{ project, thread string }
+
+// fingerprint is what a summary was computed from: the count and the hash
+// sum of its thread's raw rows.
+type fingerprint struct{ rows, hash uint64 }
+
+// refreshSummaries recomputes the summaries whose thread's rows changed
+// since they were computed, and marks as gone those whose rows are gone.
+// Requests that arrive while a refresh runs share it rather than each
+// recomputing the same threads; the refresh outlives a caller that gives
+// up, so the others still get it.
+func (s Store) refreshSummaries(ctx context.Context) error {
+	if s.flights == nil {
+		return s.refreshSummariesNow(ctx)
+	}
+	ch := s.flights.DoChan("thread_summary", func() (any, error) {
+		return nil, s.refreshSummariesNow(context.WithoutCancel(ctx))
+	})
+	select {
+	case res := <-ch:
+		return res.Err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s Store) refreshSummariesNow(ctx context.Context) error {
+	var (
+		now, stored map[threadKey]fingerprint
+		live        map[threadKey]bool
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		now, err = s.readFingerprints(gctx)
+		return err
+	})
+	g.Go(func() (err error) {
+		stored, live, err = s.readSummaryFingerprints(gctx)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	stale, gone := map[string][]string{}, map[string][]string{}
+	for k, fp := range now {
+		if old, ok := stored[k]; !ok || old != fp {
+			stale[k.project] = append(stale[k.project], k.thread)
+		}
+	}
+	for k := range live {
+		if _, ok := now[k]; !ok {
+			gone[k.project] = append(gone[k.project], k.thread)
+		}
+	}
+	computed := uint64(time.Now().UnixNano())
+	for project, ids := range stale {
+		for _, chunk := range chunkIDs(ids) {
+			counts, hashes := make([]uint64, len(chunk)), make([]uint64, len(chunk))
+			for i, id := range chunk {
+				fp := now[threadKey{project, id}]
+				counts[i], hashes[i] = fp.rows, fp.hash
+			}
+			query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads))
+			err := s.db.Exec(ctx, query, computed, counts, chunk, hashes, chunk, project, idTuple(chunk))
+			if err != nil {
+				return fmt.Errorf("insert thread summaries: %w", err)
+			}
+		}
+	}
+	for project, ids := range gone {
+		for _, chunk := range chunkIDs(ids) {
+			if err := s.db.Exec(ctx, insertGone, computed, project, idTuple(chunk)); err != nil {
+				return fmt.Errorf("insert gone thread summaries: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// readFingerprints reads the fingerprint of every thread's rows.
+func (s Store) readFingerprints(ctx context.Context) (map[threadKey]fingerprint, error) {
+	rows, err := s.db.Query(ctx, selectFingerprints)
+	if err != nil {
+		return nil, fmt.Errorf("query thread fingerprints: %w", err)
+	}
+	defer rows.Close()
+	fps := map[threadKey]fingerprint{}
+	for rows.Next() {
+		var k threadKey
+		var fp fingerprint
+		if err := rows.Scan(&k.project, &k.thread, &fp.rows, &fp.hash); err != nil {
+			return nil, fmt.Errorf("scan thread fingerprint: %w", err)
+		}
+		fps[k] = fp
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read thread fingerprints: %w", err)
+	}
+	return fps, nil
+}
+
+// readSummaryFingerprints reads the fingerprint each newest summary was
+// computed from, and which summaries are of threads not gone.
+func (s Store) readSummaryFingerprints(ctx context.Context) (map[threadKey]fingerprint, map[threadKey]bool, error) {
+	rows, err := s.db.Query(ctx, selectSummaryFingerprints)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query summary fingerprints: %w", err)
+	}
+	defer rows.Close()
+	fps, live := map[threadKey]fingerprint{}, map[threadKey]bool{}
+	for rows.Next() {
+		var k threadKey
+		var fp fingerprint
+		var turns uint64
+		if err := rows.Scan(&k.project, &k.thread, &fp.rows, &fp.hash, &turns); err != nil {
+			return nil, nil, fmt.Errorf("scan summary fingerprint: %w", err)
+		}
+		fps[k] = fp
+		if turns > 0 {
+			live[k] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read summary fingerprints: %w", err)
+	}
+	return fps, live, nil
+}
+
+// idTuple binds thread ids as a tuple, ('a', 'b'), which IN takes; a
+// slice binds as an array, which it does not.
+func idTuple(ids []string) clickhouse.GroupSet {
+	set := clickhouse.GroupSet{Value: make([]any, len(ids))}
+	for i, id := range ids {
+		set.Value[i] = id
+	}
+	return set
+}
+
+// The list reads thread_summary, which holds per (project, thread) what
+// the list shows and filters on, computed so that a turn delivered twice
+// counts once. Aggregating FINAL over the whole table on every request is
+// what made the list slow; the summary is recomputed only for the threads
+// whose raw rows changed (see refreshSummaries). summarizeThreads is that
+// computation, also run directly for the one thread of a thread page.
+//
+// It reads the rows FINAL would: one per sort key (project, thread_id,
+// start_ns, turn_id), which LIMIT 1 BY keeps (copies of a turn are alike,
+// and share a partition since ts derives from start_ns). On ClickHouse
+// 18.16, FINAL over a set of threads costs seconds whatever their number;
+// LIMIT 1 BY over the same rows costs a tenth of that.
+//
+// The aliases differ from the column names: ClickHouse substitutes aliases
+// into expressions, and sum(tokens_in) AS tokens_in reads as a cycle on
+// some versions. sum over a Nullable column is Nullable and NULL when
+// every value is NULL, on 18.16 as on 26.x: that is what keeps "unknown"
+// apart from zero. The texts are 2000 runes of the first prompt (enough to
+// find the user's message in messages JSON that opens with a system
+// prompt, far less than a 5 MB prompt), of the last response and of the
+// last turn with content, each with its position (start_ns, seq) and a
+// count saying whether there is one, so that the texts of a thread in two
+// projects combine (selectThreadSums). The %s is the condition on the
+// turns, the only SQL added to it.
+const summarizeThreads = `
+SELECT
+    project,
+    thread_id,
+    groupUniqArrayIf(provider, provider != '') AS providers,
+    max(start_ns) AS last_ns,
+    count() AS turns,
+    sum(tokens_in) AS tokens_in_sum,
+    sum(tokens_out) AS tokens_out_sum,
+    sum(cost_usd) AS cost_sum,
+    countIf(role = 'prompt') AS prompts,
+    argMinIf(start_ns, (start_ns, seq), role = 'prompt') AS first_prompt_ns,
+    argMinIf(seq, (start_ns, seq), role = 'prompt') AS first_prompt_seq,
+    argMinIf(substringUTF8(content, 1, 2000), (start_ns, seq), role = 'prompt') AS first_prompt,
+    countIf(role = 'response' AND content != '') AS responses,
+    argMaxIf(start_ns, (start_ns, seq), role = 'response' AND content != '') AS last_response_ns,
+    argMaxIf(seq, (start_ns, seq), role = 'response' AND content != '') AS last_response_seq,
+    argMaxIf(substringUTF8(content, 1, 2000), (start_ns, seq), role = 'response' AND content != '') AS last_response,
+    countIf(content != '') AS contents,
+    argMaxIf(start_ns, (start_ns, seq), content != '') AS last_turn_ns,
+    argMaxIf(seq, (start_ns, seq), content != '') AS last_turn_seq,
+    argMaxIf(substringUTF8(content, 1, 2000), (start_ns, seq), content != '') AS last_turn
+FROM
+(
+    SELECT project, thread_id, turn_id, provider, start_ns, tokens_in, tokens_out, cost_usd, role, seq, content
+    FROM conversations
+    WHERE %s
+    LIMIT 1 BY project, thread_id, start_ns, turn_id
+) AS t
+GROUP BY project, thread_id`
+
+// summaryColumns are thread_summary's columns that summarizeThreads
+// computes, in its order.
+const summaryColumns = `project, thread_id, providers, last_ns, turns, tokens_in_sum, tokens_out_sum, cost_sum,
+    prompts, first_prompt_ns, first_prompt_seq, first_prompt, responses, last_response_ns, last_response_seq, last_response,
+    contents, last_turn_ns, last_turn_seq, last_turn`
+
+// latestSummaries is the newest row of every (project, thread) in
+// thread_summary: the one with the highest computed_ns, one row even on a
+// tie. Not FINAL with a WHERE: ClickHouse 18.16 may move the condition to
+// PREWHERE, before FINAL folds the rows, and bring back an older row.
+const latestSummaries = `(
+    SELECT *
+    FROM thread_summary
+    ORDER BY computed_ns DESC
+    LIMIT 1 BY project, thread_id
+)`

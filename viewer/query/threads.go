@@ -1,0 +1,358 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Thread is one thread of the threads list: what its turns add up to, and
+// the user's title override from thread_meta. Sums are nil when no turn
+// reported the value (JSON null, shown as —).
+type Thread struct {
+	ID         string    `json:"thread_id"`
+	Project    string    `json:"project"`
+	Title      string    `json:"title"`
+	Providers  []string  `json:"providers"` // distinct, sorted
+	LastUpdate time.Time `json:"last_update"`
+	LastNS     uint64    `json:"last_ns"` // start of the thread's last turn
+	Turns      uint64    `json:"turns"`
+	TokensIn   *uint64   `json:"tokens_in"`
+	TokensOut  *uint64   `json:"tokens_out"`
+	Tokens     *uint64   `json:"tokens"` // in + out
+	CostUSD    *float64  `json:"cost_usd"`
+	Archived   bool      `json:"archived"`
+	// Preview is the text of the thread's last response (else of its last
+	// turn) on one line, cut to previewRunes.
+	Preview string `json:"preview"`
+}
+
+// ThreadFilter narrows the threads list and picks its page; an empty field
+// does not filter.
+type ThreadFilter struct {
+	Project  string
+	Provider string // threads with at least one turn from it
+	Query    string // in the title, case-insensitively
+	Archived bool   // only archived threads; without it only the others
+	// Before asks for the page of threads older than the cursor, After for
+	// the one newer; neither is the newest page.
+	Before, After *Cursor
+	Limit         int
+}
+
+// Cursor is a position in the threads list, which is ordered by the start
+// of each thread's last turn, newest first, then by thread id.
+type Cursor struct {
+	LastNS uint64
+	ID     string
+}
+
+// String encodes the cursor for a URL: the id is base64 so that any thread
+// id survives.
+func (c Cursor) String() string {
+	return strconv.FormatUint(c.LastNS, 10) + "." + base64.RawURLEncoding.EncodeToString([]byte(c.ID))
+}
+
+// ThreadPage is one page of the threads list, with the cursors of the
+// pages beside it (nil at either end).
+type ThreadPage struct {
+	Threads      []Thread
+	Newer, Older *Cursor
+}
+
+// selectThreadSums combines the summaries of each thread's projects into
+// one thread (a sum of one value is that value: a thread in one project
+// keeps its exact sums) and joins its metadata. Both sides of the join are
+// named: 26.x requires it of joined subqueries. The join keeps threads
+// without metadata (an empty title and archived 0, the column defaults);
+// argMax reads the newest thread_meta row without waiting for
+// ReplacingMergeTree to merge. The first %s is the summaries (a
+// subquery), the second their condition, the third the condition on the
+// combined threads.
+const selectThreadSums = `
+SELECT thread_id, thread_project, thread_providers, thread_last_ns, turn_count, sum_in, sum_out, cost_total,
+       meta_title, meta_archived, thread_first_prompt, thread_last_response, thread_last_turn
+FROM
+(
+    SELECT
+        thread_id,
+        any(project) AS thread_project,
+        groupUniqArrayArray(providers) AS thread_providers,
+        max(last_ns) AS thread_last_ns,
+        sum(turns) AS turn_count,
+        sum(tokens_in_sum) AS sum_in,
+        sum(tokens_out_sum) AS sum_out,
+        sum(cost_sum) AS cost_total,
+        argMinIf(first_prompt, (first_prompt_ns, first_prompt_seq), prompts > 0) AS thread_first_prompt,
+        argMaxIf(last_response, (last_response_ns, last_response_seq), responses > 0) AS thread_last_response,
+        argMaxIf(last_turn, (last_turn_ns, last_turn_seq), contents > 0) AS thread_last_turn
+    FROM %s AS s
+    %s
+    GROUP BY thread_id
+) AS c
+ANY LEFT JOIN
+(
+    SELECT
+        thread_id,
+        argMax(title, updated_ns) AS meta_title,
+        argMax(archived, updated_ns) AS meta_archived
+    FROM thread_meta
+    GROUP BY thread_id
+) AS m USING thread_id
+%s`
+
+// Conditions on the summaries, applied before combining: the provider
+// condition narrows the set of threads without dropping any project of a
+// thread kept. turns = 0 marks a thread whose rows are gone.
+const (
+	summariesKept       = `turns > 0`
+	summariesOfProject  = `project = ?`
+	summariesOfProvider = `thread_id IN (SELECT thread_id FROM ` + latestSummaries + ` AS p WHERE turns > 0 AND has(providers, ?))`
+	// sumsOfKeys is the threads of some (project, thread_id) pairs, the
+	// start of the sort key, which the primary key resolves to a few
+	// granules (thread_id alone makes ClickHouse 18.16 read the column).
+	sumsOfKeys = `(project, thread_id) IN (?)`
+	// sumsOfThread names the projects of the thread too, so that the
+	// primary key finds its rows.
+	sumsOfThread = `project IN (SELECT project FROM conversations WHERE thread_id = ?) AND thread_id = ?`
+)
+
+// Conditions and orders on the combined threads.
+const (
+	threadsArchived = `meta_archived = ?`
+	// threadsTitled keeps the threads whose title holds the query: the
+	// override when there is one, else the first prompt's first 2000 runes
+	// as the summary holds it (of messages JSON that includes the JSON
+	// around the user's message). Runs of white space and JSON's \n, \r
+	// and \t become one space, as in the title, which is on one line.
+	threadsTitled = `positionCaseInsensitiveUTF8(replaceRegexpAll(if(meta_title != '', meta_title, thread_first_prompt), '(\\\\[nrt]|\\s)+', ' '), ?) > 0`
+	threadsBefore = `(thread_last_ns < ? OR (thread_last_ns = ? AND thread_id > ?))`
+	threadsAfter  = `(thread_last_ns > ? OR (thread_last_ns = ? AND thread_id < ?))`
+	newestFirst   = `
+ORDER BY thread_last_ns DESC, thread_id
+LIMIT ?`
+	oldestFirst = `
+ORDER BY thread_last_ns, thread_id DESC
+LIMIT ?`
+)
+
+// selectThreadChoices lists the projects and providers that have turns.
+const selectThreadChoices = `
+SELECT groupUniqArrayIf(project, project != '') AS projects, groupUniqArrayIf(provider, provider != '') AS all_providers
+FROM conversations`
+
+// selectListChoices lists what the list's filters can choose from out of
+// the summaries, which the list has just brought up to date: no second pass
+// over conversations.
+const selectListChoices = `
+SELECT groupUniqArrayIf(project, project != '') AS projects, groupUniqArrayArray(providers) AS all_providers
+FROM ` + latestSummaries + ` AS s
+WHERE ` + summariesKept
+
+// threadsQuery is the query of the page of threads that f asks for, and
+// its arguments, over the summaries. It asks for one thread more than the
+// page holds, which tells whether there is a page beyond.
+func threadsQuery(f ThreadFilter) (string, []any) {
+	where := []string{summariesKept}
+	var args []any
+	if f.Project != "" {
+		where, args = append(where, summariesOfProject), append(args, f.Project)
+	}
+	if f.Provider != "" {
+		where, args = append(where, summariesOfProvider), append(args, f.Provider)
+	}
+	having, order := []string{threadsArchived}, newestFirst
+	args = append(args, boolUInt8(f.Archived))
+	if f.Query != "" {
+		having, args = append(having, threadsTitled), append(args, f.Query)
+	}
+	switch {
+	case f.Before != nil:
+		having = append(having, threadsBefore)
+		args = append(args, f.Before.LastNS, f.Before.LastNS, f.Before.ID)
+	case f.After != nil:
+		having, order = append(having, threadsAfter), oldestFirst
+		args = append(args, f.After.LastNS, f.After.LastNS, f.After.ID)
+	}
+	args = append(args, uint64(f.Limit+1))
+	return fmt.Sprintf(selectThreadSums, latestSummaries, conditions(where), conditions(having)) + order, args
+}
+
+// keyedThreadsQuery is the query of the threads whose (project,
+// thread_id) pairs its one argument lists, summarized directly from their
+// turns.
+var keyedThreadsQuery = fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfKeys)+")", "", "")
+
+// threadQuery is the query of one thread, whose id is both its
+// arguments: its summaries computed directly. The primary key keeps the
+// summary to the thread's granules, but finding the thread's projects
+// (sumsOfThread) reads the whole thread_id column: part of the fixed cost
+// of every thread page.
+func threadQuery() string {
+	return fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfThread)+")", "", "")
+}
+
+// Threads returns the page of Threads that f asks for, from summaries
+// brought up to date first.
+func (s Store) Threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) {
+	if err := s.refreshSummaries(ctx); err != nil {
+		return ThreadPage{}, err
+	}
+	query, args := threadsQuery(f)
+	threads, err := s.queryThreads(ctx, query, args...)
+	if err != nil {
+		return ThreadPage{}, err
+	}
+	var page ThreadPage
+	more := len(threads) > f.Limit
+	threads = threads[:min(len(threads), f.Limit)]
+	if f.After != nil {
+		slices.Reverse(threads)
+	}
+	var first, last *Cursor // an empty page links nowhere
+	if len(threads) > 0 {
+		first, last = threadCursor(threads[0]), threadCursor(threads[len(threads)-1])
+	}
+	switch {
+	case f.Before != nil:
+		page.Newer, page.Older = first, last
+		if !more {
+			page.Older = nil
+		}
+	case f.After != nil:
+		page.Newer, page.Older = first, last
+		if !more {
+			page.Newer = nil
+		}
+	case more:
+		page.Older = last
+	}
+	page.Threads = threads
+	return page, nil
+}
+
+// Thread returns one Thread, archived or not; errNotFound when it has no
+// turn.
+func (s Store) Thread(ctx context.Context, id string) (Thread, error) {
+	ts, err := s.queryThreads(ctx, threadQuery(), id, id)
+	if err != nil {
+		return Thread{}, err
+	}
+	if len(ts) == 0 {
+		return Thread{}, ErrNotFound
+	}
+	return ts[0], nil
+}
+
+// ListChoices returns the projects and providers the threads list filters
+// on, sorted.
+func (s Store) ListChoices(ctx context.Context) (projects, providers []string, err error) {
+	return s.choices(ctx, selectListChoices)
+}
+
+// SearchProjects returns the projects search filters on, sorted.
+func (s Store) SearchProjects(ctx context.Context) ([]string, error) {
+	projects, _, err := s.choices(ctx, selectThreadChoices)
+	return projects, err
+}
+
+// choices returns the projects and providers that query
+// (selectThreadChoices or selectListChoices) lists, sorted.
+func (s Store) choices(ctx context.Context, query string) (projects, providers []string, err error) {
+	rows, err := s.db.Query(ctx, query)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query thread choices: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := rows.Scan(&projects, &providers); err != nil {
+			return nil, nil, fmt.Errorf("scan thread choices: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read thread choices: %w", err)
+	}
+	slices.Sort(projects)
+	slices.Sort(providers)
+	return orEmpty(projects), orEmpty(providers), nil
+}
+
+// conditions joins SQL conditions into a WHERE clause; none is "".
+func conditions(cs []string) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	return "WHERE " + strings.Join(cs, "\n  AND ")
+}
+
+// queryThreads runs a query of selectThreadSums; the title and the
+// preview come from the texts it reads.
+func (s Store) queryThreads(ctx context.Context, query string, args ...any) ([]Thread, error) {
+	rows, err := s.db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query threads: %w", err)
+	}
+	defer rows.Close()
+	threads := []Thread{}
+	for rows.Next() {
+		var (
+			t                                         Thread
+			archived                                  uint8
+			override, firstPrompt, lastResp, lastTurn string
+		)
+		err := rows.Scan(&t.ID, &t.Project, &t.Providers, &t.LastNS, &t.Turns,
+			&t.TokensIn, &t.TokensOut, &t.CostUSD, &override, &archived, &firstPrompt, &lastResp, &lastTurn)
+		if err != nil {
+			return nil, fmt.Errorf("scan thread: %w", err)
+		}
+		slices.Sort(t.Providers)
+		t.Providers = orEmpty(t.Providers)
+		t.LastUpdate = time.Unix(0, int64(t.LastNS)).UTC()
+		t.Tokens = AddKnown(t.TokensIn, t.TokensOut)
+		t.Archived = archived != 0
+		t.Title = threadTitle(override, firstPrompt, t.ID)
+		t.Preview = oneLine(promptText(cmp.Or(lastResp, lastTurn)), previewRunes)
+		threads = append(threads, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read threads: %w", err)
+	}
+	return threads, nil
+}
+
+func threadCursor(t Thread) *Cursor { return &Cursor{LastNS: t.LastNS, ID: t.ID} }
+
+func boolUInt8(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// orEmpty makes a nil list an empty one, so JSON shows [] rather than null.
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// AddKnown adds the values that are known; nil when neither is, so that
+// an unknown count or cost stays unknown rather than becoming zero.
+func AddKnown[T uint64 | float64](a, b *T) *T {
+	if a == nil && b == nil {
+		return nil
+	}
+	var sum T
+	for _, v := range []*T{a, b} {
+		if v != nil {
+			sum += *v
+		}
+	}
+	return &sum
+}
