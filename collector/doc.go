@@ -18,4 +18,6 @@
 //
 // What a span becomes is package mapping's. Each constructor takes the
 // options that apply to it (config.go).
+//
+// Its place in the whole is described in docs/architecture.md.
 package collector

@@ -7,4 +7,6 @@
 //
 // The tables themselves, their migrations and the connection to
 // ClickHouse are in package ddl below it.
+//
+// Its place in the whole is described in docs/architecture.md.
 package schema

@@ -26,14 +26,14 @@
 //	GET   /api/threads/:id/cost                         the thread's usage by phase
 //	GET   /api/traces/:trace_id/spans/:span_id/turns    a span's turns
 //
-// All SQL lives in the store_*.go files, one per concern, and takes bound
-// parameters. It runs on every supported server, ClickHouse 18.16 through
-// 26.x, so it uses neither window functions nor JSON functions. A turn
-// delivered twice is read once (FINAL, or LIMIT 1 BY turn_id).
+// The pages read through package viewer/query, which holds every SQL
+// statement; this package writes none.
 //
 // Every string that came from a model is escaped by html/template; pages
 // carry a Content-Security-Policy that allows only the viewer's own scripts
 // and stylesheets. WithToken requires a token of every request; requests
 // that change something must come from the viewer's own pages
 // (same-origin, JSON bodies).
+//
+// Its place in the whole is described in docs/architecture.md.
 package viewer

@@ -14,4 +14,6 @@
 //
 // Turn ids are deterministic, so a span delivered twice folds into the
 // same rows.
+//
+// Its place in the whole is described in docs/architecture.md.
 package mapping

@@ -78,7 +78,7 @@ func hasContent(s Span) bool {
 // SpanFromLogs returns the span that log records of one span imply when
 // the span itself never arrived: its ids and project from the records,
 // its attributes merged from theirs (the first record naming a key wins),
-// its events the records. It is ended, so mapTurns gives every turn the
+// its events the records. It is ended, so Turns gives every turn the
 // records alone make known.
 func SpanFromLogs(logs []LogRecord) Span {
 	if len(logs) == 0 {

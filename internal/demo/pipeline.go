@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/convtrace/convtrace/instrument"
@@ -63,44 +61,13 @@ const (
 	maxExecutorTurns  = 8
 )
 
-// Option configures Run.
-type Option interface{ apply(*config) }
-
-type config struct {
-	threadID    string
-	httpClient  *http.Client
-	maxAttempts int
-	retryDelay  time.Duration
-}
-
-type optionFunc func(*config)
-
-func (f optionFunc) apply(c *config) { f(c) }
-
-// WithThreadID records the run on thread id instead of a new
-// "demo-<random hex>" thread.
-func WithThreadID(id string) Option { return optionFunc(func(c *config) { c.threadID = id }) }
-
-// WithHTTPClient sends the provider requests with hc instead of
-// http.DefaultClient.
-func WithHTTPClient(hc *http.Client) Option {
-	return optionFunc(func(c *config) { c.httpClient = hc })
-}
-
-// WithMaxAttempts tries each provider call up to n times (default 3) while
-// the provider answers with a retryable error such as 529 overloaded.
-func WithMaxAttempts(n int) Option { return optionFunc(func(c *config) { c.maxAttempts = n }) }
-
-func newConfig(opts []Option) (config, error) {
-	c := config{maxAttempts: 3, retryDelay: 5 * time.Millisecond}
-	for _, o := range opts {
-		o.apply(&c)
-	}
-	if c.maxAttempts < 1 {
-		return c, fmt.Errorf("max attempts must be at least 1, got %d", c.maxAttempts)
-	}
-	return c, nil
-}
+// A provider call is tried up to maxAttempts times while the provider
+// answers with a retryable error such as 529 overloaded, retryDelay more
+// after each attempt.
+const (
+	maxAttempts = 3
+	retryDelay  = 5 * time.Millisecond
+)
 
 // Result is what one run did.
 type Result struct {
@@ -152,28 +119,20 @@ type ToolRun struct {
 //
 // Run returns what it did so far along with the first error that stopped
 // it. Recording never fails a call; only the provider's answers can.
-func Run(ctx context.Context, rec *instrument.Recorder, baseURL string, opts ...Option) (Result, error) {
-	cfg, err := newConfig(opts)
-	if err != nil {
-		return Result{}, err
-	}
+func Run(ctx context.Context, rec *instrument.Recorder, baseURL string) (Result, error) {
 	if rec == nil {
 		return Result{}, errors.New("recorder must not be nil")
 	}
-	thread := cfg.threadID
-	if thread == "" {
-		thread = NewThreadID()
-	}
+	thread := NewThreadID()
 	r := &run{
 		rec:    rec,
-		client: &Client{BaseURL: baseURL, HTTP: cfg.httpClient},
-		cfg:    cfg,
+		client: &Client{BaseURL: baseURL},
 		thread: thread,
 		res:    Result{ThreadID: thread},
 	}
 	// One root span per run, so the trace waterfall shows the pipeline's
 	// calls side by side and the executor's tool loop nested under it.
-	err = rec.Step(instrument.WithThread(ctx, thread), "demo pipeline", r.pipeline)
+	err := rec.Step(instrument.WithThread(ctx, thread), "demo pipeline", r.pipeline)
 	return r.res, err
 }
 

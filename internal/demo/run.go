@@ -11,7 +11,6 @@ import (
 type run struct {
 	rec    *instrument.Recorder
 	client *Client
-	cfg    config
 	thread string
 	res    Result
 	ws     workspace

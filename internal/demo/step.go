@@ -67,10 +67,10 @@ func (r *run) ask(ctx context.Context, st step, msgs []Message, tools []Tool) ou
 		o.calls = append(o.calls, call)
 		o.msg, o.turnID, o.err = msg, resp.TurnID, err
 		var apiErr *APIError
-		if err == nil || !errors.As(err, &apiErr) || !apiErr.Retryable() || attempt == r.cfg.maxAttempts {
+		if err == nil || !errors.As(err, &apiErr) || !apiErr.Retryable() || attempt == maxAttempts {
 			return o
 		}
-		if err := sleep(ctx, time.Duration(attempt)*r.cfg.retryDelay); err != nil {
+		if err := sleep(ctx, time.Duration(attempt)*retryDelay); err != nil {
 			o.err = err
 			return o
 		}

@@ -18,4 +18,6 @@
 // from every convention and every transport.
 //
 // The package imports nothing but the standard library.
+//
+// Its place in the whole is described in docs/architecture.md.
 package genai

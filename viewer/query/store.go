@@ -12,9 +12,8 @@ import (
 // ErrNotFound means no turn of the thread asked for exists.
 var ErrNotFound = errors.New("thread not found")
 
-// Store runs the viewer's queries. Its SQL lives in one file per concern:
-// store_threads.go, store_turns.go, store_notes.go, store_traces.go,
-// store_search.go, store_context.go and store_cost.go.
+// Store runs the viewer's queries and keeps the summary tables they read
+// from (summary.go, cost_rollup.go).
 type Store struct {
 	db          DB
 	ThreadLimit int

@@ -1,4 +1,4 @@
-package viewer_test
+package query_test
 
 import (
 	"context"
