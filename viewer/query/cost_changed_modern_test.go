@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,11 +18,7 @@ func TestInvalidateCostDaysOnModernClickHouse(t *testing.T) {
 	_, stmts := chdbcheck.Schema(ctx, t)
 	stmts = append(stmts,
 		"INSERT INTO cost_days (day, turns, start_sum, computed_ns) VALUES (10, 5, 50, 100), (11, 6, 60, 100), (12, 7, 70, 100)")
-	invalidate := invalidateCostDays
-	for _, arg := range []uint64{200, 11, 12} {
-		invalidate = strings.Replace(invalidate, "?", fmt.Sprint(arg), 1)
-	}
-	stmts = append(stmts, invalidate)
+	stmts = append(stmts, inline(t, invalidateCostDays, 200, 11, 12))
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{
 		Statements: stmts,
 		Queries:    []string{"SELECT day, argMax(turns, computed_ns) AS turns FROM cost_days GROUP BY day ORDER BY day"},

@@ -4,12 +4,6 @@
 // of which it is the only writer. It returns plain structs; rendering them
 // is the viewer's (package viewer) or the CLI's.
 //
-// One file per concern: threads.go (the list), turns.go and facets.go (a
-// thread), traces.go, search.go, notes.go and meta.go (what a user
-// changes), context.go (recent context in chat format), sessions.go, and
-// cost.go, cost_rollup.go, cost_report.go and cost_changed.go (usage and
-// cost). summary.go keeps thread_summary exact.
-//
 // The SQL takes bound parameters and runs on every supported server,
 // ClickHouse 18.16 through 26.x, so it uses neither window functions nor
 // JSON functions. A turn delivered twice is read once (FINAL, or LIMIT 1
