@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/convtrace/convtrace/collector/mapping"
@@ -52,27 +53,55 @@ func newExporter(dsn string, cfg config) (*Exporter, error) {
 	return &Exporter{w: newWriter(dialDSN(dsn), cfg)}, nil
 }
 
-// ExportSpans maps spans to rows and queues them for storage. It is safe for
-// concurrent use and returns nil unless ctx is already done.
+// ExportSpans hands spans to the writer, which maps them to rows and
+// stores them: the pipeline's span.End pays for the hand-over only. It is
+// safe for concurrent use and returns nil unless ctx is already done.
 func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r, sanitised := rowsOf(spans)
-	e.w.write(item{turns: r.Turns, spans: r.Spans, sanitised: sanitised})
+	rows, size := estimate(spans)
+	e.w.write(item{sdk: spans, sdkRows: rows, sdkSize: size})
 	return nil
+}
+
+// estimate approximates the rows spans map to (a spans row each and about
+// a turn per event) and the memory they hold, without mapping them.
+func estimate(spans []sdktrace.ReadOnlySpan) (rows, size int64) {
+	for _, ro := range spans {
+		rows++
+		size += rowOverhead + attrsSize(ro.Attributes())
+		for _, e := range ro.Events() {
+			rows++
+			size += rowOverhead + attrsSize(e.Attributes)
+		}
+	}
+	return rows, size
+}
+
+func attrsSize(kvs []attribute.KeyValue) int64 {
+	var n int
+	for _, kv := range kvs {
+		n += len(kv.Key)
+		if kv.Value.Type() == attribute.STRING {
+			n += len(kv.Value.AsString())
+		} else {
+			n += 8
+		}
+	}
+	return int64(n)
 }
 
 // rowsOf maps SDK spans to their rows, counting the invalid usage values
 // stored as unknown.
-func rowsOf(spans []sdktrace.ReadOnlySpan) (rows, int64) {
+func rowsOf(sdk *mapping.SDKReader, spans []sdktrace.ReadOnlySpan) (rows, int64) {
 	var (
 		r         rows
 		sanitised int64
 	)
 	mapped := make([]mapping.Span, len(spans))
 	for i, ro := range spans {
-		mapped[i] = mapping.FromSDK(ro)
+		mapped[i] = sdk.Span(ro)
 	}
 	mapping.FoldCalls(mapped)
 	for _, s := range mapped {

@@ -44,8 +44,9 @@ func NewTracerProvider(dsn string, opts ...ProviderOption) (*TracerProvider, err
 		sdktrace.WithResource(res),
 		sdktrace.WithSpanProcessor(instrument.NewSpanProcessor()),
 		sdktrace.WithSpanProcessor(pending),
-		// The exporter only queues rows, so a synchronous processor adds
-		// microseconds and no batching delay of its own.
+		// The exporter only hands spans to the writer, which maps them on
+		// its goroutine: a synchronous processor adds a queue send and no
+		// batching delay of its own.
 		sdktrace.WithSyncer(exp),
 	), exp: exp}, nil
 }

@@ -109,14 +109,28 @@ func isWordByte(c byte) bool {
 // containsFold reports whether s contains word, which is lower-case
 // ASCII, in any case.
 func containsFold(s, word string) bool {
-	first := string([]byte{word[0], word[0] - 'a' + 'A'})
-	for i := 0; ; i++ {
-		j := strings.IndexAny(s[i:], first)
-		if j < 0 || i+j+len(word) > len(s) {
+	lower, upper := word[0], word[0]-'a'+'A'
+	// The next place of each case of the first letter, found with
+	// IndexByte (vectorised) and looked for again only once passed.
+	next := func(c byte, from int) int {
+		if j := strings.IndexByte(s[from:], c); j >= 0 {
+			return from + j
+		}
+		return len(s)
+	}
+	lo, up := next(lower, 0), next(upper, 0)
+	for {
+		i := min(lo, up)
+		if i+len(word) > len(s) {
 			return false
 		}
-		if i += j; strings.EqualFold(s[i:i+len(word)], word) {
+		if strings.EqualFold(s[i:i+len(word)], word) {
 			return true
+		}
+		if i == lo {
+			lo = next(lower, i+1)
+		} else {
+			up = next(upper, i+1)
 		}
 	}
 }

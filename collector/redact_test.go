@@ -182,3 +182,24 @@ func BenchmarkRedactPlainTurn(b *testing.B) {
 		r.text(in)
 	}
 }
+
+// containsFold finds a lower-case word in any case, wherever either case
+// of its first letter repeats.
+func TestContainsFold(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"", false}, {"ke", false}, {"key", true}, {"KEY", true}, {"a kEy.", true},
+		{"kkkkkKKKKKkey", true}, {"KkKkKkKe", false}, {strings.Repeat("k", 5000) + "KeY", true},
+		{strings.Repeat("kE", 5000), false}, {"monkey", true}, {"ky e", false},
+	} {
+		want := strings.Contains(strings.ToLower(tc.s), "key")
+		if want != tc.want {
+			t.Fatalf("bad case %q", tc.s)
+		}
+		if got := containsFold(tc.s, "key"); got != want {
+			t.Errorf("containsFold(%.20q…, key) = %v, want %v", tc.s, got, want)
+		}
+	}
+}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/convtrace/convtrace/collector/mapping"
 )
 
 // spool keeps rows on disk: append-only segment files of records, each a
@@ -57,7 +59,7 @@ func SpoolSpans(dir string, spans []sdktrace.ReadOnlySpan, opts ...RedactOption)
 	if err != nil {
 		return 0, err
 	}
-	r, _ := rowsOf(spans)
+	r, _ := rowsOf(&mapping.SDKReader{}, spans)
 	newRedactor(cfg.redact, cfg.redactExtra).rows(r.Turns, r.Spans)
 	s := newSpool(dir, slog.Default())
 	defer s.close()

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/convtrace/convtrace/collector/mapping"
@@ -18,6 +18,12 @@ import (
 // item is one hand-over to the writer: the rows of some spans, or a flush
 // request (flushed is closed once everything before it is written).
 type item struct {
+	// sdk are in-process spans not mapped yet: the writer goroutine maps
+	// them (mapped), so that a pipeline's span.End only hands them over.
+	// sdkRows and sdkSize are their estimate for the queue bounds.
+	sdk              []sdktrace.ReadOnlySpan
+	sdkRows, sdkSize int64
+
 	turns     []schema.Turn
 	spans     []schema.Span
 	staged    []schema.Staged // halves of OTLP calls waiting to be joined
@@ -34,10 +40,18 @@ func (it *item) addSpan(s mapping.Span) {
 	it.sanitised += int64(sanitised)
 }
 
-func (it *item) rows() int64 { return int64(len(it.turns) + len(it.spans) + len(it.staged)) }
+func (it *item) rows() int64 {
+	if it.sdk != nil {
+		return it.sdkRows
+	}
+	return int64(len(it.turns) + len(it.spans) + len(it.staged))
+}
 
 // size approximates the memory the item's rows hold.
 func (it *item) size() int64 {
+	if it.sdk != nil {
+		return it.sdkSize
+	}
 	n := sizeOf(it.turns, it.spans)
 	for i := range it.staged {
 		n += int64(rowOverhead + len(it.staged[i].Payload))
@@ -57,7 +71,7 @@ type writer struct {
 	dial dialer
 	conn BatchConn
 
-	queue                   chan item
+	queue                   *queue
 	queued, queuedBytes     atomic.Int64
 	buffered, bufferedBytes atomic.Int64
 	spooled, written        atomic.Int64
@@ -65,23 +79,22 @@ type writer struct {
 	lastErr                 atomic.Pointer[string]
 	unreported              atomic.Int64 // lost rows not yet in a warning
 	lossLog                 rate.Sometimes
-	mu                      sync.RWMutex // guards closed against sends on a closing queue
-	closed                  bool
 	finished                chan struct{}
 	connected               atomic.Bool // whether the last connect or write reached storage
 	buf                     buffer      // used only by the writer goroutine
 	gate                    backoff     // spaces attempts after a failure; writer goroutine only
 	early                   map[string]bool
-	sanitised               atomic.Int64 // see Stats.ValuesSanitised
-	sentLarge               bool         // a large batch was sent since memory was last freed; writer goroutine only
-	redact                  *redactor    // nil when redaction is off
+	sanitised               atomic.Int64      // see Stats.ValuesSanitised
+	sentLarge               bool              // a large batch was sent since memory was last freed; writer goroutine only
+	redact                  *redactor         // nil when redaction is off
+	sdk                     mapping.SDKReader // writer goroutine only
 }
 
 func newWriter(d dialer, cfg config) *writer {
 	w := &writer{
 		cfg:      cfg,
 		dial:     d,
-		queue:    make(chan item, 1024),
+		queue:    newQueue(),
 		finished: make(chan struct{}),
 		early:    make(map[string]bool),
 		lossLog:  rate.Sometimes{Interval: 10 * time.Second},
@@ -96,36 +109,48 @@ func newWriter(d dialer, cfg config) *writer {
 // queue is full or the writer stopped; the rows are then refused to a
 // caller that waits for them, or lost.
 //
-// Turns are redacted and priced here, on the caller's goroutine, so that
-// every path to storage (exporter, ingester, joined calls, pending prompts)
-// stores no well-known secret and the priced cost of a known model;
-// schema's Turn.Values gives the others their source.
+// Rows are prepared here, on the caller's goroutine, so that requests
+// prepare theirs in parallel; in-process spans are mapped and prepared on
+// the writer's (mapped).
 func (w *writer) write(it item) bool {
-	w.redact.item(&it)
+	if it.sdk == nil {
+		w.prepare(&it)
+	}
+	n, size := it.rows(), it.size()
+	err := w.queue.put(it, func() error {
+		rows, bytes := w.queued.Add(n), w.queuedBytes.Add(size)
+		if rows <= int64(w.cfg.queueRows) && bytes <= w.cfg.queueBytes {
+			return nil
+		}
+		w.queued.Add(-n)
+		w.queuedBytes.Add(-size)
+		return errQueueFull
+	})
+	if err != nil {
+		w.reject(it, n, err)
+		return false
+	}
+	return true
+}
+
+// prepare redacts and prices the turns of it, so that every path to
+// storage (exporter, ingester, joined calls, pending prompts) stores no
+// well-known secret and the priced cost of a known model; schema's
+// Turn.Values gives the others their source.
+func (w *writer) prepare(it *item) {
+	w.redact.item(it)
 	for i := range it.turns {
 		w.cfg.prices.PriceTurn(&it.turns[i])
 	}
 	w.sanitised.Add(it.sanitised)
-	n, size := it.rows(), it.size()
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if w.closed {
-		w.reject(it, n, errors.New("writer shut down"))
-		return false
-	}
-	// Reserve first, so concurrent writers cannot pass the bounds together.
-	rows, bytes := w.queued.Add(n), w.queuedBytes.Add(size)
-	if rows <= int64(w.cfg.queueRows) && bytes <= w.cfg.queueBytes {
-		select {
-		case w.queue <- it:
-			return true
-		default:
-		}
-	}
-	w.queued.Add(-n)
-	w.queuedBytes.Add(-size)
-	w.reject(it, n, errQueueFull)
-	return false
+}
+
+// mapped returns the rows of an item of in-process spans, prepared.
+func (w *writer) mapped(it item) item {
+	r, sanitised := rowsOf(&w.sdk, it.sdk)
+	m := item{turns: r.Turns, spans: r.Spans, sanitised: sanitised}
+	w.prepare(&m)
+	return m
 }
 
 // writeWait hands rows to the writer and waits until they are stored,
@@ -147,18 +172,9 @@ func (w *writer) writeWait(ctx context.Context, it item) error {
 // kept for a retry, or ctx ends.
 func (w *writer) flush(ctx context.Context) error {
 	done := make(chan struct{})
-	w.mu.RLock()
-	if w.closed {
-		w.mu.RUnlock()
-		return nil
+	if w.queue.put(item{flushed: done}, func() error { return nil }) != nil {
+		return nil // shut down: nothing more will be written
 	}
-	select {
-	case w.queue <- item{flushed: done}:
-	case <-ctx.Done():
-		w.mu.RUnlock()
-		return ctx.Err()
-	}
-	w.mu.RUnlock()
 	select {
 	case <-done:
 		return nil
@@ -171,12 +187,7 @@ func (w *writer) flush(ctx context.Context) error {
 // storage does not take) and waits for the writer to finish, or for ctx to
 // end. It is safe to call more than once.
 func (w *writer) shutdown(ctx context.Context) error {
-	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.queue)
-	}
-	w.mu.Unlock()
+	w.queue.close()
 	select {
 	case <-w.finished:
 		return nil
@@ -256,35 +267,41 @@ func (w *writer) run() {
 		// After large batches, once nothing more waits, the memory they
 		// took goes back to the system: an idle process would keep it
 		// until the runtime's periodic collection, minutes later.
-		if w.sentLarge && len(w.queue) == 0 {
+		if w.sentLarge && w.queue.empty() {
 			w.sentLarge = false
 			debug.FreeOSMemory()
 		}
 	}
 	for {
 		select {
-		case it, ok := <-w.queue:
-			if !ok {
+		case <-w.queue.ready:
+			items, closed := w.queue.take()
+			for _, it := range items {
+				w.queued.Add(-it.rows())
+				w.queuedBytes.Add(-it.size())
+				if it.sdk != nil {
+					it = w.mapped(it)
+				}
+				if it.flushed != nil {
+					send()
+					close(it.flushed)
+					continue
+				}
+				wasEmpty := p.empty()
+				w.add(&p, it)
+				wait := gap - time.Since(lastSend)
+				// An early prompt is written at once: it exists to be seen
+				// while its call runs.
+				switch {
+				case it.early || wait <= 0 || p.size() >= w.cfg.batchRows:
+					send()
+				case wasEmpty:
+					timer.Reset(wait)
+				}
+			}
+			if closed {
 				w.finish(&p)
 				return
-			}
-			w.queued.Add(-it.rows())
-			w.queuedBytes.Add(-it.size())
-			if it.flushed != nil {
-				send()
-				close(it.flushed)
-				continue
-			}
-			wasEmpty := p.empty()
-			w.add(&p, it)
-			wait := gap - time.Since(lastSend)
-			// An early prompt is written at once: it exists to be seen while
-			// its call runs.
-			switch {
-			case it.early || wait <= 0 || p.size() >= w.cfg.batchRows:
-				send()
-			case wasEmpty:
-				timer.Reset(wait)
 			}
 		case <-timer.C:
 			send()
@@ -307,7 +324,7 @@ func (w *writer) finish(p *pending) {
 		w.send(p)
 	}
 	w.spill()
-	w.reportLoss(errors.New("writer shut down"))
+	w.reportLoss(errShutDown)
 	if w.conn != nil {
 		_ = w.conn.Close()
 	}

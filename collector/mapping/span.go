@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/convtrace/convtrace/schema"
@@ -106,6 +107,20 @@ func attrsFromKV(kvs []attribute.KeyValue) Attrs {
 
 // FromSDK reads a span of the Go SDK, finished or still running.
 func FromSDK(ro sdktrace.ReadOnlySpan) Span {
+	var r SDKReader
+	return r.Span(ro)
+}
+
+// SDKReader reads spans of the Go SDK, converting the attributes of their
+// resource once: a tracer provider gives every span the same resource.
+// It is not safe for concurrent use.
+type SDKReader struct {
+	res   *resource.Resource
+	attrs Attrs
+}
+
+// Span reads a span of the Go SDK, finished or still running.
+func (r *SDKReader) Span(ro sdktrace.ReadOnlySpan) Span {
 	sc := ro.SpanContext()
 	s := Span{
 		TraceID:   sc.TraceID().String(),
@@ -124,8 +139,11 @@ func FromSDK(ro sdktrace.ReadOnlySpan) Span {
 	if p := ro.Parent(); p.IsValid() {
 		s.ParentSpanID = p.SpanID().String()
 	}
-	if r := ro.Resource(); r != nil {
-		s.Resource = attrsFromKV(r.Attributes())
+	if res := ro.Resource(); res != nil {
+		if res != r.res {
+			r.res, r.attrs = res, attrsFromKV(res.Attributes())
+		}
+		s.Resource = r.attrs
 	}
 	for _, e := range ro.Events() {
 		s.Events = append(s.Events, Event{Name: e.Name, TimeNS: unixNano(e.Time.UnixNano()), Attrs: attrsFromKV(e.Attributes)})

@@ -90,6 +90,14 @@ func Render(ms []Message) string {
 	if len(ms) == 0 {
 		return ""
 	}
+	if b, ok := appendTextMessages(nil, ms); ok {
+		return string(b)
+	}
+	return renderAny(ms)
+}
+
+// renderAny is Render's general path, for every part type.
+func renderAny(ms []Message) string {
 	for i := range ms {
 		if ms[i].Parts == nil {
 			ms[i].Parts = []Part{}

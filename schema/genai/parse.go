@@ -12,6 +12,14 @@ import (
 // tool_calls, tool_call_id), Anthropic Messages content blocks and the
 // Vercel AI SDK's parts. ok is false when s is not a JSON array.
 func Parse(s string) ([]Message, bool) {
+	if ms, ok := parseTextMessages(s); ok {
+		return ms, true
+	}
+	return parseAny(s)
+}
+
+// parseAny is Parse's general path, for every shape.
+func parseAny(s string) ([]Message, bool) {
 	var raws []map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(s), &raws); err != nil {
 		return nil, false
