@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/internal/synth"
@@ -141,8 +143,12 @@ func BenchmarkViewer(b *testing.B) {
 		{"SearchRareAPI", "/api/search" + search(synth.RarePhrase)},
 		{"SearchRarePage", "/search" + search(synth.RarePhrase)},
 	}
+	var total uint64
+	if err := conn.QueryRow(context.Background(), "SELECT count() FROM conversations").Scan(&total); err != nil {
+		b.Fatal(err)
+	}
 	for _, r := range routes {
-		b.Run(r.name, func(b *testing.B) { benchRoute(b, h, r.path) })
+		b.Run(r.name, func(b *testing.B) { benchRoute(b, h, r.path, total) })
 	}
 
 	b.Run("BaselineThreadRows", func(b *testing.B) { benchThreadRows(b, conn, synth.Thread200, 200) })
@@ -157,8 +163,12 @@ func BenchmarkViewer(b *testing.B) {
 	})
 }
 
-// benchRoute serves GET path once per op and reports the response's size.
-func benchRoute(b *testing.B, h http.Handler, path string) {
+// benchRoute serves GET path once per op and reports the response's size,
+// and the rows one more request, warm, has ClickHouse read: rows-read, and
+// table-% of the total rows of conversations. The count is the server's
+// own, the progress it reports of every query (as system.query_log's
+// read_rows), summed over the request's queries and inserts.
+func benchRoute(b *testing.B, h http.Handler, path string, total uint64) {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, newRequest(http.MethodGet, path, nil))
 	if rec.Code != http.StatusOK {
@@ -172,7 +182,16 @@ func benchRoute(b *testing.B, h http.Handler, path string) {
 			b.Fatalf("GET %s: status %d, want 200", path, rec.Code)
 		}
 	}
+	b.StopTimer()
+	var read atomic.Uint64
+	req := newRequest(http.MethodGet, path, nil)
+	req = req.WithContext(clickhouse.Context(req.Context(), clickhouse.WithProgress(func(p *clickhouse.Progress) {
+		read.Add(p.Rows)
+	})))
+	h.ServeHTTP(httptest.NewRecorder(), req)
 	b.ReportMetric(float64(size), "resp-bytes")
+	b.ReportMetric(float64(read.Load()), "rows-read")
+	b.ReportMetric(100*float64(read.Load())/float64(max(total, 1)), "table-%")
 }
 
 // benchThreadRows reads a thread's turns with the columns a thread page

@@ -235,12 +235,12 @@ func TestQueryFailure(t *testing.T) {
 	for _, tt := range tests {
 		res := get(t, h, tt.path)
 		if res.status != http.StatusInternalServerError || !strings.HasPrefix(res.header.Get("Content-Type"), tt.contentType) ||
-			!strings.Contains(res.body, tt.want) || strings.Contains(res.body, "conversations") {
+			!strings.Contains(res.body, tt.want) || strings.Contains(res.body, "doesn't exist") {
 			t.Errorf("GET %s: status %d, Content-Type %q; want 500 %s with %q and no detail:\n%s",
 				tt.path, res.status, res.header.Get("Content-Type"), tt.contentType, tt.want, res.body)
 		}
 	}
-	if !strings.Contains(logged.String(), "query failed") || !strings.Contains(logged.String(), "conversations") {
+	if !strings.Contains(logged.String(), "query failed") || !strings.Contains(logged.String(), "doesn't exist") {
 		t.Errorf("log lacks the failed query:\n%s", logged.String())
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"time"
 
@@ -18,17 +17,17 @@ import (
 // summaries: per day and project, the sums per model, provider, phase,
 // speaker and agent (cost_daily) and per thread (cost_thread_daily).
 //
-// Summaries stay exact without the writers' help. Each day has a
-// cheap fingerprint read from conversations without FINAL (row count, sum
-// of start_ns); a summary is read only while the fingerprint it was
-// computed for (kept in cost_days) equals the current one. Otherwise the day
-// is recomputed from conversations FINAL under a new version, recorded with
-// the fingerprint read BEFORE the recompute: rows that land meanwhile make
-// it stale again at the next request, never wrongly fresh. A batch
-// delivered twice raises the count until merged, a merge folding the copies
-// lowers it: both recompute, and FINAL gives the same totals. convtrace
-// reprice changes costs but not the fingerprint: it marks the days it
-// repriced stale (CostsChanged).
+// Summaries stay exact without the writers' help. A day's summary is
+// current until something marks it stale: before reading, a request
+// learns from the parts of conversations inserted since the last request
+// (changes.go) which days their rows fall on, and marks those days stale;
+// convtrace reprice, which rewrites costs in place, marks the days it
+// repriced (CostsChanged). A stale or missing day is recomputed from
+// conversations FINAL under a new version, taken BEFORE the recompute
+// reads: a mark that lands meanwhile is newer and makes it stale again,
+// never wrongly current. A batch delivered twice marks its days and gives
+// the same totals under FINAL; a merge inserts no new rows and marks
+// nothing.
 //
 // Today is always read live: it changes all the time, and recomputing it
 // on every request would pile up versions. So are the partial days at the
@@ -96,39 +95,25 @@ func (s Store) refreshCost(ctx context.Context, p *costPlan) error {
 	if p.fromDay >= p.toDay {
 		return nil
 	}
-	// Taken before the fingerprints are read: a reprice that invalidates
-	// these days after its mutations finished has a later version and
-	// wins over this recompute of old costs.
+	if err := s.catchUp(ctx, "cost", s.invalidateAllCost, s.invalidateTouchedCost); err != nil {
+		return err
+	}
+	// Taken before the states are read: a mark that lands after has a
+	// later version and wins over this recompute.
 	version := nextVersion()
-	g, gctx := errgroup.WithContext(ctx)
-	var (
-		fps    map[uint32]costFingerprint
-		states map[uint32]costState
-	)
-	g.Go(func() (err error) {
-		fps, err = s.costFingerprints(gctx, p.fromDay, p.toDay)
-		return err
-	})
-	g.Go(func() (err error) {
-		states, err = s.costStates(gctx, p.fromDay, p.toDay)
-		return err
-	})
-	if err := g.Wait(); err != nil {
+	states, err := s.costStates(ctx, p.fromDay, p.toDay)
+	if err != nil {
 		return err
 	}
 	p.versions = p.versions[:0]
 	var stale []uint32
-	for d, fp := range fps {
-		if st, ok := states[d]; ok && st.costFingerprint == fp {
+	for d := p.fromDay; d < p.toDay; d++ {
+		if st, ok := states[d]; ok && !st.stale {
 			p.versions = append(p.versions, costVersion(d, st.version))
 		} else {
 			stale = append(stale, d)
 		}
 	}
-	if len(stale) == 0 {
-		return nil
-	}
-	slices.Sort(stale)
 	// One recompute per run of consecutive stale days: a cold range is
 	// two scans, not two per day.
 	for i := 0; i < len(stale); {
@@ -136,7 +121,7 @@ func (s Store) refreshCost(ctx context.Context, p *costPlan) error {
 		for j < len(stale) && stale[j] == stale[j-1]+1 {
 			j++
 		}
-		keys, err := s.recomputeDays(ctx, stale[i:j], fps, version)
+		keys, err := s.recomputeDays(ctx, stale[i:j], version)
 		if err != nil {
 			return err
 		}
@@ -146,13 +131,13 @@ func (s Store) refreshCost(ctx context.Context, p *costPlan) error {
 	return nil
 }
 
-// recomputeDays makes the summaries of run, consecutive stale days with
-// fingerprints fps, current as version and returns the costVersion keys
-// to read them by. Concurrent requests for the same days share one
-// recompute (seconds of FINAL scans on a cold range); a request that
-// found the days stale just before another's recompute ended finds them
-// current when it checks again, and reads that version.
-func (s Store) recomputeDays(ctx context.Context, run []uint32, fps map[uint32]costFingerprint, version uint64) ([]string, error) {
+// recomputeDays makes the summaries of run, consecutive stale days,
+// current as version and returns the costVersion keys to read them by.
+// Concurrent requests for the same days share one recompute (seconds of
+// FINAL scans on a cold range); a request that found the days stale just
+// before another's recompute ended finds them current when it checks
+// again, and reads that version.
+func (s Store) recomputeDays(ctx context.Context, run []uint32, version uint64) ([]string, error) {
 	from, to := run[0], run[len(run)-1]+1
 	recompute := func() ([]string, error) {
 		states, err := s.costStates(ctx, from, to)
@@ -161,7 +146,7 @@ func (s Store) recomputeDays(ctx context.Context, run []uint32, fps map[uint32]c
 		}
 		keys := make([]string, 0, len(run))
 		for _, d := range run {
-			if st, ok := states[d]; ok && st.costFingerprint == fps[d] {
+			if st, ok := states[d]; ok && !st.stale {
 				keys = append(keys, costVersion(d, st.version))
 			}
 		}
@@ -173,8 +158,8 @@ func (s Store) recomputeDays(ctx context.Context, run []uint32, fps map[uint32]c
 		}
 		// The states go last: a reader that finds a version finds all
 		// its rows.
-		if err := s.insertCostStates(ctx, run, fps, version); err != nil {
-			return nil, err
+		if err := s.db.Exec(ctx, insertCostStates, run, version); err != nil {
+			return nil, fmt.Errorf("record cost summary versions: %w", err)
 		}
 		keys = keys[:0]
 		for _, d := range run {
@@ -190,6 +175,23 @@ func (s Store) recomputeDays(ctx context.Context, run []uint32, fps map[uint32]c
 		return nil, err
 	}
 	return keys.([]string), nil
+}
+
+// invalidateTouchedCost marks stale the days that rows of parts fall on.
+func (s Store) invalidateTouchedCost(ctx context.Context, parts []string) error {
+	if err := s.db.Exec(ctx, invalidateTouchedDays, nextVersion(), idTuple(parts)); err != nil {
+		return fmt.Errorf("mark cost summaries of new parts stale: %w", err)
+	}
+	return nil
+}
+
+// invalidateAllCost marks every day stale, when there is no telling what
+// changed.
+func (s Store) invalidateAllCost(ctx context.Context) error {
+	if err := s.db.Exec(ctx, invalidateCostDays, nextVersion(), uint32(0), uint32(math.MaxUint32)); err != nil {
+		return fmt.Errorf("mark cost summaries stale: %w", err)
+	}
+	return nil
 }
 
 // CostData returns the cells (when withCells) and at most threadLimit of
@@ -241,31 +243,24 @@ func nextVersion() uint64 {
 	return versionClock.last
 }
 
-// The statements of the cost summaries' fingerprints and states.
+// The statements of the cost summaries' states.
 const (
-	// selectCostFingerprints is the cheap fingerprint of each day of the
-	// summarized days, read WITHOUT FINAL from two narrow columns, over
-	// every project (grouping by project as well doubles its time): any
-	// insert (a new turn or a copy of one delivered again) and any merge
-	// that folds copies changes the count, and the sum of start_ns tells
-	// apart the rare insert and fold that cancel out. sum wraps around in
-	// UInt64 identically every time. The days are whole, so the ts bounds
-	// alone are exact: ts is start_ns in whole seconds.
-	selectCostFingerprints = `
-SELECT toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS fp_day, count() AS turns, sum(start_ns) AS start_sum
-FROM conversations
-PREWHERE ts >= toDateTime(?) AND ts < toDateTime(?)
-GROUP BY fp_day
-ORDER BY fp_day`
-
 	// selectCostStates returns the current version of each summarized day
-	// and the fingerprint it was computed for.
+	// and whether it is stale.
 	selectCostStates = `
-SELECT day, argMax(turns, computed_ns) AS st_turns, argMax(start_sum, computed_ns) AS st_start_sum,
-       max(computed_ns) AS version
+SELECT day, argMax(stale, computed_ns) AS st_stale, max(computed_ns) AS version
 FROM cost_days
 WHERE day >= ? AND day < ?
-GROUP BY day`
+GROUP BY day
+ORDER BY day`
+
+	// invalidateTouchedDays marks stale the days rows of some parts fall
+	// on. Arguments: the version, the parts as a tuple.
+	invalidateTouchedDays = `
+INSERT INTO cost_days (day, stale, computed_ns)
+SELECT DISTINCT toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)), toUInt8(1), toUInt64(?)
+FROM conversations
+WHERE _part IN ?`
 
 	// costRecomputeWhere is the whole days [?, ?) of every project.
 	costRecomputeWhere = `
@@ -291,49 +286,18 @@ SELECT project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS cell_day, t
 		costUsageColumns + costRecomputeWhere + `
 GROUP BY project, cell_day, thread_id`
 
-	// insertCostStates records new versions with the fingerprints read
-	// before they were computed, passed as parallel arrays: INSERT …
-	// VALUES with bound arguments hangs over the native protocol.
+	// insertCostStates makes a version current for some days, passed as
+	// an array: INSERT … VALUES with bound arguments hangs over the native
+	// protocol.
 	insertCostStates = `
-INSERT INTO cost_days (day, turns, start_sum, computed_ns)
-SELECT days[i], turns[i], sums[i], toUInt64(?)
-FROM (SELECT ? AS days, ? AS turns, ? AS sums)
-ARRAY JOIN arrayEnumerate(days) AS i`
+INSERT INTO cost_days (day, stale, computed_ns)
+SELECT arrayJoin(?) AS d, toUInt8(0), toUInt64(?)`
 )
 
-// costFingerprint is what selectCostFingerprints reads of one day.
-type costFingerprint struct{ turns, startSum uint64 }
-
-// costState is a day's current version and the fingerprint it was
-// computed for.
+// costState is a day's current version and whether it is stale.
 type costState struct {
-	costFingerprint
 	version uint64
-}
-
-// costFingerprints returns the fingerprint of every day of [fromDay,
-// toDay) that has turns.
-func (s Store) costFingerprints(ctx context.Context, fromDay, toDay uint32) (map[uint32]costFingerprint, error) {
-	rows, err := s.db.Query(ctx, selectCostFingerprints, uint64(fromDay)*86400, uint64(toDay)*86400)
-	if err != nil {
-		return nil, fmt.Errorf("query cost fingerprints: %w", err)
-	}
-	defer rows.Close()
-	fps := map[uint32]costFingerprint{}
-	for rows.Next() {
-		var (
-			day uint32
-			fp  costFingerprint
-		)
-		if err := rows.Scan(&day, &fp.turns, &fp.startSum); err != nil {
-			return nil, fmt.Errorf("scan cost fingerprint: %w", err)
-		}
-		fps[day] = fp
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cost fingerprints: %w", err)
-	}
-	return fps, nil
+	stale   bool
 }
 
 // costStates returns the current version of every summarized day of
@@ -347,12 +311,14 @@ func (s Store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint3
 	states := map[uint32]costState{}
 	for rows.Next() {
 		var (
-			day uint32
-			st  costState
+			day   uint32
+			stale uint8
+			st    costState
 		)
-		if err := rows.Scan(&day, &st.turns, &st.startSum, &st.version); err != nil {
+		if err := rows.Scan(&day, &stale, &st.version); err != nil {
 			return nil, fmt.Errorf("scan cost summary state: %w", err)
 		}
+		st.stale = stale != 0
 		states[day] = st
 	}
 	if err := rows.Err(); err != nil {
@@ -381,18 +347,4 @@ func (s Store) recomputeCost(ctx context.Context, fromDay, toDay uint32, version
 		return nil
 	})
 	return g.Wait()
-}
-
-// insertCostStates makes version current for days, with the fingerprints
-// read before it was computed.
-func (s Store) insertCostStates(ctx context.Context, days []uint32, fps map[uint32]costFingerprint, version uint64) error {
-	turns := make([]uint64, len(days))
-	sums := make([]uint64, len(days))
-	for i, d := range days {
-		turns[i], sums[i] = fps[d].turns, fps[d].startSum
-	}
-	if err := s.db.Exec(ctx, insertCostStates, version, days, turns, sums); err != nil {
-		return fmt.Errorf("record cost summary versions: %w", err)
-	}
-	return nil
 }

@@ -21,19 +21,22 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	fixtures = append(fixtures,
 		inline(t, insertCostDaily, recompute...),
 		inline(t, insertCostThreadDaily, recompute...),
-		inline(t, insertCostStates, uint64(100), sqlArray([]uint32{1}), sqlArray([]uint64{3}), sqlArray([]uint64{3*day + 3})))
+		inline(t, insertCostStates, sqlArray([]uint32{1}), uint64(100)),
+		// Then the parts arrive that hold day 2 and day 1 again: both
+		// stale, newer than the state of day 1.
+		inline(t, invalidateTouchedDays, uint64(200), sqlLiteral(activeParts)))
 	p := planCost(CostFilter{FromNS: day, ToNS: 2*day + 1, Project: "p"}, time.Unix(0, 5*day))
 	p.versions = []string{costVersion(1, 100)}
 	queries := []string{
 		inline(t, selectCostCells, sqlArgs(p.args())...),
 		inline(t, selectCostThreads, sqlArgs(append(p.args(), uint64(10)))...),
 		inline(t, selectPhaseTotals, "th1"),
-		inline(t, selectCostFingerprints, uint64(86400), uint64(3*86400)),
 		inline(t, selectCostStates, uint32(0), uint32(3)),
+		selectActiveParts,
 	}
 	out := runModern(t, fixtures, queries)
 	wantTypes := map[string]string{
-		"day_number": "UInt64", "fp_day": "UInt32", "turns": "UInt64", "start_sum": "UInt64", "st_turns": "UInt64", "version": "UInt64", "calls": "UInt64", "sum_in": "Nullable(UInt64)", "sum_cache_read": "Nullable(UInt64)",
+		"day_number": "UInt64", "st_stale": "UInt8", "version": "UInt64", "min_block_number": "Int64", "max_block_number": "Int64", "calls": "UInt64", "sum_in": "Nullable(UInt64)", "sum_cache_read": "Nullable(UInt64)",
 		"sum_cost": "Nullable(Float64)", "unpriced": "UInt64", "first_ns": "UInt64",
 	}
 	for i, res := range out.Results {
@@ -53,18 +56,21 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	if th := out.Results[1].Rows; len(th) != 1 || fmt.Sprint(th[0]["calls"]) != "2" || fmt.Sprint(th[0]["sum_cost"]) != "0.5" {
 		t.Errorf("cost threads = %v, want th1 with 2 calls costing 0.5", th)
 	}
-	// The copy delivered twice counts in the fingerprint until merged;
-	// the state holds what insertCostStates wrote.
-	if got, want := fmt.Sprint(out.Results[3].Rows), fmt.Sprintf("[map[fp_day:1 start_sum:%d turns:4] map[fp_day:2 start_sum:%d turns:2]]", 2*(2*day+3), 4*day); got != want {
-		t.Errorf("cost fingerprints:\n got %s\nwant %s", got, want)
-	}
-	if got, want := fmt.Sprint(out.Results[4].Rows), fmt.Sprintf("[map[day:1 st_start_sum:%d st_turns:3 version:100]]", 3*day+3); got != want {
+	// The states say both days are stale, as the parts' rows mark them.
+	if got, want := fmt.Sprint(out.Results[3].Rows), "[map[day:1 st_stale:1 version:200] map[day:2 st_stale:1 version:200]]"; got != want {
 		t.Errorf("cost states:\n got %s\nwant %s", got, want)
+	}
+	if parts := out.Results[4].Rows; len(parts) == 0 {
+		t.Error("no active part of conversations listed")
 	}
 	if ph := out.Results[2].Rows; len(ph) != 2 || ph[0]["phase_name"] != "plan" || fmt.Sprint(ph[1]["unpriced"]) != "1" {
 		t.Errorf("phase totals = %v, want plan, then review with one unpriced call", ph)
 	}
 }
+
+// activeParts is the names of conversations' parts, as the tuple
+// catchUp binds.
+const activeParts = "(SELECT name FROM system.parts WHERE database = currentDatabase() AND table = 'conversations' AND active)"
 
 // sqlArgs renders the array arguments of args for inline.
 func sqlArgs(args []any) []any {

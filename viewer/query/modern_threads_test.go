@@ -66,15 +66,16 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		queries = append(queries, inline(t, q, args...))
 	}
 	queries = append(queries,
-		inline(t, threadQuery(), "th1", "th1"),
+		inline(t, threadQuery, "th1"),
 		// As clickhouse-go writes a []clickhouse.GroupSet.
 		inline(t, keyedThreadsQuery, sqlLiteral("('alpha', 'th1'), ('beta', 'th2')"))+" ORDER BY thread_id",
 		inline(t, keyedThreadsQuery, sqlLiteral("('beta', 'th2')")),
-		selectThreadChoices,
+		selectListChoices,
 		`SELECT thread_id, title, archived, starred, updated_ns FROM thread_meta FINAL ORDER BY thread_id`,
-		selectFingerprints+" ORDER BY project, thread_id",
+		fmt.Sprintf(selectFingerprints, "1")+" ORDER BY project, thread_id",
 		selectSummaryFingerprints+" ORDER BY project, thread_id",
 		selectListChoices,
+		inline(t, selectTouchedThreads, sqlLiteral(activeParts))+" ORDER BY project, thread_id",
 	)
 	out := runModern(t, fixtures, queries)
 
@@ -152,6 +153,14 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	// The list's choices come from the summaries of threads not gone.
 	if lc := out.Results[n+7].Rows; len(lc) != 1 || !sameSet(lc[0]["projects"], "alpha", "beta") {
 		t.Errorf("list choices = %v, want the projects alpha and beta (gamma's thread is gone)", lc)
+	}
+	// Every part is new to a summary that has read none.
+	var touched []string
+	for _, r := range out.Results[n+8].Rows {
+		touched = append(touched, fmt.Sprintf("%v/%v", r["project"], r["thread_id"]))
+	}
+	if got, want := strings.Join(touched, ","), "alpha/th1,beta/th2,beta/th3,gamma/th4"; got != want {
+		t.Errorf("threads of the parts = %s, want %s", got, want)
 	}
 }
 

@@ -45,7 +45,7 @@ func (s Store) aliveSince() uint64 {
 // and Exec are called concurrently, one call per request, with the
 // request's context. Exec only inserts rows: of the tables a user changes
 // (thread_meta, turn_notes) and of the summaries the viewer keeps
-// (thread_summary, cost_daily, cost_thread_daily, cost_days).
+// (thread_summary, cost_daily, cost_thread_daily, cost_days, seen_parts).
 type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error

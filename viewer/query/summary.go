@@ -3,38 +3,52 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"golang.org/x/sync/errgroup"
 )
 
-// Keeping thread_summary exact. Each (project, thread) has a fingerprint
-// of its raw rows, read without FINAL (cheap: no content, no merging):
-// how many rows, and the sum of a hash of each row's (turn_id, start_ns),
-// the part of the sort key that FINAL folds copies on within a thread. A
-// summary stores the fingerprint read BEFORE it was computed, so:
+// Keeping thread_summary exact. A request first learns which threads have
+// rows the summaries have not read, from the parts of conversations
+// inserted since (changes.go), and recomputes only those: with no new part,
+// it reads nothing of conversations. A recompute reads all of the
+// thread's rows, one copy of each turn (the newest revision), as FINAL
+// would, so a copy delivered again, a merge that folds copies and a late
+// turn all give the same totals.
+//
+// When there is no telling what changed (no state stored yet, or a
+// partition dropped), every thread's fingerprint is read instead: how many
+// raw rows it has, without FINAL, and the sum of a hash of each row's
+// (turn_id, start_ns), the part of the sort key that FINAL folds copies on
+// within a thread. A summary stores the fingerprint read BEFORE it was
+// computed, so:
 //   - a turn or a copy arriving after the fingerprint was read (even
-//     while the summary is computed) changes the count: the next request
-//     recomputes, never trusting a summary that may have missed it;
+//     while the summary is computed) changes the count: that summary is
+//     recomputed, never trusted when it may have missed it;
 //   - a merge folding copies lowers the count: recomputed, same totals;
 //   - a new turn arriving while a merge folds a copy keeps the count but
 //     changes the hash sum, unless hash(new turn) = hash(folded copy)
 //     modulo 2^64: a 64-bit hash collision, the only way a summary is
 //     taken as fresh when it is not.
 //
-// A fingerprint that matches means the rows, as a multiset of (turn_id,
-// start_ns), are those the fingerprint was read from; the distinct keys
-// that summarizeThreads reads (one row each, as FINAL would; copies of a
-// turn are alike) can only have grown between that read and the
-// summary's, and have not since, so they are those the summary was
-// computed from. Rows dropped by TTL leave no fingerprint: their summary
+// Rows dropped with their partition leave no fingerprint: their summary
 // is marked gone.
 const (
+	// selectFingerprints reads the fingerprints of the threads the %s
+	// (a condition on conversations) selects.
 	selectFingerprints = `
 SELECT project, thread_id, count() AS n, sum(cityHash64(turn_id, start_ns)) AS h
 FROM conversations
+WHERE %s
 GROUP BY project, thread_id`
+
+	// selectTouchedThreads reads which threads some parts hold rows of.
+	selectTouchedThreads = `
+SELECT DISTINCT project, thread_id
+FROM conversations
+WHERE _part IN ?`
 
 	selectSummaryFingerprints = `
 SELECT project, thread_id, rows_seen, rows_hash, turns
@@ -83,7 +97,11 @@ const (
 )
 
 // chunkIDs splits ids into chunks within the limits of one insertSummaries.
+// It sorts them first, so that each chunk is a range of the table's sort
+// key (project, thread_id, …) and reads only that range's granules: chunks
+// of ids in any other order would each read most of the table.
 func chunkIDs(ids []string) [][]string {
+	slices.Sort(ids)
 	var chunks [][]string
 	start, size := 0, 0
 	for i, id := range ids {
@@ -125,14 +143,64 @@ func (s Store) refreshSummaries(ctx context.Context) error {
 	}
 }
 
+// refreshSummariesNow recomputes the summaries of the threads that parts
+// of conversations not read yet hold rows of (changes.go), or, when there
+// is no telling what changed, of every thread whose fingerprint changed.
 func (s Store) refreshSummariesNow(ctx context.Context) error {
+	return s.catchUp(ctx, "thread_summary", s.refreshAllSummaries, s.refreshTouchedSummaries)
+}
+
+// refreshTouchedSummaries recomputes the summaries of the threads parts
+// hold rows of.
+func (s Store) refreshTouchedSummaries(ctx context.Context, parts []string) error {
+	return s.recomputeThreads(ctx, selectTouchedThreads, idTuple(parts))
+}
+
+// recomputeThreads recomputes the summaries of the threads a query of
+// (project, thread_id) returns.
+func (s Store) recomputeThreads(ctx context.Context, query string, args ...any) error {
+	rows, err := s.db.Query(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("query threads to summarize: %w", err)
+	}
+	defer rows.Close()
+	touched := map[string][]string{}
+	for rows.Next() {
+		var k threadKey
+		if err := rows.Scan(&k.project, &k.thread); err != nil {
+			return fmt.Errorf("scan thread to summarize: %w", err)
+		}
+		touched[k.project] = append(touched[k.project], k.thread)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read threads to summarize: %w", err)
+	}
+	computed := uint64(time.Now().UnixNano())
+	for project, ids := range touched {
+		for _, chunk := range chunkIDs(ids) {
+			now, err := s.readFingerprints(ctx, summariesOfThreads, project, idTuple(chunk))
+			if err != nil {
+				return err
+			}
+			if err := s.storeSummaries(ctx, computed, project, chunk, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// refreshAllSummaries recomputes the summaries whose thread's fingerprint
+// changed, reading the fingerprint of every thread, and marks as gone those
+// whose rows are gone.
+func (s Store) refreshAllSummaries(ctx context.Context) error {
 	var (
 		now, stored map[threadKey]fingerprint
 		live        map[threadKey]bool
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		now, err = s.readFingerprints(gctx)
+		now, err = s.readFingerprints(gctx, "1")
 		return err
 	})
 	g.Go(func() (err error) {
@@ -156,15 +224,8 @@ func (s Store) refreshSummariesNow(ctx context.Context) error {
 	computed := uint64(time.Now().UnixNano())
 	for project, ids := range stale {
 		for _, chunk := range chunkIDs(ids) {
-			counts, hashes := make([]uint64, len(chunk)), make([]uint64, len(chunk))
-			for i, id := range chunk {
-				fp := now[threadKey{project, id}]
-				counts[i], hashes[i] = fp.rows, fp.hash
-			}
-			query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads))
-			err := s.db.Exec(ctx, query, computed, counts, chunk, hashes, chunk, project, idTuple(chunk))
-			if err != nil {
-				return fmt.Errorf("insert thread summaries: %w", err)
+			if err := s.storeSummaries(ctx, computed, project, chunk, now); err != nil {
+				return err
 			}
 		}
 	}
@@ -178,9 +239,25 @@ func (s Store) refreshSummariesNow(ctx context.Context) error {
 	return nil
 }
 
-// readFingerprints reads the fingerprint of every thread's rows.
-func (s Store) readFingerprints(ctx context.Context) (map[threadKey]fingerprint, error) {
-	rows, err := s.db.Query(ctx, selectFingerprints)
+// storeSummaries recomputes the summaries of some threads of one project,
+// storing with each the fingerprint in now it was computed after.
+func (s Store) storeSummaries(ctx context.Context, computed uint64, project string, ids []string, now map[threadKey]fingerprint) error {
+	counts, hashes := make([]uint64, len(ids)), make([]uint64, len(ids))
+	for i, id := range ids {
+		fp := now[threadKey{project, id}]
+		counts[i], hashes[i] = fp.rows, fp.hash
+	}
+	query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads))
+	if err := s.db.Exec(ctx, query, computed, counts, ids, hashes, ids, project, idTuple(ids)); err != nil {
+		return fmt.Errorf("insert thread summaries: %w", err)
+	}
+	return nil
+}
+
+// readFingerprints reads the fingerprint of the rows of each thread that
+// cond, a condition on conversations, selects.
+func (s Store) readFingerprints(ctx context.Context, cond string, args ...any) (map[threadKey]fingerprint, error) {
+	rows, err := s.db.Query(ctx, fmt.Sprintf(selectFingerprints, cond), args...)
 	if err != nil {
 		return nil, fmt.Errorf("query thread fingerprints: %w", err)
 	}
@@ -245,8 +322,8 @@ func idTuple(ids []string) clickhouse.GroupSet {
 // computation, also run directly for the one thread of a thread page.
 //
 // It reads the rows FINAL would: one per sort key (project, thread_id,
-// start_ns, turn_id), which LIMIT 1 BY keeps (copies of a turn are alike,
-// and share a partition since ts derives from start_ns). On ClickHouse
+// start_ns, turn_id), which LIMIT 1 BY keeps, the newest revision first
+// (copies of a turn share a partition since ts derives from start_ns). On ClickHouse
 // 18.16, FINAL over a set of threads costs seconds whatever their number;
 // LIMIT 1 BY over the same rows costs a tenth of that.
 //
@@ -288,6 +365,7 @@ FROM
     SELECT project, thread_id, turn_id, provider, start_ns, tokens_in, tokens_out, cost_usd, role, seq, content
     FROM conversations
     WHERE %s
+    ORDER BY project, thread_id, start_ns, turn_id, revision DESC
     LIMIT 1 BY project, thread_id, start_ns, turn_id
 ) AS t
 GROUP BY project, thread_id`

@@ -117,9 +117,6 @@ const (
 	// start of the sort key, which the primary key resolves to a few
 	// granules (thread_id alone makes ClickHouse 18.16 read the column).
 	sumsOfKeys = `(project, thread_id) IN (?)`
-	// sumsOfThread names the projects of the thread too, so that the
-	// primary key finds its rows.
-	sumsOfThread = `project IN (SELECT project FROM conversations WHERE thread_id = ?) AND thread_id = ?`
 )
 
 // Conditions and orders on the combined threads.
@@ -140,11 +137,6 @@ LIMIT ?`
 ORDER BY thread_last_ns, thread_id DESC
 LIMIT ?`
 )
-
-// selectThreadChoices lists the projects and providers that have turns.
-const selectThreadChoices = `
-SELECT groupUniqArrayIf(project, project != '') AS projects, groupUniqArrayIf(provider, provider != '') AS all_providers
-FROM conversations`
 
 // selectListChoices lists what the list's filters can choose from out of
 // the summaries, which the list has just brought up to date: no second pass
@@ -188,14 +180,16 @@ func threadsQuery(f ThreadFilter) (string, []any) {
 // turns.
 var keyedThreadsQuery = fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfKeys)+")", "", "")
 
-// threadQuery is the query of one thread, whose id is both its
-// arguments: its summaries computed directly. The primary key keeps the
-// summary to the thread's granules, but finding the thread's projects
-// (sumsOfThread) reads the whole thread_id column: part of the fixed cost
-// of every thread page.
-func threadQuery() string {
-	return fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfThread)+")", "", "")
-}
+// threadQuery is the query of one thread, whose id is its argument: the
+// newest summaries of the thread, in every project, condition inside so
+// that only its rows are sorted.
+var threadQuery = fmt.Sprintf(selectThreadSums, `(
+    SELECT *
+    FROM thread_summary
+    WHERE thread_id = ?
+    ORDER BY computed_ns DESC
+    LIMIT 1 BY project, thread_id
+)`, conditions([]string{summariesKept}), "")
 
 // Threads returns the page of Threads that f asks for, from summaries
 // brought up to date first.
@@ -236,10 +230,13 @@ func (s Store) Threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) 
 	return page, nil
 }
 
-// Thread returns one Thread, archived or not; errNotFound when it has no
-// turn.
+// Thread returns one Thread, archived or not, from its summaries, brought
+// up to date first; errNotFound when it has no turn.
 func (s Store) Thread(ctx context.Context, id string) (Thread, error) {
-	ts, err := s.queryThreads(ctx, threadQuery(), id, id)
+	if err := s.refreshSummaries(ctx); err != nil {
+		return Thread{}, err
+	}
+	ts, err := s.queryThreads(ctx, threadQuery, id)
 	if err != nil {
 		return Thread{}, err
 	}
@@ -255,14 +252,17 @@ func (s Store) ListChoices(ctx context.Context) (projects, providers []string, e
 	return s.choices(ctx, selectListChoices)
 }
 
-// SearchProjects returns the projects search filters on, sorted.
+// SearchProjects returns the projects search filters on, sorted: those of
+// the summaries, brought up to date first, not a pass over every turn.
 func (s Store) SearchProjects(ctx context.Context) ([]string, error) {
-	projects, _, err := s.choices(ctx, selectThreadChoices)
+	if err := s.refreshSummaries(ctx); err != nil {
+		return nil, err
+	}
+	projects, _, err := s.choices(ctx, selectListChoices)
 	return projects, err
 }
 
-// choices returns the projects and providers that query
-// (selectThreadChoices or selectListChoices) lists, sorted.
+// choices returns the projects and providers that query lists, sorted.
 func (s Store) choices(ctx context.Context, query string) (projects, providers []string, err error) {
 	rows, err := s.db.Query(ctx, query)
 	if err != nil {
