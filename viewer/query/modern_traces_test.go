@@ -24,6 +24,9 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		`INSERT INTO conversations (turn_id, trace_id, span_id, parent_span_id, project, thread_id, speaker, role, model, content, status, start_ns, heartbeat_ns)
 		 VALUES ('b:prompt:0', 'tr', 'b', 'root', 'q', 'th2', 'Critic', 'prompt', 'gpt', 'still running 설정', 'ok', 5000, 8000)`,
 		`INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) VALUES ('th1', 'My thread', 0, 0, 1)`,
+		// The summaries the search results' titles come from.
+		inlineSummaries(t, "p", []string{"th1"}, []uint64{0}, []uint64{0}),
+		inlineSummaries(t, "q", []string{"th2"}, []uint64{0}, []uint64{0}),
 	}
 	q := "설정"
 	window := uint64(aroundBytesBefore + len(q) + aroundBytesAfter)
@@ -31,15 +34,19 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectTraceSpans, "tr"),
 		inline(t, selectTraceCalls, "tr", uint64(6000), "tr"),
 		inline(t, selectSpanTurns, uint64(spanTurnRunes), "tr", "a"),
-		inline(t, selectSearch+searchProject+searchRole+searchFrom+searchTo+searchOlder+searchNewestFirst,
-			q, uint64(aroundBytesBefore), window, q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
-		inline(t, selectSearch+searchNewer+searchOldestFirst, "PLANNER", uint64(aroundBytesBefore), window, "PLANNER", "PLANNER",
+		// The snippets of the keys the query below finds.
+		inline(t, selectSearchHits, q, uint64(aroundBytesBefore), window, sqlLiteral("('p', 'th1', 2000, 'a:prompt:0')")),
+		// Keys of the month of ts 0, the fixtures', by speaker: the
+		// response delivered twice is one key once folded in Go.
+		inline(t, selectSearchKeys+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
-		inline(t, keyedThreadsQuery, sqlLiteral("('p', 'th1'), ('q', 'th2')")) + " ORDER BY thread_id",
+		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th1', 'th2')")) + " ORDER BY thread_id",
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
 		inline(t, selectTraceCalls, "tr", uint64(9000), "tr"),
+		inline(t, selectSearchKeys+searchProject+searchRole+searchFrom+searchTo+searchOlder+searchNewestFirst,
+			uint32(197001), q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
 	}
 	out := runModern(t, fixtures, queries)
 	rows := func(i int) string {
@@ -105,8 +112,11 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 	for _, r := range out.Results[4].Rows {
 		ids = append(ids, fmt.Sprint(r["turn_id"]))
 	}
-	if strings.Join(ids, ",") != "a:prompt:0,a:response:1" {
-		t.Errorf("search PLANNER by speaker, oldest first = %q, want a:prompt:0,a:response:1", ids)
+	if strings.Join(ids, ",") != "a:prompt:0,a:response:1,a:response:1" {
+		t.Errorf("search keys of PLANNER by speaker, oldest first = %q, want a:prompt:0,a:response:1 (twice: a copy)", ids)
+	}
+	if ty := types(4); ty["start_ns"] != "UInt64" || ty["turn_id"] != "String" {
+		t.Errorf("search key columns %v", ty)
 	}
 
 	if got := out.Results[5].Rows; len(got) != 2 || got[0]["meta_title"] != "My thread" || got[1]["meta_title"] != "" ||
@@ -122,6 +132,9 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 	}
 	if ty := types(6); ty["seq"] != "UInt16" || ty["start_ns"] != "UInt64" {
 		t.Errorf("context columns %v", ty)
+	}
+	if got := out.Results[10].Rows; len(got) != 1 || got[0]["turn_id"] != "a:prompt:0" {
+		t.Errorf("search keys of 설정 in p, prompts, in range, older than the cursor:\n%s\nwant a:prompt:0", rows(10))
 	}
 	if a, b := rows(7), rows(8); a != "map[found:1]\n" || b != "map[found:0]\n" {
 		t.Errorf("thread exists: th1 %q, nope %q; want found 1 and 0", a, b)

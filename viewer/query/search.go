@@ -3,8 +3,10 @@ package query
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
@@ -37,23 +39,30 @@ type SearchHit struct {
 	Around string
 }
 
-// Search SQL. Only a window of bytes around the first match is read of each
-// matching turn's content, never the whole of a 5 MB turn. ClickHouse 18.16
-// cuts by code points (substringUTF8) only at constant offsets, so the
-// window is in bytes: the match's byte offset is found in lowerUTF8(content),
-// which keeps every character's byte length, and the Go side drops the
-// partial characters at the window's edges. A turn that matched by speaker
-// only shows the start of its content. LIMIT 1 BY turn_id keeps one copy of
-// a turn delivered twice; the outer LIMIT lets the sort stop at a page.
+// Search SQL, in two steps. The first finds the page's turns, newest
+// first, one month partition at a time from the newest, and stops once it
+// has the page: a common word costs about a month, not the table. It
+// returns keys only, so its sort is a top-N of narrow columns however many
+// turns match. The second reads, for those turns alone (found through the
+// primary key), a window of bytes around the first match, never the whole
+// of a 5 MB turn. ClickHouse 18.16 cuts by code points (substringUTF8) only
+// at constant offsets, so the window is in bytes: the match's byte offset
+// is found in lowerUTF8(content), which keeps every character's byte
+// length, and the Go side drops the partial characters at the window's
+// edges. A turn that matched by speaker only shows the start of its
+// content. A turn delivered twice is one hit: its copies share a key.
 const (
-	selectSearch = `
-SELECT turn_id, thread_id, project, phase, speaker, role, model, start_ns, internal,
-       position(lowerUTF8(content), lowerUTF8(?)) AS match_byte,
-       toUInt64(greatest(toInt64(match_byte) - ?, 1)) AS around_from,
-       substring(content, around_from, ?) AS around,
-       toUInt8(around_from + length(around) <= length(content)) AS cut_after
+	selectSearchPartitions = `
+SELECT DISTINCT toUInt32(partition) AS month
+FROM system.parts
+WHERE database = currentDatabase() AND table = 'conversations' AND active
+ORDER BY month`
+
+	selectSearchKeys = `
+SELECT project, thread_id, start_ns, turn_id
 FROM conversations
-WHERE (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF8(speaker, ?) > 0)`
+WHERE toYYYYMM(ts) = ?
+  AND (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF8(speaker, ?) > 0)`
 	searchProject = `
   AND project = ?`
 	searchRole = `
@@ -67,13 +76,22 @@ WHERE (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF
 	searchNewer = `
   AND (start_ns > ? OR (start_ns = ? AND turn_id > ?))`
 	searchNewestFirst = `
-ORDER BY start_ns DESC, turn_id DESC, revision DESC
-LIMIT 1 BY turn_id
+ORDER BY start_ns DESC, turn_id DESC
 LIMIT ?`
 	searchOldestFirst = `
-ORDER BY start_ns, turn_id, revision DESC
-LIMIT 1 BY turn_id
+ORDER BY start_ns, turn_id
 LIMIT ?`
+
+	selectSearchHits = `
+SELECT turn_id, thread_id, project, phase, speaker, role, model, start_ns, internal,
+       position(lowerUTF8(content), lowerUTF8(?)) AS match_byte,
+       toUInt64(greatest(toInt64(match_byte) - ?, 1)) AS around_from,
+       substring(content, around_from, ?) AS around,
+       toUInt8(around_from + length(around) <= length(content)) AS cut_after
+FROM conversations
+WHERE (project, thread_id, start_ns, turn_id) IN (?)
+ORDER BY start_ns DESC, turn_id DESC, revision DESC
+LIMIT 1 BY turn_id`
 )
 
 // The window read around a match holds more characters than snippet shows
@@ -84,44 +102,28 @@ const (
 	aroundBytesAfter  = 4 * SnippetRunes
 )
 
-// search returns at most limit turns that match f, newest first, whichever
+// searchKey is the sort key of a matching turn.
+type searchKey struct {
+	project, thread string
+	startNS         uint64
+	turnID          string
+}
+
+// Search returns at most limit turns that match f, newest first, whichever
 // way f pages.
 func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchHit, error) {
-	query := selectSearch
+	keys, err := s.searchKeys(ctx, f, limit)
+	if err != nil || len(keys) == 0 {
+		return nil, err
+	}
+	set := make([]clickhouse.GroupSet, len(keys))
+	for i, k := range keys {
+		set[i] = clickhouse.GroupSet{Value: []any{k.project, k.thread, k.startNS, k.turnID}}
+	}
 	window := aroundBytesBefore + len(f.Q) + aroundBytesAfter
-	args := []any{f.Q, uint64(aroundBytesBefore), uint64(window), f.Q, f.Q}
-	if f.Project != "" {
-		query += searchProject
-		args = append(args, f.Project)
-	}
-	if f.Role != "" {
-		query += searchRole
-		args = append(args, f.Role)
-	}
-	if f.FromNS != 0 {
-		query += searchFrom
-		args = append(args, f.FromNS)
-	}
-	if f.ToNS != 0 {
-		query += searchTo
-		args = append(args, f.ToNS)
-	}
-	order := searchNewestFirst
-	switch {
-	case f.After != nil:
-		query += searchOlder
-		args = append(args, f.After.StartNS, f.After.StartNS, f.After.TurnID)
-	case f.Before != nil:
-		query += searchNewer
-		args = append(args, f.Before.StartNS, f.Before.StartNS, f.Before.TurnID)
-		order = searchOldestFirst
-	}
-	query += order
-	args = append(args, uint64(limit))
-
-	rows, err := s.db.Query(ctx, query, args...)
+	rows, err := s.db.Query(ctx, selectSearchHits, f.Q, uint64(aroundBytesBefore), uint64(window), set)
 	if err != nil {
-		return nil, fmt.Errorf("query search: %w", err)
+		return nil, fmt.Errorf("query search hits: %w", err)
 	}
 	defer rows.Close()
 	var hits []SearchHit
@@ -148,28 +150,165 @@ func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchH
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read search hits: %w", err)
 	}
-	if order == searchOldestFirst {
-		slices.Reverse(hits)
-	}
 	return hits, nil
 }
 
+// searchKeys returns the keys of at most limit turns that match f,
+// reading month partitions in the order of the page (newest first, or
+// oldest first for the page before a cursor) until it has them: the
+// nearest to the cursor, in that order. The hits come newest first
+// whichever it is (selectSearchHits).
+func (s Store) searchKeys(ctx context.Context, f SearchFilter, limit int) ([]searchKey, error) {
+	months, err := s.searchMonths(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	query, args := searchKeysQuery(f)
+	var keys []searchKey
+	seen := map[searchKey]bool{}
+	for _, month := range months {
+		// Copies of a turn delivered twice share a key: when they leave
+		// the page short of a full month's answer, ask for twice as many.
+		for n := limit - len(keys); ; n *= 2 {
+			got, rows, err := s.searchMonth(ctx, query, append(append([]any{month}, args...), uint64(n)), seen)
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, got...)
+			if rows < n || len(keys) >= limit {
+				break // the month has no more, or the page is full
+			}
+		}
+		if len(keys) >= limit {
+			break
+		}
+	}
+	return keys[:min(len(keys), limit)], nil
+}
+
+// searchMonth runs a keys query of one month, adding the keys not seen
+// yet to seen; n is how many rows it returned, copies included.
+func (s Store) searchMonth(ctx context.Context, query string, args []any, seen map[searchKey]bool) (keys []searchKey, n int, err error) {
+	rows, err := s.db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("query search: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k searchKey
+		if err := rows.Scan(&k.project, &k.thread, &k.startNS, &k.turnID); err != nil {
+			return nil, 0, fmt.Errorf("scan search key: %w", err)
+		}
+		n++
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("read search keys: %w", err)
+	}
+	return keys, n, nil
+}
+
+// searchKeysQuery is the keys query of f for one month (its first
+// argument, then args, then the limit).
+func searchKeysQuery(f SearchFilter) (string, []any) {
+	query := selectSearchKeys
+	args := []any{f.Q, f.Q}
+	if f.Project != "" {
+		query += searchProject
+		args = append(args, f.Project)
+	}
+	if f.Role != "" {
+		query += searchRole
+		args = append(args, f.Role)
+	}
+	if f.FromNS != 0 {
+		query += searchFrom
+		args = append(args, f.FromNS)
+	}
+	if f.ToNS != 0 {
+		query += searchTo
+		args = append(args, f.ToNS)
+	}
+	order := searchNewestFirst
+	switch {
+	case f.After != nil:
+		query += searchOlder
+		args = append(args, f.After.StartNS, f.After.StartNS, f.After.TurnID)
+	case f.Before != nil:
+		query += searchNewer
+		args = append(args, f.Before.StartNS, f.Before.StartNS, f.Before.TurnID)
+		order = searchOldestFirst
+	}
+	return query + order, args
+}
+
+// searchMonths returns the months (YYYYMM) of conversations' partitions
+// that f's bounds and cursor leave, in the order the page reads them.
+func (s Store) searchMonths(ctx context.Context, f SearchFilter) ([]uint32, error) {
+	rows, err := s.db.Query(ctx, selectSearchPartitions)
+	if err != nil {
+		return nil, fmt.Errorf("query partitions: %w", err)
+	}
+	defer rows.Close()
+	lo, hi := uint32(0), uint32(math.MaxUint32)
+	if f.FromNS != 0 {
+		lo = monthOf(f.FromNS)
+	}
+	if f.ToNS != 0 {
+		hi = monthOf(f.ToNS)
+	}
+	switch {
+	case f.After != nil:
+		hi = min(hi, monthOf(f.After.StartNS))
+	case f.Before != nil:
+		lo = max(lo, monthOf(f.Before.StartNS))
+	}
+	var months []uint32
+	for rows.Next() {
+		var m uint32
+		if err := rows.Scan(&m); err != nil {
+			return nil, fmt.Errorf("scan partition: %w", err)
+		}
+		if lo <= m && m <= hi {
+			months = append(months, m)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read partitions: %w", err)
+	}
+	if f.Before == nil {
+		slices.Reverse(months) // newest first
+	}
+	return months, nil
+}
+
+// monthOf is toYYYYMM(ts) of a turn that started at ns: its UTC month, as
+// the server's time zone, UTC, names partitions.
+func monthOf(ns uint64) uint32 {
+	t := time.Unix(int64(ns/uint64(time.Second)), 0).UTC()
+	return uint32(t.Year()*100 + int(t.Month()))
+}
+
 // ThreadTitles returns the title of each hit's thread, as the threads
-// list shows it, from the turns of the projects the hits are in.
+// list shows it, from the threads' summaries, brought up to date first.
 func (s Store) ThreadTitles(ctx context.Context, hits []SearchHit) (map[string]string, error) {
 	titles := make(map[string]string)
 	if len(hits) == 0 {
 		return titles, nil
 	}
-	seen := map[[2]string]bool{}
-	var keys []clickhouse.GroupSet
+	if err := s.refreshSummaries(ctx); err != nil {
+		return nil, err
+	}
+	var ids []string
 	for _, h := range hits {
-		if k := [2]string{h.Project, h.ThreadID}; !seen[k] {
-			seen[k] = true
-			keys = append(keys, clickhouse.GroupSet{Value: []any{h.Project, h.ThreadID}})
+		if !slices.Contains(ids, h.ThreadID) {
+			ids = append(ids, h.ThreadID)
 		}
 	}
-	threads, err := s.queryThreads(ctx, keyedThreadsQuery, keys)
+	threads, err := s.queryThreads(ctx, threadsOfIDs("IN ?"), idTuple(ids))
 	if err != nil {
 		return nil, err
 	}

@@ -113,10 +113,6 @@ const (
 	summariesKept       = `turns > 0`
 	summariesOfProject  = `project = ?`
 	summariesOfProvider = `thread_id IN (SELECT thread_id FROM ` + latestSummaries + ` AS p WHERE turns > 0 AND has(providers, ?))`
-	// sumsOfKeys is the threads of some (project, thread_id) pairs, the
-	// start of the sort key, which the primary key resolves to a few
-	// granules (thread_id alone makes ClickHouse 18.16 read the column).
-	sumsOfKeys = `(project, thread_id) IN (?)`
 )
 
 // Conditions and orders on the combined threads.
@@ -175,21 +171,21 @@ func threadsQuery(f ThreadFilter) (string, []any) {
 	return fmt.Sprintf(selectThreadSums, latestSummaries, conditions(where), conditions(having)) + order, args
 }
 
-// keyedThreadsQuery is the query of the threads whose (project,
-// thread_id) pairs its one argument lists, summarized directly from their
-// turns.
-var keyedThreadsQuery = fmt.Sprintf(selectThreadSums, "("+fmt.Sprintf(summarizeThreads, sumsOfKeys)+")", "", "")
-
-// threadQuery is the query of one thread, whose id is its argument: the
-// newest summaries of the thread, in every project, condition inside so
-// that only its rows are sorted.
-var threadQuery = fmt.Sprintf(selectThreadSums, `(
+// threadsOfIDs is the query of some threads, whose ids its argument
+// lists (a tuple, or one id with "= ?"): the newest summaries of each, in
+// every project, condition inside so that only their rows are sorted.
+func threadsOfIDs(cond string) string {
+	return fmt.Sprintf(selectThreadSums, `(
     SELECT *
     FROM thread_summary
-    WHERE thread_id = ?
+    WHERE thread_id `+cond+`
     ORDER BY computed_ns DESC
     LIMIT 1 BY project, thread_id
 )`, conditions([]string{summariesKept}), "")
+}
+
+// threadQuery is the query of one thread, whose id is its argument.
+var threadQuery = threadsOfIDs("= ?")
 
 // Threads returns the page of Threads that f asks for, from summaries
 // brought up to date first.

@@ -1,0 +1,80 @@
+package query
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/testkit"
+)
+
+// Search reads month partitions newest first and stops once it has its
+// page; pages back and forth across months hold the same turns in order;
+// a copy delivered twice is one hit.
+func TestSearchReadsNewestMonthsFirst(t *testing.T) {
+	conn, _ := testkit.Open(t)
+	ctx := context.Background()
+	db := &recordingDB{DB: conn}
+	s := New(db, 100, time.Minute)
+	month := func(m time.Month, day int) uint64 {
+		return uint64(time.Date(2026, m, day, 12, 0, 0, 0, time.UTC).UnixNano())
+	}
+	turns := []struct {
+		id string
+		at uint64
+	}{
+		{"jan1", month(1, 10)}, {"jan2", month(1, 20)},
+		{"mar1", month(3, 5)}, {"mar2", month(3, 6)}, {"mar3", month(3, 7)},
+		{"may1", month(5, 1)}, {"may2", month(5, 2)},
+	}
+	for _, tt := range turns {
+		turn := turnAt("th", tt.id, tt.at, 1)
+		turn.Content = "needle in " + tt.id
+		insertRows(t, conn, turn)
+	}
+	again := turnAt("th", "jan2", month(1, 20), 1)
+	again.Content = "needle in jan2"
+	insertRows(t, conn, again)
+
+	search := func(f SearchFilter, limit int) (ids string, keyQueries int) {
+		t.Helper()
+		f.Q = "needle"
+		hits, err := s.Search(ctx, f, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.TurnID)
+		}
+		for _, q := range db.take() {
+			if strings.Contains(q, "toYYYYMM(ts) = ?") {
+				keyQueries++
+			}
+		}
+		return strings.Join(got, ","), keyQueries
+	}
+	if ids, n := search(SearchFilter{}, 2); ids != "may2,may1" || n != 1 {
+		t.Errorf("newest page of 2: %s from %d months, want may2,may1 from May alone", ids, n)
+	}
+	if ids, n := search(SearchFilter{}, 3); ids != "may2,may1,mar3" || n != 2 {
+		t.Errorf("newest page of 3: %s from %d months, want may2,may1,mar3 from May and March", ids, n)
+	}
+	older := &SearchCursor{StartNS: month(3, 7), TurnID: "mar3"}
+	if ids, _ := search(SearchFilter{After: older}, 3); ids != "mar2,mar1,jan2" {
+		t.Errorf("page after mar3: %s, want mar2,mar1,jan2", ids)
+	}
+	newer := &SearchCursor{StartNS: month(3, 6), TurnID: "mar2"}
+	if ids, _ := search(SearchFilter{Before: newer}, 2); ids != "may1,mar3" {
+		t.Errorf("page before mar2: %s, want may1,mar3 (the two nearest, newest first)", ids)
+	}
+	if ids, n := search(SearchFilter{ToNS: month(2, 1)}, 10); ids != "jan2,jan1" || n != 1 {
+		t.Errorf("up to February: %s from %d months, want jan2 (delivered twice: one hit),jan1 from January alone", ids, n)
+	}
+	// A page of 2 whose first 2 rows are jan2's copies asks January again
+	// for twice as many.
+	if ids, n := search(SearchFilter{ToNS: month(2, 1)}, 2); ids != "jan2,jan1" || n != 2 {
+		t.Errorf("page of 2 up to February: %s from %d queries, want jan2,jan1 from 2 queries of January", ids, n)
+	}
+}
