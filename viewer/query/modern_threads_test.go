@@ -76,6 +76,7 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		selectSummaryFingerprints+" ORDER BY project, thread_id",
 		selectListChoices,
 		inline(t, selectTouchedThreads, sqlLiteral(activeParts))+" ORDER BY project, thread_id",
+		fmt.Sprintf(summarizePlainThreads, "1")+" ORDER BY project, thread_id",
 	)
 	out := runModern(t, fixtures, queries)
 
@@ -161,6 +162,14 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	}
 	if got, want := strings.Join(touched, ","), "alpha/th1,beta/th2,beta/th3,gamma/th4"; got != want {
 		t.Errorf("threads of the parts = %s, want %s", got, want)
+	}
+	// Read as they are, the threads whose turns have no copy; th1's has.
+	var plain []string
+	for _, r := range out.Results[n+9].Rows {
+		plain = append(plain, fmt.Sprintf("%v/%v turns=%v", r["project"], r["thread_id"], r["turns"]))
+	}
+	if got, want := strings.Join(plain, ","), "beta/th2 turns=1,beta/th3 turns=1,gamma/th4 turns=1"; got != want {
+		t.Errorf("plain summaries = %s, want %s", got, want)
 	}
 }
 

@@ -37,9 +37,10 @@ import (
 // is marked gone.
 const (
 	// selectFingerprints reads the fingerprints of the threads the %s
-	// (a condition on conversations) selects.
+	// (a condition on conversations) selects, and how many distinct turns
+	// each has: fewer than rows when a turn has copies.
 	selectFingerprints = `
-SELECT project, thread_id, count() AS n, sum(cityHash64(turn_id, start_ns)) AS h
+SELECT project, thread_id, count() AS n, sum(cityHash64(turn_id, start_ns)) AS h, uniqExact(turn_id) AS u
 FROM conversations
 WHERE %s
 GROUP BY project, thread_id`
@@ -178,11 +179,11 @@ func (s Store) recomputeThreads(ctx context.Context, query string, args ...any) 
 	computed := uint64(time.Now().UnixNano())
 	for project, ids := range touched {
 		for _, chunk := range chunkIDs(ids) {
-			now, err := s.readFingerprints(ctx, summariesOfThreads, project, idTuple(chunk))
+			now, copies, err := s.readFingerprints(ctx, summariesOfThreads, project, idTuple(chunk))
 			if err != nil {
 				return err
 			}
-			if err := s.storeSummaries(ctx, computed, project, chunk, now); err != nil {
+			if err := s.storeSummaries(ctx, computed, project, chunk, now, copies); err != nil {
 				return err
 			}
 		}
@@ -195,12 +196,12 @@ func (s Store) recomputeThreads(ctx context.Context, query string, args ...any) 
 // whose rows are gone.
 func (s Store) refreshAllSummaries(ctx context.Context) error {
 	var (
-		now, stored map[threadKey]fingerprint
-		live        map[threadKey]bool
+		now, stored  map[threadKey]fingerprint
+		live, copies map[threadKey]bool
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		now, err = s.readFingerprints(gctx, "1")
+		now, copies, err = s.readFingerprints(gctx, "1")
 		return err
 	})
 	g.Go(func() (err error) {
@@ -224,7 +225,7 @@ func (s Store) refreshAllSummaries(ctx context.Context) error {
 	computed := uint64(time.Now().UnixNano())
 	for project, ids := range stale {
 		for _, chunk := range chunkIDs(ids) {
-			if err := s.storeSummaries(ctx, computed, project, chunk, now); err != nil {
+			if err := s.storeSummaries(ctx, computed, project, chunk, now, copies); err != nil {
 				return err
 			}
 		}
@@ -240,41 +241,67 @@ func (s Store) refreshAllSummaries(ctx context.Context) error {
 }
 
 // storeSummaries recomputes the summaries of some threads of one project,
-// storing with each the fingerprint in now it was computed after.
-func (s Store) storeSummaries(ctx context.Context, computed uint64, project string, ids []string, now map[threadKey]fingerprint) error {
-	counts, hashes := make([]uint64, len(ids)), make([]uint64, len(ids))
-	for i, id := range ids {
-		fp := now[threadKey{project, id}]
-		counts[i], hashes[i] = fp.rows, fp.hash
+// storing with each the fingerprint in now it was computed after. A
+// thread none of whose turns has a copy (copies) is summarized straight
+// from its rows; the others fold their copies first (summarizeThreads),
+// which costs several times more.
+func (s Store) storeSummaries(ctx context.Context, computed uint64, project string, ids []string, now map[threadKey]fingerprint, copies map[threadKey]bool) error {
+	var plain, copied []string
+	for _, id := range ids {
+		if copies[threadKey{project, id}] {
+			copied = append(copied, id)
+		} else {
+			plain = append(plain, id)
+		}
 	}
-	query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads))
-	if err := s.db.Exec(ctx, query, computed, counts, ids, hashes, ids, project, idTuple(ids)); err != nil {
-		return fmt.Errorf("insert thread summaries: %w", err)
+	for _, set := range []struct {
+		ids     []string
+		summary string
+	}{{plain, summarizePlainThreads}, {copied, summarizeThreads}} {
+		if len(set.ids) == 0 {
+			continue
+		}
+		counts, hashes := make([]uint64, len(set.ids)), make([]uint64, len(set.ids))
+		for i, id := range set.ids {
+			fp := now[threadKey{project, id}]
+			counts[i], hashes[i] = fp.rows, fp.hash
+		}
+		query := fmt.Sprintf(insertSummaries, fmt.Sprintf(set.summary, summariesOfThreads))
+		if err := s.db.Exec(ctx, query, computed, counts, set.ids, hashes, set.ids, project, idTuple(set.ids)); err != nil {
+			return fmt.Errorf("insert thread summaries: %w", err)
+		}
 	}
 	return nil
 }
 
 // readFingerprints reads the fingerprint of the rows of each thread that
-// cond, a condition on conversations, selects.
-func (s Store) readFingerprints(ctx context.Context, cond string, args ...any) (map[threadKey]fingerprint, error) {
+// cond, a condition on conversations, selects, and which of them have a
+// turn with copies.
+func (s Store) readFingerprints(ctx context.Context, cond string, args ...any) (map[threadKey]fingerprint, map[threadKey]bool, error) {
 	rows, err := s.db.Query(ctx, fmt.Sprintf(selectFingerprints, cond), args...)
 	if err != nil {
-		return nil, fmt.Errorf("query thread fingerprints: %w", err)
+		return nil, nil, fmt.Errorf("query thread fingerprints: %w", err)
 	}
 	defer rows.Close()
-	fps := map[threadKey]fingerprint{}
+	fps, copies := map[threadKey]fingerprint{}, map[threadKey]bool{}
 	for rows.Next() {
-		var k threadKey
-		var fp fingerprint
-		if err := rows.Scan(&k.project, &k.thread, &fp.rows, &fp.hash); err != nil {
-			return nil, fmt.Errorf("scan thread fingerprint: %w", err)
+		var (
+			k     threadKey
+			fp    fingerprint
+			turns uint64
+		)
+		if err := rows.Scan(&k.project, &k.thread, &fp.rows, &fp.hash, &turns); err != nil {
+			return nil, nil, fmt.Errorf("scan thread fingerprint: %w", err)
 		}
 		fps[k] = fp
+		if turns != fp.rows {
+			copies[k] = true
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read thread fingerprints: %w", err)
+		return nil, nil, fmt.Errorf("read thread fingerprints: %w", err)
 	}
-	return fps, nil
+	return fps, copies, nil
 }
 
 // readSummaryFingerprints reads the fingerprint each newest summary was
@@ -318,14 +345,17 @@ func idTuple(ids []string) clickhouse.GroupSet {
 // the list shows and filters on, computed so that a turn delivered twice
 // counts once. Aggregating FINAL over the whole table on every request is
 // what made the list slow; the summary is recomputed only for the threads
-// whose raw rows changed (see refreshSummaries). summarizeThreads is that
-// computation, also run directly for the one thread of a thread page.
+// whose raw rows changed (see refreshSummaries). summarizeThreads and
+// summarizePlainThreads are that computation.
 //
 // It reads the rows FINAL would: one per sort key (project, thread_id,
-// start_ns, turn_id), which LIMIT 1 BY keeps, the newest revision first
-// (copies of a turn share a partition since ts derives from start_ns). On ClickHouse
-// 18.16, FINAL over a set of threads costs seconds whatever their number;
-// LIMIT 1 BY over the same rows costs a tenth of that.
+// start_ns, turn_id), the newest revision (copies of a turn share a
+// partition since ts derives from start_ns). When a thread's turns have
+// copies, LIMIT 1 BY keeps one of each; when they have none, which the
+// fingerprint tells (distinct turn ids = rows), the rows are read as they
+// are. On ClickHouse 18.16, FINAL over a set of threads costs seconds
+// whatever their number; LIMIT 1 BY over the same rows a tenth of that,
+// and the rows as they are a tenth again.
 //
 // The aliases differ from the column names: ClickHouse substitutes aliases
 // into expressions, and sum(tokens_in) AS tokens_in reads as a cycle on
@@ -336,9 +366,12 @@ func idTuple(ids []string) clickhouse.GroupSet {
 // prompt, far less than a 5 MB prompt), of the last response and of the
 // last turn with content, each with its position (start_ns, seq) and a
 // count saying whether there is one, so that the texts of a thread in two
-// projects combine (selectThreadSums). The %s is the condition on the
-// turns, the only SQL added to it.
-const summarizeThreads = `
+// projects combine (selectThreadSums). The %s of both is the condition on
+// the turns, the only SQL added to them.
+//
+// summarizeThreadsFrom is summarizeThreads over any source of turns (the
+// first %s) and with any HAVING (the second).
+const summarizeThreadsFrom = `
 SELECT
     project,
     thread_id,
@@ -360,15 +393,31 @@ SELECT
     argMaxIf(start_ns, (start_ns, seq), content != '') AS last_turn_ns,
     argMaxIf(seq, (start_ns, seq), content != '') AS last_turn_seq,
     argMaxIf(substringUTF8(content, 1, 2000), (start_ns, seq), content != '') AS last_turn
-FROM
+FROM %s AS t
+GROUP BY project, thread_id%s`
+
+// summarizeThreads folds the copies of each turn first, keeping the newest
+// revision.
+var summarizeThreads = fmt.Sprintf(summarizeThreadsFrom, `
 (
     SELECT project, thread_id, turn_id, provider, start_ns, tokens_in, tokens_out, cost_usd, role, seq, content
     FROM conversations
     WHERE %s
     ORDER BY project, thread_id, start_ns, turn_id, revision DESC
     LIMIT 1 BY project, thread_id, start_ns, turn_id
-) AS t
-GROUP BY project, thread_id`
+)`, "")
+
+// summarizePlainThreads reads the rows as they are, for threads whose
+// turns have no copies: a tenth of the time at ten million turns. The
+// HAVING leaves out a thread that got a copy after its fingerprint was
+// read; its new part has it recomputed at the next request.
+var summarizePlainThreads = fmt.Sprintf(summarizeThreadsFrom, `
+(
+    SELECT project, thread_id, turn_id, provider, start_ns, tokens_in, tokens_out, cost_usd, role, seq, content
+    FROM conversations
+    WHERE %s
+)`, `
+HAVING count() = uniqExact(turn_id)`)
 
 // summaryColumns are thread_summary's columns that summarizeThreads
 // computes, in its order.
