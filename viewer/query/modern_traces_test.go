@@ -38,14 +38,14 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectSearchHits, q, uint64(aroundBytesBefore), window, sqlLiteral("('p', 'th1', 2000, 'a:prompt:0')")),
 		// Keys of the month of ts 0, the fixtures', by speaker: the
 		// response delivered twice is one key once folded in Go.
-		inline(t, selectSearchKeys+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",
+		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthIs)+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
 		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th1', 'th2')")) + " ORDER BY thread_id",
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
 		inline(t, selectTraceCalls, "tr", uint64(9000), "tr"),
-		inline(t, selectSearchKeys+searchProject+searchRole+searchFrom+searchTo+searchOlder+searchNewestFirst,
+		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthsUpTo)+searchProject+searchRole+searchFrom+searchTo+searchOlder+searchNewestFirst,
 			uint32(197001), q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
 	}
 	out := runModern(t, fixtures, queries)

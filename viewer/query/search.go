@@ -58,12 +58,17 @@ FROM system.parts
 WHERE database = currentDatabase() AND table = 'conversations' AND active
 ORDER BY month`
 
+	// selectSearchKeys reads the months the %s (one of the searchMonth
+	// conditions) names.
 	selectSearchKeys = `
 SELECT project, thread_id, start_ns, turn_id
 FROM conversations
-WHERE toYYYYMM(ts) = ?
+WHERE %s
   AND (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF8(speaker, ?) > 0)`
-	searchProject = `
+	searchMonthIs     = `toYYYYMM(ts) = ?`
+	searchMonthsUpTo  = `toYYYYMM(ts) <= ?`
+	searchMonthsAfter = `toYYYYMM(ts) >= ?`
+	searchProject     = `
   AND project = ?`
 	searchRole = `
   AND role = ?`
@@ -153,30 +158,46 @@ func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchH
 	return hits, nil
 }
 
-// searchKeys returns the keys of at most limit turns that match f,
-// reading month partitions in the order of the page (newest first, or
-// oldest first for the page before a cursor) until it has them: the
-// nearest to the cursor, in that order. The hits come newest first
-// whichever it is (selectSearchHits).
+// searchKeys returns the keys of at most limit turns that match f, the
+// nearest to the cursor, in the order of the page (newest first, or
+// oldest first for the page before a cursor): first from the nearest
+// month partition alone, which holds the page of a common word, then, if
+// it falls short, from all the others in one query. The hits come newest
+// first whichever it is (selectSearchHits).
 func (s Store) searchKeys(ctx context.Context, f SearchFilter, limit int) ([]searchKey, error) {
 	months, err := s.searchMonths(ctx, f)
-	if err != nil {
+	if err != nil || len(months) == 0 {
 		return nil, err
 	}
-	query, args := searchKeysQuery(f)
+	rest := searchMonthsUpTo
+	if f.Before != nil {
+		rest = searchMonthsAfter
+	}
+	steps := []struct {
+		months string
+		month  uint32
+	}{{searchMonthIs, months[0]}}
+	if len(months) > 1 {
+		steps = append(steps, struct {
+			months string
+			month  uint32
+		}{rest, months[1]})
+	}
 	var keys []searchKey
 	seen := map[searchKey]bool{}
-	for _, month := range months {
-		// Copies of a turn delivered twice share a key: when they leave
-		// the page short of a full month's answer, ask for twice as many.
-		for n := limit - len(keys); ; n *= 2 {
-			got, rows, err := s.searchMonth(ctx, query, append(append([]any{month}, args...), uint64(n)), seen)
+	for _, step := range steps {
+		query, args := searchKeysQuery(f, step.months)
+		// Copies of a turn delivered twice share a key: ask for twice the
+		// page, and again for twice as many when copies still leave it
+		// short of what the months hold.
+		for n := 2 * (limit - len(keys)); ; n *= 2 {
+			got, rows, err := s.searchMonth(ctx, query, append(append([]any{step.month}, args...), uint64(n)), seen)
 			if err != nil {
 				return nil, err
 			}
 			keys = append(keys, got...)
 			if rows < n || len(keys) >= limit {
-				break // the month has no more, or the page is full
+				break // the months have no more, or the page is full
 			}
 		}
 		if len(keys) >= limit {
@@ -211,10 +232,10 @@ func (s Store) searchMonth(ctx context.Context, query string, args []any, seen m
 	return keys, n, nil
 }
 
-// searchKeysQuery is the keys query of f for one month (its first
-// argument, then args, then the limit).
-func searchKeysQuery(f SearchFilter) (string, []any) {
-	query := selectSearchKeys
+// searchKeysQuery is the keys query of f for the months a searchMonth
+// condition names (its first argument, then args, then the limit).
+func searchKeysQuery(f SearchFilter, months string) (string, []any) {
+	query := fmt.Sprintf(selectSearchKeys, months)
 	args := []any{f.Q, f.Q}
 	if f.Project != "" {
 		query += searchProject
