@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer/query"
 )
@@ -33,8 +34,8 @@ func apiFixture(t *testing.T) http.Handler {
 	p3.TurnID, p3.Seq = "k3:prompt:1", 1
 	// Another thread's turns never leak in.
 	op, oresp := call("th-other", "o1", "plan", 0, "x", "openai", "gpt-5", 15, "other", "other")
-	insertTurns(t, conn, r3, sys, p3, r2, p2, r1, p1, op, oresp)
-	insertTurns(t, conn, r1) // delivered twice
+	testkit.InsertTurns(t, conn, r3, sys, p3, r2, p2, r1, p1, op, oresp)
+	testkit.InsertTurns(t, conn, r1) // delivered twice
 	return h
 }
 
@@ -118,7 +119,7 @@ func TestTurnsAPIRunning(t *testing.T) {
 	a4 := p4
 	a4.TurnID, a4.Role, a4.Seq, a4.DurationNS = "r4:tool_call:1", schema.RoleToolCall, 1, uint64(2e9)
 	tc := schema.Turn{TurnID: "t1:tool_call:0", SpanID: "t1", ThreadID: "th-run", Role: schema.RoleToolCall, StartNS: at(40), Operation: schema.OperationExecuteTool, ToolName: "grep"}
-	insertTurns(t, conn, p1, r1, beating(p2), p3, e3, p4, a4, beating(tc))
+	testkit.InsertTurns(t, conn, p1, r1, beating(p2), p3, e3, p4, a4, beating(tc))
 
 	var got turnsBody
 	getJSON(t, h, "/api/threads/th-run/turns?role=prompt", http.StatusOK, &got) // the filter hides the answers; running still sees them
@@ -154,7 +155,7 @@ func TestLongTurnContent(t *testing.T) {
 	// 3-byte runes: the 64 KiB cut falls inside one.
 	long := strings.Repeat("가나다라마바사", 5<<20/21) + "끝"
 	p, r := call("th-long", "big", "execute", 0, "worker", "openai", "gpt-5", 10, "write a lot", long)
-	insertTurns(t, conn, p, r)
+	testkit.InsertTurns(t, conn, p, r)
 
 	var body struct {
 		Turns []map[string]json.RawMessage `json:"turns"`
@@ -221,8 +222,8 @@ func TestTurnWindow(t *testing.T) {
 			Phase: "execute", Speaker: "worker", Role: schema.RolePrompt, Content: fmt.Sprintf("turn %d", i), StartNS: at(i), DurationNS: 1,
 		}
 	}
-	insertTurns(t, conn, turns...)
-	insertTurns(t, conn, turns[n-1]) // delivered twice: still one turn
+	testkit.InsertTurns(t, conn, turns...)
+	testkit.InsertTurns(t, conn, turns[n-1]) // delivered twice: still one turn
 
 	page := get(t, h, "/threads/th-w").body
 	ids := pageIDs(page)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer/query"
 )
@@ -58,8 +59,8 @@ func contextFixture(t *testing.T) http.Handler {
 	tool := failed
 	tool.TurnID, tool.SpanID, tool.Role, tool.StartNS, tool.Content = "t:tool_result:0", "t", schema.RoleToolResult, at(42), "tool output"
 	rows = append(rows, failed, errRow, tool)
-	insertTurns(t, conn, rows...)
-	insertTurns(t, conn, rows[1]) // the first answer again
+	testkit.InsertTurns(t, conn, rows...)
+	testkit.InsertTurns(t, conn, rows[1]) // the first answer again
 	return h
 }
 
@@ -106,7 +107,7 @@ func TestRecentContextDefaultLimit(t *testing.T) {
 		p, r := call("long", fmt.Sprintf("s%02d", i), "plan", 0, "planner", "openai", "gpt-5", 2*i, fmt.Sprintf("q%d", i), fmt.Sprintf("a%d", i))
 		rows = append(rows, p, r)
 	}
-	insertTurns(t, conn, rows...)
+	testkit.InsertTurns(t, conn, rows...)
 	var got contextAnswer
 	getJSON(t, h, "/api/threads/long/context", http.StatusOK, &got)
 	want := "user:q10\nassistant:a10\nuser:q11\nassistant:a11\nuser:q12\nassistant:a12\nuser:q13\nassistant:a13\nuser:q14\nassistant:a14\n"
@@ -127,7 +128,7 @@ func TestRecentContextReadsPastToolLoops(t *testing.T) {
 			`{"role":"assistant","tool_calls":[{"function":{"name":"step","arguments":"{}"}}]}`)
 		rows = append(rows, p, r)
 	}
-	insertTurns(t, conn, rows...)
+	testkit.InsertTurns(t, conn, rows...)
 	msgs, err := query.RecentContext(context.Background(), conn, "loop", 2)
 	if err != nil {
 		t.Fatal(err)

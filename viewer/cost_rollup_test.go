@@ -16,6 +16,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/synth"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer/query"
 )
@@ -231,7 +232,7 @@ func TestCostRollupMatchesFinal(t *testing.T) {
 // nothing new reads the summaries as they are.
 func TestCostRollupDoubleDeliveryAndMerge(t *testing.T) {
 	h, conn := costServer(t)
-	insertTurns(t, conn, costFixture()...)
+	testkit.InsertTurns(t, conn, costFixture()...)
 	from, to := time.Unix(0, int64(at(0))), time.Unix(0, int64(at(3*24*3600)))
 	const summarized = "2026-05-02" // the fixture's second day; the first starts after midnight and is read live
 
@@ -252,7 +253,7 @@ func TestCostRollupDoubleDeliveryAndMerge(t *testing.T) {
 		t.Errorf("same data: version %d, want %d (the summary read as it is)", again[summarized], first[summarized])
 	}
 
-	insertTurns(t, conn, costFixture()...) // the same batch again, no merge in between
+	testkit.InsertTurns(t, conn, costFixture()...) // the same batch again, no merge in between
 	redelivered := check("after the second delivery")
 	if redelivered[summarized] == first[summarized] {
 		t.Errorf("after the second delivery: version %d unchanged, want a recompute", first[summarized])
@@ -275,12 +276,12 @@ func TestCostRollupDoubleDeliveryAndMerge(t *testing.T) {
 // A turn landing on a summarized day is in the next report.
 func TestCostRollupNewTurnAppears(t *testing.T) {
 	h, conn := costServer(t)
-	insertTurns(t, conn, costFixture()...)
+	testkit.InsertTurns(t, conn, costFixture()...)
 	from, to := time.Unix(0, int64(at(0))), time.Unix(0, int64(at(3*24*3600)))
 	before := reportFacts(t, h, from, to, "")
 
 	p, r := call("th-c", "s5", "plan", 0, "planner", "openai", "gpt-5", 24*3600+600, "late", "late")
-	insertTurns(t, conn, p, usage(r, 10, 10, 0, f64(7), schema.CostProvided))
+	testkit.InsertTurns(t, conn, p, usage(r, 10, 10, 0, f64(7), schema.CostProvided))
 	got := reportFacts(t, h, from, to, "")
 	if d := finalFacts(t, conn, from, to, "").diff(got); d != "" {
 		t.Errorf("after a new turn:\n%s", d)
@@ -294,7 +295,7 @@ func TestCostRollupNewTurnAppears(t *testing.T) {
 // invalidates the repriced days, and the next report has the new costs.
 func TestCostRollupReprice(t *testing.T) {
 	h, conn := costServer(t)
-	insertTurns(t, conn, costFixture()...)
+	testkit.InsertTurns(t, conn, costFixture()...)
 	from, to := time.Unix(0, int64(at(0))), time.Unix(0, int64(at(3*24*3600)))
 	before := reportFacts(t, h, from, to, "")
 
@@ -322,7 +323,7 @@ func TestCostRollupReprice(t *testing.T) {
 // share the recompute, or find it done, and all answer the same.
 func TestCostRollupConcurrentColdReports(t *testing.T) {
 	h, conn := costServer(t)
-	insertTurns(t, conn, costFixture()...)
+	testkit.InsertTurns(t, conn, costFixture()...)
 	const n = 6
 	var (
 		wg     sync.WaitGroup

@@ -123,7 +123,7 @@ func costPath(base, extra string) string {
 
 func TestCostReport(t *testing.T) {
 	h, conn := costServer(t)
-	insertTurns(t, conn, costFixture()...)
+	testkit.InsertTurns(t, conn, costFixture()...)
 
 	var r costReport
 	getJSON(t, h, costPath("/api/cost", ""), http.StatusOK, &r)
@@ -161,7 +161,7 @@ thread th-b cost=0.012500
 // the threads list.
 func TestCostDoubleDeliveryChangesNoTotal(t *testing.T) {
 	h, conn := costServer(t)
-	insertTurns(t, conn, costFixture()...)
+	testkit.InsertTurns(t, conn, costFixture()...)
 	snapshot := func() string {
 		var b strings.Builder
 		var r costReport
@@ -186,7 +186,7 @@ func TestCostDoubleDeliveryChangesNoTotal(t *testing.T) {
 		return b.String()
 	}
 	before := snapshot()
-	insertTurns(t, conn, costFixture()...) // the same batch again, no merge in between
+	testkit.InsertTurns(t, conn, costFixture()...) // the same batch again, no merge in between
 	var parts uint64
 	if err := conn.QueryRow(t.Context(), "SELECT count() FROM system.parts WHERE database = currentDatabase() AND table = 'conversations' AND active").Scan(&parts); err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestCostDoubleDeliveryChangesNoTotal(t *testing.T) {
 // one record per row of the JSON twin.
 func TestCostCSV(t *testing.T) {
 	h, conn := costServer(t)
-	insertTurns(t, conn, costFixture()...)
+	testkit.InsertTurns(t, conn, costFixture()...)
 	cases := []struct {
 		table      string
 		wantHeader string
@@ -259,7 +259,7 @@ func roundDollars(record []string) []string {
 
 func TestThreadCostByPhase(t *testing.T) {
 	h, conn := costServer(t)
-	insertTurns(t, conn, costFixture()...)
+	testkit.InsertTurns(t, conn, costFixture()...)
 	cases := []struct{ thread, want string }{
 		{"th-a", "plan calls=1 in=1000000 cost=1.350000 unpriced=0|review calls=1 in=1000 cost=2.000000 unpriced=0|"},
 		{"th-b", "plan calls=1 in=2000 cost=0.012500 unpriced=0|execute calls=1 in=50 cost=NULL unpriced=1|"},
@@ -296,7 +296,7 @@ func TestThreadCostPhasesFoldCase(t *testing.T) {
 	p3, r3 := call("th-c", "c3", "review", 0, "critic", "openai", "gpt-5", 20, "review", "r")
 	p4, r4 := call("th-c", "c4", "plan", 1, "planner", "openai", "gpt-5", 30, "plan again", "p2")
 	p5, r5 := call("th-c", "c5", " plan", 2, "planner", "openai", "gpt-5", 40, "plan more", "p3")
-	insertTurns(t, conn,
+	testkit.InsertTurns(t, conn,
 		p1, usage(r1, 100, 10, 0, f64(0.5), schema.CostPriced),
 		p2, usage(r2, 1000, 100, 0, f64(1.25), schema.CostPriced),
 		p3, usage(r3, 10, 1, 0, f64(0.125), schema.CostPriced),
@@ -329,7 +329,7 @@ func TestThreadCostPhasesFoldCase(t *testing.T) {
 
 func TestCostPage(t *testing.T) {
 	h, conn := costServer(t)
-	insertTurns(t, conn, costFixture()...)
+	testkit.InsertTurns(t, conn, costFixture()...)
 	res := get(t, h, costPath("/cost", "&project=proj"))
 	if res.status != http.StatusOK {
 		t.Fatalf("GET /cost: status %d\n%s", res.status, res.body)

@@ -23,7 +23,7 @@ func TestHostMustNameTheViewer(t *testing.T) {
 	conn, _ := testkit.Open(t)
 	h := viewer.New(conn, viewer.WithHosts("convtrace.internal")).Handler()
 	p, r := call("th-host", "h1", "plan", 0, "planner", "openai", "gpt-5", 10, "secret plan", "ok")
-	insertTurns(t, conn, p, r)
+	testkit.InsertTurns(t, conn, p, r)
 
 	do := func(method, host, path, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
@@ -67,7 +67,7 @@ func TestCostCSVNeutralisesFormulas(t *testing.T) {
 		p, r := call(name, fmt.Sprint("f", i), "plan", 0, name, "openai", name, i, "p", "r")
 		turns = append(turns, p, usage(r, 10, 5, 0, f64(0.001), schema.CostProvided))
 	}
-	insertTurns(t, conn, turns...)
+	testkit.InsertTurns(t, conn, turns...)
 	for _, table := range []string{"model", "speaker", "threads"} {
 		res := get(t, h, costPath("/api/cost/csv", "&table="+table))
 		records, err := csv.NewReader(strings.NewReader(res.body)).ReadAll()
@@ -87,7 +87,7 @@ func TestCostCSVNeutralisesFormulas(t *testing.T) {
 func TestParametersHaveLengthLimits(t *testing.T) {
 	h, conn := newServer(t)
 	p, r := call("th-long-param", "l1", "plan", 0, "planner", "openai", "gpt-5", 10, "p", "r")
-	insertTurns(t, conn, p, r)
+	testkit.InsertTurns(t, conn, p, r)
 	huge := strings.Repeat("x", 100<<10)
 	long := strings.Repeat("y", 5<<10)
 	routes := []string{"/", "/api/threads", "/threads/th-long-param", "/api/threads/th-long-param/turns",
@@ -119,7 +119,7 @@ func TestAttributesCappedPerTurn(t *testing.T) {
 	}
 	r.Attributes[0].Value = strings.Repeat("w", 10_000)
 	r.Attributes[1].Value = strings.Repeat("é", 2_000) // cut on a character, never inside one
-	insertTurns(t, conn, p, r)
+	testkit.InsertTurns(t, conn, p, r)
 
 	page := get(t, h, "/threads/th-attrs")
 	if page.status != http.StatusOK || len(page.body) > 200<<10 {
@@ -173,7 +173,7 @@ func TestThreadJSONTwin(t *testing.T) {
 	p2, r2 := call("th-twin", "t2", "review", 0, "critic", "ollama", "qwen", 20, "review it", "fine")
 	r = usage(r, 100, 10, 0, f64(0.01), schema.CostProvided)
 	r2.CostSource = schema.CostNone
-	insertTurns(t, conn, p, r, p2, r2)
+	testkit.InsertTurns(t, conn, p, r, p2, r2)
 	var got struct {
 		ThreadID    string             `json:"thread_id"`
 		Turns       []query.Turn       `json:"turns"`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -42,11 +43,11 @@ func interruptedFixture(t *testing.T) (http.Handler, func(...viewer.Option) http
 		StartNS: ago(10 * time.Minute), HeartbeatNS: ago(7 * time.Minute)}
 	dp, dr := call(th, "done", "plan", 0, "planner", "openai", "gpt-5", 0, "done prompt", "the answer")
 	dp.StartNS, dr.StartNS = ago(10*time.Minute), ago(9*time.Minute)
-	insertTurns(t, conn, prompt("stale", "stale prompt kept", 10*time.Minute, 6*time.Minute), freshOld,
+	testkit.InsertTurns(t, conn, prompt("stale", "stale prompt kept", 10*time.Minute, 6*time.Minute), freshOld,
 		prompt("silent", "silent prompt", 10*time.Minute, 0), prompt("young", "young prompt", 10*time.Second, 0), tool, dp, dr)
 	freshNew := freshOld
 	freshNew.HeartbeatNS = ago(10 * time.Second)
-	insertTurns(t, conn, freshNew)
+	testkit.InsertTurns(t, conn, freshNew)
 
 	return h, func(opts ...viewer.Option) http.Handler { return viewer.New(conn, opts...).Handler() }
 }

@@ -58,25 +58,6 @@ func beating(p schema.Turn) schema.Turn {
 	return p
 }
 
-// insertTurns writes rows to conversations in one batch, in the order given.
-func insertTurns(t *testing.T, conn driver.Conn, turns ...schema.Turn) {
-	t.Helper()
-	ctx := context.Background()
-	batch, err := conn.PrepareBatch(ctx, "INSERT INTO conversations ("+strings.Join(schema.TurnColumns, ", ")+")")
-	if err != nil {
-		t.Fatalf("prepare batch: %v", err)
-	}
-	defer batch.Close()
-	for i := range turns {
-		if err := batch.Append(turns[i].Values()...); err != nil {
-			t.Fatalf("append turn %s: %v", turns[i].TurnID, err)
-		}
-	}
-	if err := batch.Send(); err != nil {
-		t.Fatalf("send batch: %v", err)
-	}
-}
-
 type threadMeta struct {
 	thread, title string
 	archived      bool

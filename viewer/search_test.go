@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -30,8 +31,8 @@ func searchFixture(t *testing.T) http.Handler {
 	ja1.Project, ja2.Project = "other", "other"
 	em1, em2 := call("emoji", "e1", "verify", 0, "Verifier-Bot", "openai", "gpt-5", 20, "ship it 🎉 now", "Hello WORLD")
 	fr, _ := call("fr", "f1", "plan", 0, "planner", "openai", "gpt-5", 30, "L'ÉCOLE est fermée", "")
-	insertTurns(t, conn, ko1, ko2, ja1, ja2, em1, em2, fr)
-	insertTurns(t, conn, ko2)
+	testkit.InsertTurns(t, conn, ko1, ko2, ja1, ja2, em1, em2, fr)
+	testkit.InsertTurns(t, conn, ko2)
 	insertMeta(t, conn, threadMeta{thread: "ko", title: "Korean thread", updatedNS: 1})
 	return h
 }
@@ -108,7 +109,7 @@ func TestSearchSnippet(t *testing.T) {
 	h, conn := newServer(t)
 	content := strings.Repeat("앞 ", 5000) + "the NEEDLE is here " + strings.Repeat("뒤 ", 5000)
 	p, r := call("th1", "s1", "plan", 0, "planner", "openai", "gpt-5", 0, content, "ok")
-	insertTurns(t, conn, p, r)
+	testkit.InsertTurns(t, conn, p, r)
 	var got searchAnswer
 	getJSON(t, h, "/api/search?q=needle", http.StatusOK, &got)
 	if len(got.Results) != 1 {
@@ -146,8 +147,8 @@ func TestSearchPaging(t *testing.T) {
 		}
 		want = append(want, p.TurnID)
 	}
-	insertTurns(t, conn, rows...)
-	insertTurns(t, conn, again...)
+	testkit.InsertTurns(t, conn, rows...)
+	testkit.InsertTurns(t, conn, again...)
 	// Newest first: later start, then the greater turn id.
 	slices.SortFunc(want, func(a, b string) int { return strings.Compare(b, a) })
 	slices.SortStableFunc(want, func(a, b string) int {
@@ -260,7 +261,7 @@ func TestSearchEscapesHostileText(t *testing.T) {
 		id := fmt.Sprintf("s%d", i)
 		p, r := call(bad, id, bad, 0, bad, "openai", bad, i, "probe "+bad, "probe")
 		p.Project, r.Project = bad, bad
-		insertTurns(t, conn, p, r)
+		testkit.InsertTurns(t, conn, p, r)
 		insertMeta(t, conn, threadMeta{thread: bad, title: bad, updatedNS: 1})
 	}
 	res := get(t, h, "/search?q=probe")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -57,7 +58,7 @@ func TestEveryPageEscapesModelOutput(t *testing.T) {
 	// A cost, so the cost page lists the call's model, speaker and thread.
 	r.TokensIn, r.TokensOut, r.CostUSD = u32(100), u32(20), f64(0.5)
 	r.Attributes = []schema.Attr{{Key: evil, Value: evil}}
-	insertTurns(t, conn, p, r)
+	testkit.InsertTurns(t, conn, p, r)
 	insertMeta(t, conn, threadMeta{thread: thread, title: evil, updatedNS: 1})
 	// The call's span, so the trace page draws it from the spans table.
 	sp := traceSpan("x1", "", evil, 10, 1)

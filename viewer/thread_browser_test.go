@@ -58,7 +58,7 @@ func TestThreadPageInBrowser(t *testing.T) {
 	huge := strings.Repeat("0123456789abcdef\n", 10_000) + "the end"
 	hugeP, hugeR := call(thread, "extra-huge", "execute", 0, "기록자", "openai", "gpt-5", 30, "write 170 kB", huge)
 	longP.TraceID, longR.TraceID, koP.TraceID, koR.TraceID = "", "", "", ""
-	insertTurns(t, conn, longP, longR, koP, koR, hugeP, hugeR)
+	testkit.InsertTurns(t, conn, longP, longR, koP, koR, hugeP, hugeR)
 
 	base := serve(t, h)
 	page := base + "/threads/" + thread

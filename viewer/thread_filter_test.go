@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -35,7 +36,7 @@ func filterFixture(t *testing.T) (http.Handler, []string) {
 	for _, turn := range []*schema.Turn{&ep, &er, &tc, &tr} {
 		turn.SessionID = "sess-2"
 	}
-	insertTurns(t, conn, pp, pr, rp, rr, ep, er, tc, tr)
+	testkit.InsertTurns(t, conn, pp, pr, rp, rr, ep, er, tc, tr)
 	return h, []string{pp.TurnID, pr.TurnID, rp.TurnID, rr.TurnID, ep.TurnID, er.TurnID, tc.TurnID, tr.TurnID}
 }
 
@@ -227,7 +228,7 @@ func TestThreadTraceLinks(t *testing.T) {
 	p2, r2 := call("th-tr", "s2", "plan", 0, "planner", "openai", "gpt-5", 5, "three", "four")
 	p2.TraceID, r2.TraceID = "trace-b/x", "trace-b/x"
 	p3, r3 := call("th-one", "s3", "plan", 0, "planner", "openai", "gpt-5", 5, "five", "six")
-	insertTurns(t, conn, p1, r1, p2, r2, p3, r3)
+	testkit.InsertTurns(t, conn, p1, r1, p2, r2, p3, r3)
 	page := get(t, h, "/threads/th-tr").body
 	for _, want := range []string{
 		`<details class="traces"><summary>2 traces</summary> <a class="trace-link" href="/traces/trace-b%2Fx">trace-b/x</a> <a class="trace-link" href="/traces/trace-th-tr">trace-th-tr</a></details>`,

@@ -14,6 +14,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/internal/synth"
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -117,8 +118,8 @@ func TestThreadSummariesMatchFinal(t *testing.T) {
 	p2.Project, r2.Project = "other", "other"
 	r2.TokensOut = u32(3)
 	p3, r3 := call("bare", "b1", "", 0, "cli", "", "", 30, "hello", "hi")
-	insertTurns(t, conn, p1, r1, p2, r2, p3, r3)
-	insertTurns(t, conn, r1, r2)
+	testkit.InsertTurns(t, conn, p1, r1, p2, r2, p3, r3)
+	testkit.InsertTurns(t, conn, r1, r2)
 
 	for _, c := range []struct {
 		query, cond string
@@ -145,26 +146,6 @@ func TestThreadSummariesMatchFinal(t *testing.T) {
 	}
 }
 
-// computedAt reads the newest computed_ns of each thread's summaries.
-func computedAt(t *testing.T, conn driver.Conn) map[string]uint64 {
-	t.Helper()
-	rows, err := conn.Query(context.Background(), "SELECT thread_id, max(computed_ns) FROM thread_summary GROUP BY thread_id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	at := map[string]uint64{}
-	for rows.Next() {
-		var id string
-		var ns uint64
-		if err := rows.Scan(&id, &ns); err != nil {
-			t.Fatal(err)
-		}
-		at[id] = ns
-	}
-	return at
-}
-
 // A batch delivered again, then merged away, changes no number of the
 // list; the copy's new part has the summary of its thread recomputed (its
 // computed_ns moves) and not the other thread's, the merge neither; a new
@@ -180,10 +161,10 @@ func TestThreadSummaryRedelivery(t *testing.T) {
 	// which the test drops.
 	p3, r3 := call("th-old", "c1", "plan", 0, "planner", "openai", "gpt-5", 0, "old prompt", "old answer")
 	p3.StartNS, r3.StartNS = t0-40*24*uint64(time.Hour), t0-40*24*uint64(time.Hour)+1
-	insertTurns(t, conn, p1, r1, p2, r2, p3, r3)
+	testkit.InsertTurns(t, conn, p1, r1, p2, r2, p3, r3)
 
 	want := listThreads(t, h, "")
-	before := computedAt(t, conn)
+	before := testkit.SummaryVersions(t, conn)
 	if a := want["th-a"]; a.Turns != 2 || optional(a.TokensIn) != "100" || optional(a.CostUSD) != "0.5" {
 		t.Fatalf("th-a first listed as %v, want 2 turns, 100 tokens in, cost 0.5", a)
 	}
@@ -203,7 +184,7 @@ func TestThreadSummaryRedelivery(t *testing.T) {
 		// before the list reads it.
 		{"the batch delivered again", func() {
 			exec("SYSTEM STOP MERGES conversations")
-			insertTurns(t, conn, p1, r1)
+			testkit.InsertTurns(t, conn, p1, r1)
 		}, true},
 		{"OPTIMIZE TABLE conversations FINAL", func() {
 			exec("SYSTEM START MERGES conversations")
@@ -218,7 +199,7 @@ func TestThreadSummaryRedelivery(t *testing.T) {
 				t.Errorf("after %s, thread %s:\ngot  %v %q %q\nwant %v %q %q", s.name, id, g, g.Title, g.Preview, w, w.Title, w.Preview)
 			}
 		}
-		after := computedAt(t, conn)
+		after := testkit.SummaryVersions(t, conn)
 		if (after["th-a"] > before["th-a"]) != s.recomputed || after["th-b"] != before["th-b"] {
 			t.Errorf("after %s, computed_ns th-a %d -> %d, th-b %d -> %d; want th-a recomputed %v, th-b not",
 				s.name, before["th-a"], after["th-a"], before["th-b"], after["th-b"], s.recomputed)
@@ -228,7 +209,7 @@ func TestThreadSummaryRedelivery(t *testing.T) {
 
 	p4, r4 := call("th-a", "a2", "review", 0, "critic", "ollama", "llama", 30, "next prompt", "newest answer")
 	r4.TokensIn = u32(1)
-	insertTurns(t, conn, p4, r4)
+	testkit.InsertTurns(t, conn, p4, r4)
 	a := listThreads(t, h, "")["th-a"]
 	if a.Turns != 4 || optional(a.TokensIn) != "101" || a.LastNS != r4.StartNS || a.Preview != "newest answer" ||
 		!slices.Equal(a.Providers, []string{"ollama", "openai"}) {
@@ -253,8 +234,8 @@ func TestThreadSummaryTitleSearch(t *testing.T) {
 	p3, r3 := call("th-json", "j1", "plan", 0, "planner", "openai", "gpt-5", 30,
 		`[{"role":"system","content":"You plan."},{"role":"user","content":"Fix the\nLOGIN bug"}]`, "ok")
 	p4, r4 := call("th-renamed", "r1", "plan", 0, "planner", "openai", "gpt-5", 40, "original wording", "ok")
-	insertTurns(t, conn, p1, r1, p2, r2, p3, r3, p4, r4)
-	insertTurns(t, conn, p1, r1)
+	testkit.InsertTurns(t, conn, p1, r1, p2, r2, p3, r3, p4, r4)
+	testkit.InsertTurns(t, conn, p1, r1)
 	insertMeta(t, conn, threadMeta{thread: "th-renamed", title: "새 이름 🎉", updatedNS: 1})
 
 	for _, c := range []struct{ q, want string }{

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -59,8 +60,8 @@ func pageFixture(t *testing.T) http.Handler {
 	ap, _ := call(th, "s-adj", "adjudicate", 0, "judge", "anthropic", "claude", 80, "which plan wins?", "")
 
 	add(dp, dr, ep, er, pp1, pr1, pp2, pr2, rp, rr, cp, cr, vp, verr, beating(ap))
-	insertTurns(t, conn, turns...)
-	insertTurns(t, conn, pr1, rr) // delivered again
+	testkit.InsertTurns(t, conn, turns...)
+	testkit.InsertTurns(t, conn, pr1, rr) // delivered again
 	return h
 }
 
@@ -281,7 +282,7 @@ func TestThreadPageEscaping(t *testing.T) {
 	p.TraceID, r.TraceID = xssHref, xssHref
 	tc := r
 	tc.TurnID, tc.Role, tc.Seq, tc.ToolName, tc.ToolCallID, tc.StartNS = "x1:tool_call:2", schema.RoleToolCall, 2, "tool"+hostile, "c1", at(12)
-	insertTurns(t, conn, p, r, tc)
+	testkit.InsertTurns(t, conn, p, r, tc)
 	if res := put(t, h, "/api/threads/th-x/turns/"+r.TurnID+"/note", `{"memo": "`+strings.ReplaceAll(hostile, `"`, `\"`)+`"}`); res.status != http.StatusOK {
 		t.Fatalf("PUT memo: status %d: %s", res.status, res.body)
 	}
@@ -324,7 +325,7 @@ func TestThreadHistoryDedup(t *testing.T) {
 	p1, r1 := call("th-h", "h1", "plan", 0, "planner", "openai", "gpt-5", 10, msgs("system", "be brief", "user", "plan it"), "the plan")
 	p2, r2 := call("th-h", "h2", "plan", 0, "planner", "openai", "gpt-5", 20,
 		msgs("system", "be brief", "user", "plan it", "assistant", "the plan", "user", "shorter"), "short plan")
-	insertTurns(t, conn, p1, r1, p2, r2)
+	testkit.InsertTurns(t, conn, p1, r1, p2, r2)
 
 	page := get(t, h, "/threads/th-h").body
 	first := article(t, page, p1.TurnID)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer/query"
 )
@@ -63,7 +64,7 @@ func listFixture(t *testing.T) (http.Handler, driver.Conn) {
 	add("beta", p, r)
 	p, r = call("a1", "a1", "plan", 0, "planner", "openai", "gpt-5", 700, "archived 데이터", "ok")
 	add("alpha", p, r)
-	insertTurns(t, conn, turns...)
+	testkit.InsertTurns(t, conn, turns...)
 	insertMeta(t, conn,
 		threadMeta{thread: "t1", title: "Renamed Émoji 🎉 thread", updatedNS: 1},
 		threadMeta{thread: "a1", archived: true, updatedNS: 1},
@@ -168,8 +169,8 @@ func TestThreadsPaging(t *testing.T) {
 		turns = append(turns, p, r)
 		want = append(want, id)
 	}
-	insertTurns(t, conn, turns...)
-	insertTurns(t, conn, turns[4:6]...) // delivered twice: still one thread
+	testkit.InsertTurns(t, conn, turns...)
+	testkit.InsertTurns(t, conn, turns[4:6]...) // delivered twice: still one thread
 
 	var pages []string
 	var seen []string
@@ -301,7 +302,7 @@ func TestPatchThread(t *testing.T) {
 
 	// A thread id with a slash is reachable.
 	p, r := call("team/x y", "s1", "plan", 0, "planner", "openai", "gpt-5", 10, "slashed", "ok")
-	insertTurns(t, conn, p, r)
+	testkit.InsertTurns(t, conn, p, r)
 	if th := patchJSON(t, h, "team/x y", `{"title":"Slashed"}`); th.Title != "Slashed" {
 		t.Errorf("renamed team/x y = %q, want Slashed", th.Title)
 	}
@@ -384,7 +385,7 @@ func TestThreadsEscaping(t *testing.T) {
 	p, r := call("x1", "x1", "plan", 0, "planner", img, "m", 10, script+" title", "answer "+img+" "+script)
 	p2, r2 := call("x2", "x2", "plan", 0, "planner", "openai", "m", 5, "plain", js)
 	turns := append(inProject(js, p, r), inProject(script, p2, r2)...)
-	insertTurns(t, conn, turns...)
+	testkit.InsertTurns(t, conn, turns...)
 	patchJSON(t, h, "x2", `{"title":"`+strings.ReplaceAll(img, `"`, `\"`)+` `+js+`"}`)
 
 	for _, path := range []string{"/", "/?project=" + url.QueryEscape(js), "/?provider=" + url.QueryEscape(img), "/threads/x2"} {

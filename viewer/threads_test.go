@@ -55,8 +55,8 @@ func threadsFixture(t *testing.T) (http.Handler, driver.Conn) {
 		`[{"role":"system","content":"You are a planner."},{"role":"user","content":"Fix issue #418:\nparseConfig crashes"}]`, "ok")
 
 	// Later prompt first, duplicate response last: insert order must not matter.
-	insertTurns(t, conn, p2, r2, p1, r1, p3, r3, p4, r4, p5, r5, p6, r6, p7, r7, p8, r8)
-	insertTurns(t, conn, r2)
+	testkit.InsertTurns(t, conn, p2, r2, p1, r1, p3, r3, p4, r4, p5, r5, p6, r6, p7, r7, p8, r8)
+	testkit.InsertTurns(t, conn, r2)
 	insertMeta(t, conn,
 		threadMeta{thread: "th-titled", title: "Old title", updatedNS: 1},
 		threadMeta{thread: "th-titled", title: "Newer <b>title</b>", updatedNS: 2},

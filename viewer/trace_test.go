@@ -10,6 +10,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -71,8 +72,8 @@ func traceFixture(t *testing.T) http.Handler {
 	r.TokensIn, r.TokensOut, r.CostUSD = u32(100), u32(50), f64(0.25)
 	run, _ := call("th1", "run", "execute", 0, "executor", "openai", "gpt-5", 8, "go on", "")
 	run.ParentSpanID = "root"
-	insertTurns(t, conn, p, r, beating(run))
-	insertTurns(t, conn, r) // delivered again
+	testkit.InsertTurns(t, conn, p, r, beating(run))
+	testkit.InsertTurns(t, conn, r) // delivered again
 	return h
 }
 
@@ -228,7 +229,7 @@ func TestSpanTurnContent(t *testing.T) {
 	p, r := call("th1", "s1", "plan", 0, "planner", "openai", "gpt-5", 0, long, "ok")
 	jp, jr := call("th1", "s2", "plan", 0, "planner", "openai", "gpt-5", 2,
 		`[{"role":"system","content":"be brief"},{"role":"user","content":"fix <b>it</b>"}]`, "done")
-	insertTurns(t, conn, p, r, jp, jr)
+	testkit.InsertTurns(t, conn, p, r, jp, jr)
 	var got struct{ Turns []viewer.SpanTurn }
 	getJSON(t, h, "/api/traces/trace-th1/spans/s1/turns", http.StatusOK, &got)
 	if len(got.Turns) != 2 {
@@ -272,7 +273,7 @@ func TestTraceEscapesHostileText(t *testing.T) {
 		insertTraceSpans(t, conn, sp)
 		p, r := call(bad, id, bad, 0, bad, "openai", bad, i, bad, bad)
 		p.TraceID, r.TraceID = "trace-th1", "trace-th1"
-		insertTurns(t, conn, p, r)
+		testkit.InsertTurns(t, conn, p, r)
 	}
 	for _, path := range []string{"/traces/trace-th1", "/traces/trace-th1?span=s0", "/traces/trace-th1?span=s1", "/traces/trace-th1?span=s2"} {
 		res := get(t, h, path)
@@ -293,7 +294,7 @@ func TestTraceThreads(t *testing.T) {
 	other.ThreadID = "th2"
 	insertTraceSpans(t, conn, root, traceSpan("llm", "root", "chat", 2, 1), other)
 	p, r := call("th1", "llm", "plan", 0, "planner", "openai", "gpt-5", 2, "q", "a")
-	insertTurns(t, conn, p, r)
+	testkit.InsertTurns(t, conn, p, r)
 	var tr viewer.Trace
 	getJSON(t, h, "/api/traces/trace-th1", http.StatusOK, &tr)
 	if got := strings.Join(tr.ThreadIDs, ","); got != "th1,th2" {
@@ -308,7 +309,7 @@ func TestTraceFromTurnsOnly(t *testing.T) {
 	p1, r1 := call("th1", "c1", "plan", 0, "planner", "openai", "gpt-5", 0, "q1", "a1")
 	p2, r2 := call("th1", "c2", "review", 0, "reviewer", "anthropic", "claude", 2, "q2", "a2")
 	r2.Role, r2.TurnID, r2.Status, r2.Error = schema.RoleError, schema.ResponseTurnID("c2", true), schema.StatusError, "overloaded"
-	insertTurns(t, conn, p1, r1, p2, r2)
+	testkit.InsertTurns(t, conn, p1, r1, p2, r2)
 	var tr viewer.Trace
 	getJSON(t, h, "/api/traces/trace-th1", http.StatusOK, &tr)
 	var got []string

@@ -52,23 +52,6 @@ func (r *recordingDB) take() []string {
 	return read
 }
 
-func insertRows(t *testing.T, conn driver.Conn, turns ...schema.Turn) {
-	t.Helper()
-	ctx := context.Background()
-	batch, err := conn.PrepareBatch(ctx, "INSERT INTO conversations ("+strings.Join(schema.TurnColumns, ", ")+")")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range turns {
-		if err := batch.Append(turns[i].Values()...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := batch.Send(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func turnAt(thread, id string, startNS uint64, cost float64) schema.Turn {
 	return schema.Turn{
 		TurnID: id, TraceID: "t-" + thread, SpanID: "s-" + id, Project: "p", ThreadID: thread,
@@ -87,7 +70,7 @@ func TestThreadSummariesReadWhatChanged(t *testing.T) {
 	db := &recordingDB{DB: conn}
 	s := New(db, 100, time.Minute)
 	now := uint64(time.Now().UnixNano())
-	insertRows(t, conn, turnAt("a", "a1", now-3e9, 1), turnAt("b", "b1", now-2e9, 2))
+	testkit.InsertTurns(t, conn, turnAt("a", "a1", now-3e9, 1), turnAt("b", "b1", now-2e9, 2))
 
 	list := func(step string, reads int) map[string]Thread {
 		t.Helper()
@@ -114,24 +97,6 @@ func TestThreadSummariesReadWhatChanged(t *testing.T) {
 		}
 	}
 
-	computed := func() map[string]uint64 {
-		t.Helper()
-		rows, err := conn.Query(ctx, "SELECT thread_id, max(computed_ns) FROM thread_summary GROUP BY thread_id")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		at := map[string]uint64{}
-		for rows.Next() {
-			var id string
-			var ns uint64
-			if err := rows.Scan(&id, &ns); err != nil {
-				t.Fatal(err)
-			}
-			at[id] = ns
-		}
-		return at
-	}
 	exec := func(sql string) {
 		t.Helper()
 		if err := conn.Exec(ctx, sql); err != nil {
@@ -145,23 +110,23 @@ func TestThreadSummariesReadWhatChanged(t *testing.T) {
 
 	// A new turn of a: its part's threads, their fingerprints, their
 	// summaries; b's summary is not recomputed.
-	before := computed()
+	before := testkit.SummaryVersions(t, conn)
 	a2 := turnAt("a", "a2", now-1e9, 0.5)
-	insertRows(t, conn, a2)
+	testkit.InsertTurns(t, conn, a2)
 	check("new turn", list("new turn", 3), map[string]string{"a": "2 turns, $1.5", "b": "1 turns, $2"})
-	after := computed()
+	after := testkit.SummaryVersions(t, conn)
 	if after["a"] <= before["a"] || after["b"] != before["b"] {
 		t.Errorf("after a new turn of a, computed_ns a %d -> %d, b %d -> %d; want a recomputed, b not", before["a"], after["a"], before["b"], after["b"])
 	}
 
-	insertRows(t, conn, a2)
+	testkit.InsertTurns(t, conn, a2)
 	check("delivered again", list("delivered again", 3), map[string]string{"a": "2 turns, $1.5", "b": "1 turns, $2"})
 
 	exec("OPTIMIZE TABLE conversations FINAL")
 	check("merged", list("merged", 0), map[string]string{"a": "2 turns, $1.5", "b": "1 turns, $2"})
 
 	// A late turn, two months back: a partition of its own.
-	insertRows(t, conn, turnAt("c", "c1", now-60*24*uint64(time.Hour), 4))
+	testkit.InsertTurns(t, conn, turnAt("c", "c1", now-60*24*uint64(time.Hour), 4))
 	check("late turn", list("late turn", 3), map[string]string{"a": "2 turns, $1.5", "b": "1 turns, $2", "c": "1 turns, $4"})
 	check("warm again", list("warm again", 0), map[string]string{"c": "1 turns, $4"})
 
@@ -190,7 +155,7 @@ func TestCostsChangedRecomputesThreads(t *testing.T) {
 	ctx := context.Background()
 	s := New(conn, 100, time.Minute)
 	now := uint64(time.Now().UnixNano())
-	insertRows(t, conn, turnAt("a", "a1", now-3e9, 1), turnAt("b", "b1", now-2e9, 2))
+	testkit.InsertTurns(t, conn, turnAt("a", "a1", now-3e9, 1), turnAt("b", "b1", now-2e9, 2))
 	cost := func() map[string]string {
 		t.Helper()
 		page, err := s.Threads(ctx, ThreadFilter{Limit: 10})

@@ -32,7 +32,7 @@ func TestSearchReadsNewestMonthsFirst(t *testing.T) {
 	for _, tt := range turns {
 		turn := turnAt("th", tt.id, tt.at, 1)
 		turn.Content = "needle in " + tt.id
-		insertRows(t, conn, turn)
+		testkit.InsertTurns(t, conn, turn)
 	}
 	// jan2 delivered five times, merges stopped so that none folds the
 	// copies before the searches read them.
@@ -42,7 +42,7 @@ func TestSearchReadsNewestMonthsFirst(t *testing.T) {
 	again := turnAt("th", "jan2", month(1, 20), 1)
 	again.Content = "needle in jan2"
 	for range 4 {
-		insertRows(t, conn, again)
+		testkit.InsertTurns(t, conn, again)
 	}
 
 	search := func(f SearchFilter, limit int) (ids string, keyQueries int) {

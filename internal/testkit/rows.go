@@ -1,0 +1,55 @@
+package testkit
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// InsertTurns writes rows to conversations in one batch, in the order
+// given.
+func InsertTurns(t testing.TB, conn driver.Conn, turns ...schema.Turn) {
+	t.Helper()
+	ctx := context.Background()
+	batch, err := conn.PrepareBatch(ctx, "INSERT INTO conversations ("+strings.Join(schema.TurnColumns, ", ")+")")
+	if err != nil {
+		t.Fatalf("prepare batch: %v", err)
+	}
+	defer batch.Close()
+	for i := range turns {
+		if err := batch.Append(turns[i].Values()...); err != nil {
+			t.Fatalf("append turn %s: %v", turns[i].TurnID, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		t.Fatalf("insert turns: %v", err)
+	}
+}
+
+// SummaryVersions reads the newest computed_ns of each thread's
+// summaries: it moves when a thread's summary is recomputed.
+func SummaryVersions(t testing.TB, conn driver.Conn) map[string]uint64 {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), "SELECT thread_id, max(computed_ns) FROM thread_summary GROUP BY thread_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	at := map[string]uint64{}
+	for rows.Next() {
+		var id string
+		var ns uint64
+		if err := rows.Scan(&id, &ns); err != nil {
+			t.Fatal(err)
+		}
+		at[id] = ns
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
