@@ -153,19 +153,7 @@ func (s Store) recomputeDays(ctx context.Context, run []uint32, version uint64) 
 		if len(keys) == len(run) {
 			return keys, nil
 		}
-		if err := s.recomputeCost(ctx, from, to, version); err != nil {
-			return nil, err
-		}
-		// The states go last: a reader that finds a version finds all
-		// its rows.
-		if err := s.db.Exec(ctx, insertCostStates, run, version); err != nil {
-			return nil, fmt.Errorf("record cost summary versions: %w", err)
-		}
-		keys = keys[:0]
-		for _, d := range run {
-			keys = append(keys, costVersion(d, version))
-		}
-		return keys, nil
+		return s.recomputeRun(ctx, run, version)
 	}
 	if s.flights == nil {
 		return recompute()
@@ -262,30 +250,6 @@ SELECT DISTINCT toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)), toUInt8(1), t
 FROM conversations
 WHERE _part IN ?`
 
-	// costRecomputeWhere is the whole days [?, ?) of every project.
-	costRecomputeWhere = `
-FROM conversations FINAL
-WHERE ts >= toDateTime(?) AND ts < toDateTime(?)
-  AND start_ns >= ? AND start_ns < ?
-  AND cost_source != ''`
-
-	// insertCostDaily recomputes the summaries of days server-side: no
-	// row crosses the network.
-	insertCostDaily = `
-INSERT INTO cost_daily (project, day, computed_ns, model, provider, phase, speaker, agent,
-    calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced)
-SELECT project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS cell_day, toUInt64(?) AS version,
-       model, provider, phase, speaker, agent,` + costUsageColumns +
-		costRecomputeWhere + `
-GROUP BY project, cell_day, model, provider, phase, speaker, agent`
-
-	insertCostThreadDaily = `
-INSERT INTO cost_thread_daily (project, day, computed_ns, thread_id,
-    calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced)
-SELECT project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS cell_day, toUInt64(?) AS version, thread_id,` +
-		costUsageColumns + costRecomputeWhere + `
-GROUP BY project, cell_day, thread_id`
-
 	// insertCostStates makes a version current for some days, passed as
 	// an array: INSERT … VALUES with bound arguments hangs over the native
 	// protocol.
@@ -325,26 +289,4 @@ func (s Store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint3
 		return nil, fmt.Errorf("read cost summary states: %w", err)
 	}
 	return states, nil
-}
-
-// recomputeCost writes version of the summaries of days [fromDay, toDay)
-// from conversations FINAL. Its two scans run side by side, on the
-// server's cores.
-func (s Store) recomputeCost(ctx context.Context, fromDay, toDay uint32, version uint64) error {
-	from, to := uint64(fromDay)*schema.DayNS, uint64(toDay)*schema.DayNS
-	args := []any{version, from / uint64(time.Second), to / uint64(time.Second), from, to}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := s.db.Exec(gctx, insertCostDaily, args...); err != nil {
-			return fmt.Errorf("summarize cost of days %d..%d: %w", fromDay, toDay, err)
-		}
-		return nil
-	})
-	g.Go(func() error {
-		if err := s.db.Exec(gctx, insertCostThreadDaily, args...); err != nil {
-			return fmt.Errorf("summarize thread cost of days %d..%d: %w", fromDay, toDay, err)
-		}
-		return nil
-	})
-	return g.Wait()
 }

@@ -17,10 +17,11 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	fixtures := []string{cols + rows, cols + rows} // the same batch delivered twice
 	// Summarize day 1 (version 100) as refreshCost does; day 2 is read
 	// live, as the tail of the range.
-	recompute := []any{uint64(100), uint64(86400), uint64(2 * 86400), uint64(day), uint64(2 * day)}
+	// Day 1 has copies (the batch delivered twice): folded with FINAL.
+	recompute := []any{uint64(100), uint64(86400), uint64(2 * 86400), uint64(day), uint64(2 * day), sqlArray([]uint32{1})}
 	fixtures = append(fixtures,
-		inline(t, insertCostDaily, recompute...),
-		inline(t, insertCostThreadDaily, recompute...),
+		inline(t, fmt.Sprintf(insertCostDaily, folded), recompute...),
+		inline(t, fmt.Sprintf(insertCostThreadDaily, folded), recompute...),
 		inline(t, insertCostStates, sqlArray([]uint32{1}), uint64(100)),
 		// Then the parts arrive that hold day 2 and day 1 again: both
 		// stale, newer than the state of day 1.
@@ -33,6 +34,9 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectPhaseTotals, "th1"),
 		inline(t, selectCostStates, uint32(0), uint32(3)),
 		selectActiveParts,
+		inline(t, selectCopyDays, dayArgs(0, 3)...),
+		// As they are, day 1 counts its copies: what copyDays keeps it from.
+		"SELECT calls FROM (" + inline(t, fmt.Sprintf(selectCostDaily, asTheyAre), append([]any{uint64(1)}, append(dayArgs(0, 3), sqlArray([]uint32{1}))...)...) + ")",
 	}
 	out := runModern(t, fixtures, queries)
 	wantTypes := map[string]string{
@@ -62,6 +66,12 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	}
 	if parts := out.Results[4].Rows; len(parts) == 0 {
 		t.Error("no active part of conversations listed")
+	}
+	if got := fmt.Sprint(out.Results[5].Rows); got != "[map[copy_day:1] map[copy_day:2]]" && got != "[map[copy_day:2] map[copy_day:1]]" {
+		t.Errorf("days with copies = %s, want days 1 and 2 (the batch was delivered twice)", got)
+	}
+	if got := fmt.Sprint(out.Results[6].Rows); got != "[map[calls:2]]" {
+		t.Errorf("day 1 summed as it is = %s, want 2 calls (its one call twice)", got)
 	}
 	if ph := out.Results[2].Rows; len(ph) != 2 || ph[0]["phase_name"] != "plan" || fmt.Sprint(ph[1]["unpriced"]) != "1" {
 		t.Errorf("phase totals = %v, want plan, then review with one unpriced call", ph)
