@@ -173,25 +173,15 @@ func (s Store) searchKeys(ctx context.Context, f SearchFilter, limit int) ([]sea
 	if f.Before != nil {
 		rest = searchMonthsAfter
 	}
-	steps := []struct {
-		months string
-		month  uint32
-	}{{searchMonthIs, months[0]}}
-	if len(months) > 1 {
-		steps = append(steps, struct {
-			months string
-			month  uint32
-		}{rest, months[1]})
-	}
 	var keys []searchKey
 	seen := map[searchKey]bool{}
-	for _, step := range steps {
-		query, args := searchKeysQuery(f, step.months)
+	for i, cond := range []string{searchMonthIs, rest}[:min(len(months), 2)] {
+		query, args := searchKeysQuery(f, cond)
 		// Copies of a turn delivered twice share a key: ask for twice the
 		// page, and again for twice as many when copies still leave it
 		// short of what the months hold.
 		for n := 2 * (limit - len(keys)); ; n *= 2 {
-			got, rows, err := s.searchMonth(ctx, query, append(append([]any{step.month}, args...), uint64(n)), seen)
+			got, rows, err := s.searchMonth(ctx, query, append(append([]any{months[i]}, args...), uint64(n)), seen)
 			if err != nil {
 				return nil, err
 			}
@@ -314,27 +304,31 @@ func monthOf(ns uint64) uint32 {
 }
 
 // ThreadTitles returns the title of each hit's thread, as the threads
-// list shows it, from the threads' summaries, brought up to date first.
+// list shows it, from the threads' summaries. The search page brings them
+// up to date just before (SearchProjects); only a hit of a thread with no
+// summary yet, new since, has them brought up to date again.
 func (s Store) ThreadTitles(ctx context.Context, hits []SearchHit) (map[string]string, error) {
 	titles := make(map[string]string)
-	if len(hits) == 0 {
-		return titles, nil
-	}
-	if err := s.refreshSummaries(ctx); err != nil {
-		return nil, err
-	}
 	var ids []string
 	for _, h := range hits {
 		if !slices.Contains(ids, h.ThreadID) {
 			ids = append(ids, h.ThreadID)
 		}
 	}
-	threads, err := s.queryThreads(ctx, threadsOfIDs("IN ?"), idTuple(ids))
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range threads {
-		titles[t.ID] = t.Title
+	for refreshed := false; len(ids) > 0; refreshed = true {
+		threads, err := s.queryThreads(ctx, threadsOfIDs("IN ?"), idTuple(ids))
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range threads {
+			titles[t.ID] = t.Title
+		}
+		if refreshed || len(titles) == len(ids) {
+			break
+		}
+		if err := s.refreshSummaries(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return titles, nil
 }

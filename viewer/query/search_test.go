@@ -2,11 +2,13 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/schema"
 )
 
 // Search reads the newest month partition first and stops when it holds
@@ -84,5 +86,40 @@ func TestSearchReadsNewestMonthsFirst(t *testing.T) {
 	// again for 8.
 	if ids, n := search(SearchFilter{ToNS: month(2, 1)}, 2); ids != "jan2,jan1" || n != 2 {
 		t.Errorf("page of 2 up to February: %s from %d queries, want jan2,jan1 from 2 queries of January", ids, n)
+	}
+}
+
+// The titles of search hits come from the summaries, brought up to date
+// when a hit's thread has none yet: the first search of a new database,
+// and a thread that began since the summaries were last refreshed.
+func TestThreadTitlesOfNewThreads(t *testing.T) {
+	conn, _ := testkit.Open(t)
+	ctx := context.Background()
+	s := New(conn, 100, time.Minute)
+	now := uint64(time.Now().UnixNano())
+	prompt := func(thread, text string, at uint64) {
+		turn := turnAt(thread, thread+"-p", at, 0)
+		turn.Role, turn.Content, turn.CostSource = schema.RolePrompt, text, ""
+		testkit.InsertTurns(t, conn, turn)
+	}
+	titles := func() string {
+		t.Helper()
+		hits, err := s.Search(ctx, SearchFilter{Q: "needle"}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ThreadTitles(ctx, hits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(got)
+	}
+	prompt("old", "needle in the old thread", now-2e9)
+	if got := titles(); got != "map[old:needle in the old thread]" {
+		t.Errorf("titles with no summary yet: %s", got)
+	}
+	prompt("new", "needle in the new thread", now-1e9)
+	if got := titles(); got != "map[new:needle in the new thread old:needle in the old thread]" {
+		t.Errorf("titles after a new thread began: %s", got)
 	}
 }

@@ -124,30 +124,12 @@ type threadKey struct{ project, thread string }
 // sum of its thread's raw rows.
 type fingerprint struct{ rows, hash uint64 }
 
-// refreshSummaries recomputes the summaries whose thread's rows changed
-// since they were computed, and marks as gone those whose rows are gone.
-// Requests that arrive while a refresh runs share it rather than each
-// recomputing the same threads; the refresh outlives a caller that gives
-// up, so the others still get it.
+// refreshSummaries recomputes the summaries of the threads that parts of
+// conversations not read yet hold rows of (changes.go), or, when there is
+// no telling what changed, of every thread whose fingerprint changed, and
+// marks as gone those whose rows are gone. Concurrent requests share one
+// refresh (catchUp).
 func (s Store) refreshSummaries(ctx context.Context) error {
-	if s.flights == nil {
-		return s.refreshSummariesNow(ctx)
-	}
-	ch := s.flights.DoChan("thread_summary", func() (any, error) {
-		return nil, s.refreshSummariesNow(context.WithoutCancel(ctx))
-	})
-	select {
-	case res := <-ch:
-		return res.Err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// refreshSummariesNow recomputes the summaries of the threads that parts
-// of conversations not read yet hold rows of (changes.go), or, when there
-// is no telling what changed, of every thread whose fingerprint changed.
-func (s Store) refreshSummariesNow(ctx context.Context) error {
 	return s.catchUp(ctx, "thread_summary", s.refreshAllSummaries, s.refreshTouchedSummaries)
 }
 
