@@ -317,8 +317,8 @@ func waitTurns(t *testing.T, conn driver.Conn, want map[string]schema.Turn) map[
 	for {
 		got := map[string]schema.Turn{}
 		rows, err := conn.Query(context.Background(), `
-SELECT turn_id, role, content, error
-FROM conversations
+SELECT turn_id, role, `+schema.WholeContentSQL+` AS whole_content, error
+FROM conversations `+schema.HistoryJoinSQL+`
 WHERE has(?, span_id)
 ORDER BY turn_id, revision DESC
 LIMIT 1 BY turn_id`, spanIDs)

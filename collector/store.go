@@ -45,6 +45,7 @@ var (
 	insertTurns  = "INSERT INTO conversations (" + strings.Join(schema.TurnColumns, ", ") + ")"
 	insertSpans  = "INSERT INTO spans (" + strings.Join(schema.SpanColumns, ", ") + ")"
 	insertStaged = "INSERT INTO join_staging (" + strings.Join(schema.StagedColumns, ", ") + ")"
+	insertMsgs   = "INSERT INTO messages (" + strings.Join(schema.MessageColumns, ", ") + ")"
 )
 
 // result is what became of a batch's inserts: each table's error, nil when
@@ -107,9 +108,26 @@ func (w *writer) store(sets ...rows) result {
 	res.staged = w.insert("join_staging", nst, func() error {
 		return insertRows(ctx, w.conn, insertStaged, (*schema.Staged).Values, staged...)
 	})
-	res.turns = w.insert("conversations", nt, func() error {
-		return insertRows(ctx, w.conn, insertTurns, (*schema.Turn).Values, turns...)
-	})
+	// The history a prompt repeats is stored before the prompt, so that no
+	// reader meets a reference to a message that is not there.
+	splits, msgs := w.history.split(turns)
+	// They are not rows of the pipeline's: Stats does not count them.
+	if len(msgs) > 0 {
+		if err := insertRows(ctx, w.conn, insertMsgs, (*schema.StoredMessage).Values, msgs); err != nil {
+			res.turns = fmt.Errorf("write messages: %w", err)
+		}
+	}
+	if res.turns == nil {
+		w.history.add(msgs)
+		res.turns = w.insert("conversations", nt, func() error {
+			return insertRows(ctx, w.conn, insertTurns, func(t *schema.Turn) []any {
+				if s, ok := splits[t]; ok {
+					t = s
+				}
+				return t.Values()
+			}, turns...)
+		})
+	}
 	res.spans = w.insert("spans", ns, func() error {
 		return insertRows(ctx, w.conn, insertSpans, (*schema.Span).Values, spans...)
 	})

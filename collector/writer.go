@@ -88,6 +88,7 @@ type writer struct {
 	sentLarge               bool              // a large batch was sent since memory was last freed; writer goroutine only
 	redact                  *redactor         // nil when redaction is off
 	sdk                     mapping.SDKReader // writer goroutine only
+	history                 historyCache      // writer goroutine only
 }
 
 func newWriter(d dialer, cfg config) *writer {

@@ -60,8 +60,13 @@ type Turn struct {
 	ToolName     string `json:"tool_name"`
 	ToolCallID   string `json:"tool_call_id"`
 	Content      string `json:"content"`
-	ContentBytes uint32 `json:"content_bytes"`
-	Truncated    bool   `json:"truncated"`
+	// History are the ids of the earlier messages a prompt repeats, in
+	// order, each stored once in the messages table; Content then holds
+	// only the messages after them (SplitHistory). Readers put the prompt
+	// back together (genai.JoinHistory).
+	History      []string `json:"-"`
+	ContentBytes uint32   `json:"content_bytes"`
+	Truncated    bool     `json:"truncated"`
 	// Internal marks a turn kept for the audit trail only: out of the
 	// recent context and of the thread page unless asked for.
 	Internal bool `json:"internal"`
@@ -94,7 +99,7 @@ var TurnColumns = []string{
 	"turn_id", "trace_id", "span_id", "parent_span_id", "parent_turn_id",
 	"project", "thread_id", "session_id", "phase", "speaker", "agent", "round",
 	"role", "seq", "operation", "provider", "model", "tool_name", "tool_call_id",
-	"content", "content_bytes", "truncated", "internal",
+	"content", "history", "content_bytes", "truncated", "internal",
 	"tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
 	"cost_usd", "cost_source", "status", "error", "start_ns", "duration_ns", "heartbeat_ns",
 	"attributes.key", "attributes.value", "revision",
@@ -123,7 +128,7 @@ func (t *Turn) Values() []any {
 		t.TurnID, t.TraceID, t.SpanID, t.ParentSpanID, t.ParentTurnID,
 		t.Project, t.ThreadID, t.SessionID, t.Phase, t.Speaker, t.Agent, t.Round,
 		t.Role, t.Seq, t.Operation, t.Provider, t.Model, t.ToolName, t.ToolCallID,
-		t.Content, t.ContentBytes, boolByte(t.Truncated), boolByte(t.Internal),
+		t.Content, history(t.History), t.ContentBytes, boolByte(t.Truncated), boolByte(t.Internal),
 		t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning,
 		t.CostUSD, t.costSource(), t.Status, t.Error, t.StartNS, t.DurationNS, t.HeartbeatNS,
 		keys, values, t.Revision,
@@ -202,6 +207,14 @@ func (t *Turn) costSource() string {
 		return CostUnknown
 	}
 	return ""
+}
+
+// history is ids as an Array(String) column value: empty, never nil.
+func history(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
 }
 
 func splitAttrs(attrs []Attr) (keys, values []string) {

@@ -7,10 +7,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // The README's curl example of the attribute contract, sent as it stands
@@ -46,5 +49,45 @@ FROM conversations FINAL WHERE span_id = 'eee19b7ec3c1b174' ORDER BY seq`)
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the README's example stored:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The README's query that puts a thread's prompts back together from their
+// stored history gives, for every prompt of the demo, what the viewer
+// shows of it, byte for byte.
+func TestReadmePromptQuery(t *testing.T) {
+	section := readmeSection(t, "Query with SQL")
+	m := regexp.MustCompile("(?s)```sql\n(-- Every prompt of one thread, whole.*?);\n```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("README's Query with SQL section has no query that puts prompts back together")
+	}
+	conn, dsn := testkit.Open(t)
+	code, out, stderr := runCapture(t, "demo", "--clickhouse", dsn)
+	if code != 0 {
+		t.Fatalf("demo: exit %d, stderr %q", code, stderr)
+	}
+	thread := strings.TrimSpace(out)
+	db := strings.TrimPrefix(dsn[strings.LastIndex(dsn, "/"):], "/")
+	q := strings.ReplaceAll(strings.ReplaceAll(m[1], "convtrace.", db+"."), "'issue-42'", "'"+thread+"'")
+	got := queryText(t, conn, q)
+
+	store := query.New(conn, 100, time.Minute)
+	turns, err := store.Turns(context.Background(), thread, query.TurnFilter{Role: schema.RolePrompt}, 1000, query.AllContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	repeats := 0
+	for _, tu := range turns {
+		want = append(want, tu.Speaker+" "+tu.Phase+" "+tu.Content)
+		if strings.Contains(tu.Content, `"role":"assistant"`) {
+			repeats++
+		}
+	}
+	if repeats == 0 {
+		t.Fatal("no prompt of the demo repeats history: the query is not put to the test")
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the README's query gives:\n%s\nthe viewer:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -310,6 +310,13 @@ var configTmpl = template.Must(template.New("config").Parse(`<?xml version="1.0"
     <uncompressed_cache_size>268435456</uncompressed_cache_size>
     <max_concurrent_queries>100</max_concurrent_queries>
     <mlock_executable>false</mlock_executable>
+    <compression>
+        <case>
+            <min_part_size>0</min_part_size>
+            <min_part_size_ratio>0</min_part_size_ratio>
+            <method>zstd</method>
+        </case>
+    </compression>
 </yandex>
 `))
 

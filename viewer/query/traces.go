@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/convtrace/convtrace/schema"
 )
@@ -100,7 +101,7 @@ SELECT turn_id, thread_id, role, seq, speaker, phase, model, tool_name, status, 
        start_ns, duration_ns, tokens_in, tokens_out, cost_usd,
        substringUTF8(content, 1, ?) AS content_head,
        toUInt8(length(content) > length(content_head) OR truncated != 0) AS content_cut,
-       content_bytes
+       content_bytes, history
 FROM conversations
 WHERE trace_id = ? AND span_id = ?
 ORDER BY start_ns, seq, turn_id, revision DESC
@@ -173,7 +174,7 @@ func (s Store) SpanTurns(ctx context.Context, traceID, spanID string) ([]SpanTur
 		)
 		if err := rows.Scan(&t.TurnID, &t.ThreadID, &t.Role, &t.Seq, &t.Speaker, &t.Phase, &t.Model, &t.ToolName,
 			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &t.TokensIn, &t.TokensOut, &t.CostUSD,
-			&t.Content, &cut, &t.ContentBytes); err != nil {
+			&t.Content, &cut, &t.ContentBytes, &t.History); err != nil {
 			return nil, fmt.Errorf("scan span turn: %w", err)
 		}
 		t.ContentCut = cut != 0
@@ -181,6 +182,19 @@ func (s Store) SpanTurns(ctx context.Context, traceID, spanID string) ([]SpanTur
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read span turns: %w", err)
+	}
+	prompts := make([]storedPrompt, len(turns))
+	for i := range turns {
+		t := &turns[i]
+		prompts[i] = storedPrompt{threadID: t.ThreadID, history: t.History, content: &t.Content, cut: &t.ContentCut}
+	}
+	if err := s.joinHistory(ctx, prompts, utf8.UTFMax*spanTurnRunes); err != nil {
+		return nil, err
+	}
+	for i := range turns {
+		if t := &turns[i]; len(t.History) > 0 && utf8.RuneCountInString(t.Content) > spanTurnRunes {
+			t.Content, t.ContentCut = string([]rune(t.Content)[:spanTurnRunes]), true
+		}
 	}
 	return turns, nil
 }

@@ -91,7 +91,7 @@ const callAlive = `greatest(start_ns, heartbeat_ns) >= ?`
 const selectTurns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
-       substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, content_bytes, truncated, internal,
+       substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, history, content_bytes, truncated, internal,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd,
        status, error, start_ns, duration_ns,
        arraySlice(attributes.key, 1, ` + pageAttributesStr + `) AS attr_keys,
@@ -247,7 +247,7 @@ func (s Store) Turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 		err := rows.Scan(&t.TurnID, &t.TraceID, &t.SpanID, &t.ParentSpanID, &t.ParentTurnID, &t.Project,
 			&t.ThreadID, &t.SessionID, &t.Phase, &t.Speaker, &t.Agent, &t.Round, &t.Role, &t.Seq,
 			&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
-			&t.Content, &stored, &t.ContentBytes, &truncated, &internal,
+			&t.Content, &stored, &t.History, &t.ContentBytes, &truncated, &internal,
 			&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD,
 			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &attrKeys, &attrVals, &attrTotal, &state)
 		if err != nil {
@@ -266,6 +266,14 @@ func (s Store) Turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 		return nil, fmt.Errorf("read turns: %w", err)
 	}
 	slices.Reverse(turns)
+	var prompts []storedPrompt
+	for i := range turns {
+		t := &turns[i]
+		prompts = append(prompts, storedPrompt{threadID: t.ThreadID, history: t.History, content: &t.Content, cut: &t.ContentCut})
+	}
+	if err := s.joinHistory(ctx, prompts, contentBytes); err != nil {
+		return nil, err
+	}
 
 	notes, err := s.Notes(ctx, threadID)
 	if err != nil {
@@ -311,9 +319,10 @@ func (s Store) CountTurns(ctx context.Context, threadID string, f TurnFilter) (i
 	return int(n), nil
 }
 
-// selectContent reads all of one turn's content.
+// selectContent reads all of one turn's content, and the history it
+// repeats.
 const selectContent = `
-SELECT content
+SELECT content, history
 FROM conversations
 WHERE thread_id = ? AND turn_id = ?
 LIMIT 1`
@@ -335,11 +344,17 @@ func (s Store) TurnContent(ctx context.Context, threadID, turnID string) (string
 		}
 		return "", ErrTurnNotFound
 	}
-	var content string
-	if err := rows.Scan(&content); err != nil {
+	var (
+		content string
+		history []string
+		cut     bool
+	)
+	if err := rows.Scan(&content, &history); err != nil {
 		return "", fmt.Errorf("scan turn content: %w", err)
 	}
-	return content, nil
+	rows.Close()
+	err = s.joinHistory(ctx, []storedPrompt{{threadID: threadID, history: history, content: &content, cut: &cut}}, AllContent)
+	return content, err
 }
 
 // Failed says whether the turn records a failure: an error row, or a

@@ -1,0 +1,77 @@
+package collector
+
+import (
+	"github.com/convtrace/convtrace/schema"
+)
+
+// historyCache remembers the messages of threads' history the writer has
+// stored, so that a loop's prompts, which repeat them call after call,
+// store each once (schema.StoreHistoryOnce) instead of once per call. It
+// holds two generations of at most historyCacheSize keys: when the newer
+// fills up the older is dropped, so memory stays bounded and the messages
+// of running threads stay known. A message it forgets is stored again, and
+// storage folds the copies. Only the writer goroutine uses it.
+type historyCache struct {
+	newer, older map[string]struct{}
+}
+
+const historyCacheSize = 1 << 16
+
+func historyKey(m *schema.StoredMessage) string { return m.ThreadID + "\x00" + m.ID }
+
+func (c *historyCache) has(key string) bool {
+	_, inNewer := c.newer[key]
+	_, inOlder := c.older[key]
+	return inNewer || inOlder
+}
+
+// add remembers messages that are stored.
+func (c *historyCache) add(msgs []schema.StoredMessage) {
+	for i := range msgs {
+		if len(c.newer) >= historyCacheSize {
+			c.older, c.newer = c.newer, nil
+		}
+		if c.newer == nil {
+			c.newer = make(map[string]struct{}, historyCacheSize)
+		}
+		c.newer[historyKey(&msgs[i])] = struct{}{}
+	}
+}
+
+// split returns the rows to store for sets of turns: a split copy of each
+// prompt that repeats history, by the turn it replaces, and the messages
+// of that history not stored yet, each once. The turns themselves are not
+// changed, so that rows kept after a failed insert are split again when
+// they are retried.
+func (c *historyCache) split(sets [][]schema.Turn) (map[*schema.Turn]*schema.Turn, []schema.StoredMessage) {
+	var (
+		splits map[*schema.Turn]*schema.Turn
+		msgs   []schema.StoredMessage
+		batch  map[string]bool
+	)
+	for _, set := range sets {
+		for i := range set {
+			t := &set[i]
+			if t.Role != schema.RolePrompt {
+				continue
+			}
+			s := *t
+			earlier := schema.StoreHistoryOnce(&s)
+			if earlier == nil {
+				continue
+			}
+			if splits == nil {
+				splits, batch = map[*schema.Turn]*schema.Turn{}, map[string]bool{}
+			}
+			splits[t] = &s
+			for j := range earlier {
+				key := historyKey(&earlier[j])
+				if !batch[key] && !c.has(key) {
+					batch[key] = true
+					msgs = append(msgs, earlier[j])
+				}
+			}
+		}
+	}
+	return splits, msgs
+}
