@@ -23,30 +23,38 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out" >&2; exit 1; fi
 	$(GO) vet ./...
 
-## bench: the benchmarks BENCHMARKS.md reports.
+## bench: the benchmarks BENCHMARKS.md reports: recording, ingest, drain,
+## the storage of a recorded agent loop (both history sizes), then the
+## viewer and the cost report over ten million synthetic turns, each figure
+## printed beside its baseline from the same run and their ratio. The turns
+## are generated once (about a minute, 1.5 GB) into a ClickHouse kept in
+## BENCH_DATA, and reused by every later run.
+BENCH_DATA ?= $(CURDIR)/.bench-data
+BENCH_TURNS ?= 10000000
+BENCH_ENV = CONVTRACE_BENCH=1 CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_BENCH_DATA=$(BENCH_DATA) CONVTRACE_BENCH_TURNS=$(BENCH_TURNS)
 bench: clickhouse
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench Call -benchtime 2s -count 5 ./collector
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'IngestOTLPHTTP|InsertClickHouseOnly' -cpu 1 -benchtime 200x -count 3 ./collector
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'ExporterDrainAfterOutage' -benchtime 1x ./collector
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'StorageAgentLoop' -benchtime 1x ./collector
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench '^(BenchmarkViewer|BenchmarkCostAPI10M)$$' -benchtime 3x -count 1 -timeout 90m ./viewer
 
-## bench-viewer: the viewer over a million synthetic turns (BENCHMARKS.md,
-## issue 5): server time of each route beside its clickhouse-go baselines,
-## then page loads in Chromium; benchstat prints the medians. Set
-## CONVTRACE_BENCH_DSN to a database to keep the generated turns between runs.
+## bench-viewer: the viewer's routes over the same turns, five times each
+## (BENCHMARKS.md, issues 5 and 13), then page loads in Chromium; benchstat
+## prints the medians.
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench-viewer: clickhouse chromium
 	@mkdir -p test-output
-	CONVTRACE_BENCH=1 CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -run '^$$' -bench '^BenchmarkViewer' -benchtime 3x -count 5 -timeout 60m -v ./viewer 2>&1 | tee test-output/bench-viewer.txt
+	$(BENCH_ENV) CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -run '^$$' -bench '^BenchmarkViewer' -benchtime 3x -count 5 -timeout 90m -v ./viewer 2>&1 | tee test-output/bench-viewer.txt
 	@! grep -Eq '^(--- )?FAIL' test-output/bench-viewer.txt || { echo "bench-viewer: a benchmark failed, see test-output/bench-viewer.txt" >&2; exit 1; }
 	$(GO) run $(BENCHSTAT) test-output/bench-viewer.txt
 
-## bench-cost: GET /api/cost over ten million synthetic turns (BENCHMARKS.md,
-## issue 6): warm and cold requests, 10 ops each (median-ms is their median),
-## beside the fingerprint, count and FINAL baselines. Generating the turns
-## takes minutes: set CONVTRACE_BENCH_DSN to a database to keep them.
+## bench-cost: GET /api/cost over the same turns (BENCHMARKS.md, issues 6
+## and 13): warm and cold requests, 10 ops each (median-ms is their
+## median), beside the fingerprint, count and FINAL baselines.
 bench-cost: clickhouse
 	@mkdir -p test-output
-	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench '^BenchmarkCostAPI10M' -benchtime 10x -count 1 -timeout 60m ./viewer 2>&1 | tee test-output/bench-cost.txt
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench '^BenchmarkCostAPI10M' -benchtime 10x -count 1 -timeout 90m ./viewer 2>&1 | tee test-output/bench-cost.txt
 	@! grep -Eq '^(--- )?FAIL' test-output/bench-cost.txt || { echo "bench-cost: a benchmark failed, see test-output/bench-cost.txt" >&2; exit 1; }
 
 # A ClickHouse server binary: Debian's clickhouse-server, installed with

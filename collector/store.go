@@ -117,8 +117,12 @@ func (w *writer) store(sets ...rows) result {
 			res.turns = fmt.Errorf("write messages: %w", err)
 		}
 	}
+	days := summarizedDays(turns, time.Now())
 	if res.turns == nil {
 		w.history.add(msgs)
+		res.turns = markStale(ctx, w.conn, days)
+	}
+	if res.turns == nil {
 		res.turns = w.insert("conversations", nt, func() error {
 			return insertRows(ctx, w.conn, insertTurns, func(t *schema.Turn) []any {
 				if s, ok := splits[t]; ok {
@@ -127,6 +131,9 @@ func (w *writer) store(sets ...rows) result {
 				return t.Values()
 			}, turns...)
 		})
+	}
+	if res.turns == nil {
+		res.turns = markStale(ctx, w.conn, days)
 	}
 	res.spans = w.insert("spans", ns, func() error {
 		return insertRows(ctx, w.conn, insertSpans, (*schema.Span).Values, spans...)

@@ -63,4 +63,4 @@ const HistoryJoinSQL = `ANY LEFT JOIN
     SELECT thread_id, groupArray(id) AS ids, groupArray(message) AS messages
     FROM (SELECT thread_id, id, any(message) AS message FROM messages GROUP BY thread_id, id)
     GROUP BY thread_id
-) USING thread_id`
+) AS history_messages USING thread_id`

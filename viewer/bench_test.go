@@ -8,11 +8,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -64,7 +66,12 @@ func benchConn(b *testing.B) driver.Conn {
 		return conn
 	}
 	dsn := os.Getenv(benchDSNEnv)
-	if dsn == "" {
+	switch {
+	case dsn != "":
+	case os.Getenv(testkit.BenchDataEnv) != "":
+		// A kept server: the turns are generated once, then reused.
+		dsn = testkit.SharedClickHouse(b).DSN(fmt.Sprintf("bench_%d", turns))
+	default:
 		// A fresh database per count; it skips b when no server binary
 		// exists.
 		dsn = testkit.DSN(b)
@@ -168,6 +175,7 @@ func BenchmarkViewer(b *testing.B) {
 			serveOK(b, h, "/api/threads")
 		}
 		b.StopTimer()
+		record(b, b.Elapsed()/time.Duration(b.N))
 		drop()
 		reportRowsRead(b, rowsRead(h, "/api/threads"), total)
 	})
@@ -182,7 +190,57 @@ func BenchmarkViewer(b *testing.B) {
 	b.Run("BaselineCount", func(b *testing.B) {
 		benchCount(b, conn, 0, "SELECT count() FROM conversations")
 	})
+	printRatios(b, total, []ratio{
+		{"ThreadsAPI", "BaselineGroupThreads", "≤ 100 ms, < 1% of the table"},
+		{"ThreadsAPICold", "BaselineContentScan", "≤ 1.5 passes over the table"},
+		{"Thread200API", "BaselineThreadRows", "≤ 50 ms"},
+		{"Thread200Page", "BaselineThreadRows", "≤ 50 ms, < 1% of the table"},
+		{"SearchCommonAPI", "BaselineContentScan", "≤ 1 s"},
+		{"SearchRareAPI", "BaselineContentScan", "≤ 0.3 s"},
+	})
 }
+
+// figures are the times of this run's sub-benchmarks and the rows they
+// read, by name, for the table of ratios a benchmark prints at its end.
+var figures = map[string]figure{}
+
+type figure struct {
+	op   time.Duration
+	rows uint64
+}
+
+// record notes b's time per op under its name.
+func record(b *testing.B, op time.Duration) {
+	f := figures[path.Base(b.Name())]
+	f.op = op
+	figures[path.Base(b.Name())] = f
+}
+
+// ratio pairs a figure with the baseline it is read against.
+type ratio struct{ figure, baseline, goal string }
+
+// printRatios prints each figure beside its baseline, measured in the same
+// run, and their ratio, with the rows the figure read as a share of the
+// table's total ("—" when not counted).
+func printRatios(b *testing.B, total uint64, rs []ratio) {
+	fmt.Printf("\n%-18s %10s  %-26s %10s  %7s  %9s  %s\n", "figure", "ms/op", "baseline", "ms/op", "ratio", "read", "goal")
+	for _, r := range rs {
+		f, okF := figures[r.figure]
+		base, okB := figures[r.baseline]
+		if !okF || !okB {
+			b.Errorf("ratio %s / %s: not both measured", r.figure, r.baseline)
+			continue
+		}
+		read := "—"
+		if f.rows > 0 {
+			read = fmt.Sprintf("%.2f%%", 100*float64(f.rows)/float64(max(total, 1)))
+		}
+		fmt.Printf("%-18s %10.1f  %-26s %10.1f  %6.2f×  %9s  %s\n", r.figure, ms(f.op), r.baseline, ms(base.op),
+			float64(f.op)/float64(base.op), read, r.goal)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // benchRoute serves GET path once per op and reports the response's size,
 // and the rows one more request, warm, has ClickHouse read: rows-read, and
@@ -205,6 +263,7 @@ func benchRoute(b *testing.B, h http.Handler, path string, total uint64) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(size), "resp-bytes")
+	record(b, b.Elapsed()/time.Duration(b.N))
 	reportRowsRead(b, rowsRead(h, path), total)
 }
 
@@ -225,6 +284,9 @@ func rowsRead(h http.Handler, path string) uint64 {
 // reportRowsRead reports rows read, and as table-% of the total rows of
 // conversations.
 func reportRowsRead(b *testing.B, rows, total uint64) {
+	f := figures[path.Base(b.Name())]
+	f.rows = rows
+	figures[path.Base(b.Name())] = f
 	b.ReportMetric(float64(rows), "rows-read")
 	b.ReportMetric(100*float64(rows)/float64(max(total, 1)), "table-%")
 }
@@ -268,6 +330,7 @@ ORDER BY start_ns, seq`
 			b.Fatalf("thread %s: %d turns, want %d", thread, n, want)
 		}
 	}
+	record(b, b.Elapsed()/time.Duration(b.N))
 }
 
 // benchCount runs a query answering one count, and checks the count when
@@ -283,6 +346,7 @@ func benchCount(b *testing.B, conn driver.Conn, want uint64, query string, args 
 			b.Fatalf("%s: %d, want %d", query, n, want)
 		}
 	}
+	record(b, b.Elapsed()/time.Duration(b.N))
 }
 
 // median is the median of vs, the mean of the middle two when their number

@@ -91,3 +91,24 @@ func TestReadmePromptQuery(t *testing.T) {
 		t.Errorf("the README's query gives:\n%s\nthe viewer:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The README's cost by phase reads the cost_cells view: on the demo, it
+// gives what conversations FINAL gives.
+func TestReadmeCostByPhase(t *testing.T) {
+	section := readmeSection(t, "Query with SQL")
+	m := regexp.MustCompile("(?s)```sql\n(-- Tokens and cost per phase.*?);\n").FindStringSubmatch(section)
+	if m == nil || !strings.Contains(m[1], "cost_cells") {
+		t.Fatal("README's Query with SQL section has no cost by phase over cost_cells")
+	}
+	conn, dsn := testkit.Open(t)
+	if code, _, stderr := runCapture(t, "demo", "--clickhouse", dsn); code != 0 {
+		t.Fatalf("demo: exit %d, stderr %q", code, stderr)
+	}
+	db := strings.TrimPrefix(dsn[strings.LastIndex(dsn, "/"):], "/")
+	got := queryText(t, conn, strings.ReplaceAll(m[1], "convtrace.", db+"."))
+	want := queryText(t, conn, `SELECT phase, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, round(sum(cost_usd), 6) AS cost
+FROM conversations FINAL WHERE cost_source != '' GROUP BY phase ORDER BY cost DESC`)
+	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the README's cost by phase gives:\n%s\nconversations FINAL:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -41,6 +41,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	otlpToken := fs.String("otlp-token", os.Getenv("CONVTRACE_OTLP_TOKEN"), "token OTLP requests and /metrics must carry instead of --token (env CONVTRACE_OTLP_TOKEN)")
 	memoryLimit := fs.Int64("otlp-memory-limit", otlpreceiver.DefaultMemoryLimit, "memory the OTLP requests in flight may hold, in bytes; beyond it senders are told to retry later")
 	storeTimeout := fs.Duration("otlp-store-timeout", otlpreceiver.DefaultStoreTimeout, "how long an OTLP request waits for storage before it is answered retry-later")
+	summarizeEvery := fs.Duration("summarize-every", 30*time.Second, "how often the cost summaries of past days are brought current in the background, so that the cost report and the cost_cells view read them (0: only when a report asks)")
 	return func(ctx context.Context, out streams, _ []string) error {
 		ingestToken := cmp.Or(*otlpToken, *token)
 		for _, l := range []struct{ flag, addr, token string }{
@@ -126,6 +127,9 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		viewerAddr, err := serveHTTP(*listen, v.Handler(), "convtrace viewer")
 		if err != nil {
 			return err
+		}
+		if *summarizeEvery > 0 {
+			go v.KeepSummarized(ctx, *summarizeEvery)
 		}
 		local := localstore.Endpoints{PID: os.Getpid(), Viewer: "http://" + viewerAddr}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody)),

@@ -20,6 +20,11 @@ import (
 // from a skip into a failure.
 const ClickHouseEnv = "CONVTRACE_REQUIRE_CLICKHOUSE"
 
+// BenchDataEnv names a folder the shared server keeps its data in, across
+// runs, instead of a temporary one: make bench sets it, so that the ten
+// million synthetic turns of the viewer's benchmarks are generated once.
+const BenchDataEnv = "CONVTRACE_BENCH_DATA"
+
 var shared struct {
 	once   sync.Once
 	server *chserver.Server
@@ -33,7 +38,9 @@ func Main(m *testing.M) {
 	code := m.Run()
 	if shared.server != nil {
 		_ = shared.server.Stop(context.Background())
-		_ = os.RemoveAll(shared.dir)
+		if os.Getenv(BenchDataEnv) == "" {
+			_ = os.RemoveAll(shared.dir)
+		}
 	}
 	os.Exit(code)
 }
@@ -42,7 +49,11 @@ func Main(m *testing.M) {
 func SharedClickHouse(t testing.TB) *chserver.Server {
 	t.Helper()
 	shared.once.Do(func() {
-		shared.dir, shared.err = os.MkdirTemp("", "convtrace-ch-")
+		if shared.dir = os.Getenv(BenchDataEnv); shared.dir != "" {
+			shared.err = os.MkdirAll(shared.dir, 0o755)
+		} else {
+			shared.dir, shared.err = os.MkdirTemp("", "convtrace-ch-")
+		}
 		if shared.err != nil {
 			return
 		}

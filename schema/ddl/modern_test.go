@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chdbcheck"
+	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
 
@@ -48,9 +50,20 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 		"SELECT name, engine, sorting_key, engine_full FROM system.tables WHERE database = currentDatabase()",
 		"SELECT count() AS n FROM system.data_skipping_indices WHERE database = currentDatabase()",
 		"SELECT count() AS n FROM system.columns WHERE database = currentDatabase() AND compression_codec != ''",
+		// The README's SQL over the rows below: a call delivered twice
+		// counts once, a prompt's history is put back.
+		"SELECT toString(sum(calls)) AS n, toString(sum(tokens_in)) AS tokens FROM cost_cells",
+		"SELECT " + schema.WholeContentSQL + " AS whole FROM conversations " + schema.HistoryJoinSQL + " WHERE role = 'prompt'",
 	}
-	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: stmts, Queries: queries})
-	if e := (*chdbcheck.Error)(nil); errors.As(err, &e) && e.Stage == "statement" {
+	now := time.Now().UnixNano() // within the 90-day TTL
+	rows := []string{
+		`INSERT INTO messages (project, thread_id, id, message) VALUES ('p', 't', 'a', '{"role":"assistant"}')`,
+		`INSERT INTO conversations (turn_id, span_id, thread_id, role, content, history, start_ns) VALUES ('s:prompt:0', 's', 't', 'prompt', '[{"role":"user"}]', ['a'], ` + strconv.FormatInt(now, 10) + `)`,
+		`INSERT INTO conversations (turn_id, span_id, thread_id, role, cost_source, tokens_in, start_ns) VALUES ('s:response:1', 's', 't', 'response', 'priced', 7, ` + strconv.FormatInt(now, 10) + `)`,
+		`INSERT INTO conversations (turn_id, span_id, thread_id, role, cost_source, tokens_in, start_ns) VALUES ('s:response:1', 's', 't', 'response', 'priced', 7, ` + strconv.FormatInt(now, 10) + `)`,
+	}
+	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: append(slices.Clone(stmts), rows...), Queries: queries})
+	if e := (*chdbcheck.Error)(nil); errors.As(err, &e) && e.Stage == "statement" && e.Index < len(origin) {
 		t.Fatalf("migration %s does not apply on ClickHouse %s: %v", origin[e.Index], caps.Version, err)
 	}
 	if err != nil {
@@ -81,6 +94,12 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 		if full := fmt.Sprint(tables[table]["engine_full"]); !strings.Contains(full, "TTL ts + toIntervalDay(90)") {
 			t.Errorf("table %s has no 90-day TTL: %s", table, full)
 		}
+	}
+	if got := out.Results[3].Rows; len(got) != 1 || got[0]["n"] != "1" || got[0]["tokens"] != "7" {
+		t.Errorf("cost_cells on ClickHouse %s: %v, want one call of 7 tokens", caps.Version, got)
+	}
+	if got := out.Results[4].Rows; len(got) != 1 || got[0]["whole"] != `[{"role":"assistant"},{"role":"user"}]` {
+		t.Errorf("a prompt put back together on ClickHouse %s: %v", caps.Version, got)
 	}
 	// The server kept every index and codec the DDL declared.
 	for i, decl := range map[int]string{1: "INDEX ", 2: "CODEC("} {

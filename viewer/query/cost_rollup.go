@@ -17,8 +17,11 @@ import (
 // summaries: per day and project, the sums per model, provider, phase,
 // speaker and agent (cost_daily) and per thread (cost_thread_daily).
 //
-// Summaries stay exact without the writers' help. A day's summary is
-// current until something marks it stale: before reading, a request
+// A day's summary is current until something marks it stale: the
+// collector's writer marks the past days of the turns it stores, before
+// and after it stores them (collector/stale_days.go), for the readers
+// that cannot look for new parts first (the cost_cells view); before
+// reading, a request
 // learns from the parts of conversations inserted since the last request
 // (changes.go) which days their rows fall on, and marks those days stale;
 // convtrace reprice, which rewrites costs in place, marks the days it
@@ -289,4 +292,30 @@ func (s Store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint3
 		return nil, fmt.Errorf("read cost summary states: %w", err)
 	}
 	return states, nil
+}
+
+// SummarizeCost makes the cost summaries of every past day current: what
+// serve does in the background, so that the cost_cells view (and the next
+// report) reads summaries rather than turns. The days start with the first
+// month partition of conversations.
+func (s Store) SummarizeCost(ctx context.Context, now time.Time) error {
+	parts, err := s.activeParts(ctx)
+	if err != nil {
+		return err
+	}
+	var first time.Time
+	for _, p := range parts {
+		month, err := time.Parse("200601", p.partition)
+		if err != nil {
+			return fmt.Errorf("partition %q of conversations is not a month: %w", p.partition, err)
+		}
+		if first.IsZero() || month.Before(first) {
+			first = month
+		}
+	}
+	if first.IsZero() {
+		return nil // no turns yet
+	}
+	p := planCost(CostFilter{FromNS: uint64(first.UnixNano()), ToNS: uint64(now.UnixNano())}, now)
+	return s.refreshCost(ctx, &p)
 }

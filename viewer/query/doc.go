@@ -1,7 +1,9 @@
 // Package query is convtrace's read side: every query the viewer and the
 // CLI run against the convtrace database, and the summary tables those
 // queries read (thread_summary, cost_daily, cost_thread_daily, cost_days),
-// of which it is the only writer. It returns plain structs; rendering them
+// of which it is the only writer but for the stale marks the collector
+// writes for late turns (collector/stale_days.go). It returns plain
+// structs; rendering them
 // is the viewer's (package viewer) or the CLI's.
 //
 // The SQL takes bound parameters and runs on every supported server,
