@@ -228,7 +228,7 @@ func printRatios(b *testing.B, total uint64, rs []ratio) {
 		f, okF := figures[r.figure]
 		base, okB := figures[r.baseline]
 		if !okF || !okB {
-			b.Errorf("ratio %s / %s: not both measured", r.figure, r.baseline)
+			fmt.Printf("%-18s not measured with its baseline %s in this run\n", r.figure, r.baseline)
 			continue
 		}
 		read := "—"

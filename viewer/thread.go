@@ -119,11 +119,16 @@ type threadTurns struct {
 // filters let through, at most its limit parameter, else window; of each
 // at most contentBytes of content.
 func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurns, error) {
-	ctx, id := c.Request.Context(), c.Param("id")
 	f, form, err := parseThreadQuery(c.Request.URL.Query(), window, time.Now())
 	if err != nil {
 		return threadTurns{}, err
 	}
+	return s.readTurns(c.Request.Context(), c.Param("id"), f, form, contentBytes)
+}
+
+// readTurns reads thread id and the newest turns f lets through, at most
+// form.Limit.
+func (s *Server) readTurns(ctx context.Context, id string, f query.TurnFilter, form filterForm, contentBytes int) (threadTurns, error) {
 	th, err := s.store.Thread(ctx, id)
 	if err != nil {
 		return threadTurns{}, err
@@ -141,21 +146,49 @@ func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurn
 	return threadTurns{thread: th, form: form, turns: turns, total: total}, nil
 }
 
+// loadThreadView reads what the thread page and its JSON twin show: the
+// window of turns and, side by side with it (not one round trip after
+// another), what the filter bar and header show beyond them.
+func (s *Server) loadThreadView(c *gin.Context) (threadView, threadTurns, error) {
+	f, form, err := parseThreadQuery(c.Request.URL.Query(), turnWindow, time.Now())
+	if err != nil {
+		return threadView{}, threadTurns{}, err
+	}
+	id := c.Param("id")
+	var (
+		tt     threadTurns
+		tc     threadContext
+		g, ctx = errgroup.WithContext(c.Request.Context())
+	)
+	g.Go(func() (err error) {
+		tt, err = s.readTurns(ctx, id, f, form, query.PageContentBytes)
+		return err
+	})
+	s.readThreadContext(ctx, g, id, form.Internal, &tc)
+	if err := g.Wait(); err != nil {
+		return threadView{}, threadTurns{}, err
+	}
+	v := newThreadView(tt.thread, tt.turns, tt.form.Q)
+	v.Filter, v.Total = tt.form, tt.total
+	v.Facets, v.Costs, v.Session = tc.facets, tc.costs, tc.session
+	for _, pc := range tc.counts {
+		v.Chips = append(v.Chips, phaseChip{PhaseCount: pc, On: len(form.Phases) == 0 || slices.Contains(form.Phases, pc.Key)})
+	}
+	for _, id := range tc.traces {
+		v.Traces = append(v.Traces, traceLink{ID: id, URL: traceURL(id)})
+	}
+	return v, tt, nil
+}
+
 // threadPage renders one thread grouped by phase and round.
 func (s *Server) threadPage(c *gin.Context) {
-	ctx, id := c.Request.Context(), c.Param("id")
-	tt, err := s.loadTurns(c, turnWindow, query.PageContentBytes)
+	id := c.Param("id")
+	v, tt, err := s.loadThreadView(c)
 	if errors.Is(err, query.ErrNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No thread has the id "+id+".")
 		return
 	}
 	if err != nil {
-		s.pageError(c, err)
-		return
-	}
-	v := newThreadView(tt.thread, tt.turns, tt.form.Q)
-	v.Filter, v.Total = tt.form, tt.total
-	if err := s.addThreadContext(ctx, &v); err != nil {
 		s.pageError(c, err)
 		return
 	}
@@ -171,34 +204,25 @@ func (s *Server) threadPage(c *gin.Context) {
 	s.html(c, http.StatusOK, "thread.html", v)
 }
 
-// addThreadContext adds what the filter bar and header show beyond the
-// turns: phase chips with counts, the values to filter by, the traces.
-func (s *Server) addThreadContext(ctx context.Context, v *threadView) error {
-	// Independent reads of the thread: run side by side, not one
-	// round trip after another.
-	var (
-		counts []query.PhaseCount
-		ids    []string
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		counts, err = s.store.PhaseCounts(gctx, v.Thread.ID, v.Filter.Internal)
-		return err
-	})
-	g.Go(func() (err error) { v.Facets, err = s.store.Facets(gctx, v.Thread.ID); return err })
-	g.Go(func() (err error) { v.Costs, err = s.store.PhaseTotals(gctx, v.Thread.ID); return err })
-	g.Go(func() (err error) { ids, err = s.store.Traces(gctx, v.Thread.ID); return err })
-	g.Go(func() (err error) { v.Session, err = s.store.CurrentSession(gctx, v.Thread.ID, ""); return err })
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	for _, pc := range counts {
-		v.Chips = append(v.Chips, phaseChip{PhaseCount: pc, On: len(v.Filter.Phases) == 0 || slices.Contains(v.Filter.Phases, pc.Key)})
-	}
-	for _, id := range ids {
-		v.Traces = append(v.Traces, traceLink{ID: id, URL: traceURL(id)})
-	}
-	return nil
+// threadContext is what the filter bar and header show beyond the turns:
+// phase counts, the values to filter by, cost by phase, the traces, the
+// provider session.
+type threadContext struct {
+	counts  []query.PhaseCount
+	facets  query.Facets
+	costs   []query.PhaseTotal
+	traces  []string
+	session string
+}
+
+// readThreadContext starts in g the reads of thread id's context, into tc:
+// independent reads, side by side.
+func (s *Server) readThreadContext(ctx context.Context, g *errgroup.Group, id string, internal bool, tc *threadContext) {
+	g.Go(func() (err error) { tc.counts, err = s.store.PhaseCounts(ctx, id, internal); return err })
+	g.Go(func() (err error) { tc.facets, err = s.store.Facets(ctx, id); return err })
+	g.Go(func() (err error) { tc.costs, err = s.store.PhaseTotals(ctx, id); return err })
+	g.Go(func() (err error) { tc.traces, err = s.store.Traces(ctx, id); return err })
+	g.Go(func() (err error) { tc.session, err = s.store.CurrentSession(ctx, id, ""); return err })
 }
 
 // apiThreadURL is the path of a thread under /api/.
@@ -255,14 +279,8 @@ type threadResponse struct {
 // apiThread answers GET /api/threads/:id, the thread page's JSON twin,
 // with the page's filters and limit.
 func (s *Server) apiThread(c *gin.Context) {
-	tt, err := s.loadTurns(c, turnWindow, query.PageContentBytes)
+	v, tt, err := s.loadThreadView(c)
 	if err != nil {
-		s.apiError(c, err)
-		return
-	}
-	v := newThreadView(tt.thread, tt.turns, tt.form.Q)
-	v.Filter, v.Total = tt.form, tt.total
-	if err := s.addThreadContext(c.Request.Context(), &v); err != nil {
 		s.apiError(c, err)
 		return
 	}

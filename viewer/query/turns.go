@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -230,7 +232,35 @@ func (s Store) Turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 	cond, condArgs := f.conditions(threadID)
 	args := append([]any{uint64(contentBytes), threadID, threadID, s.aliveSince(), threadID}, condArgs...)
 	args = append(args, uint64(limit))
-	rows, err := s.db.Query(ctx, selectTurns+cond+orderTurns, args...)
+	// The notes are read side by side with the turns.
+	var (
+		turns []Turn
+		notes map[string]Note
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { notes, err = s.Notes(gctx, threadID); return err })
+	g.Go(func() (err error) { turns, err = s.scanTurns(gctx, selectTurns+cond+orderTurns, args); return err })
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	slices.Reverse(turns)
+	var prompts []storedPrompt
+	for i := range turns {
+		t := &turns[i]
+		prompts = append(prompts, storedPrompt{threadID: t.ThreadID, history: t.History, content: &t.Content, cut: &t.ContentCut})
+		if n, ok := notes[t.TurnID]; ok {
+			t.Starred, t.Memo = n.Starred, n.Memo
+		}
+	}
+	if err := s.joinHistory(ctx, prompts, contentBytes); err != nil {
+		return nil, err
+	}
+	return turns, nil
+}
+
+// scanTurns runs selectTurns with its conditions and reads the turns.
+func (s Store) scanTurns(ctx context.Context, query string, args []any) ([]Turn, error) {
+	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query turns: %w", err)
 	}
@@ -264,25 +294,6 @@ func (s Store) Turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read turns: %w", err)
-	}
-	slices.Reverse(turns)
-	var prompts []storedPrompt
-	for i := range turns {
-		t := &turns[i]
-		prompts = append(prompts, storedPrompt{threadID: t.ThreadID, history: t.History, content: &t.Content, cut: &t.ContentCut})
-	}
-	if err := s.joinHistory(ctx, prompts, contentBytes); err != nil {
-		return nil, err
-	}
-
-	notes, err := s.Notes(ctx, threadID)
-	if err != nil {
-		return nil, err
-	}
-	for i := range turns {
-		if n, ok := notes[turns[i].TurnID]; ok {
-			turns[i].Starred, turns[i].Memo = n.Starred, n.Memo
-		}
 	}
 	return turns, nil
 }
