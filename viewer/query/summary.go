@@ -95,6 +95,8 @@ GROUP BY project, thread_id`
 const (
 	summaryChunk      = 1000
 	summaryChunkBytes = 40 << 10
+	// summaryChunksAtOnce is how many chunks a cold build stores at once.
+	summaryChunksAtOnce = 2
 )
 
 // chunkIDs splits ids into chunks within the limits of one insertSummaries.
@@ -205,12 +207,17 @@ func (s Store) refreshAllSummaries(ctx context.Context) error {
 		}
 	}
 	computed := uint64(time.Now().UnixNano())
+	// Chunks side by side, two at a time: ClickHouse 18.16 runs an
+	// INSERT ... SELECT on one thread.
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(summaryChunksAtOnce)
 	for project, ids := range stale {
 		for _, chunk := range chunkIDs(ids) {
-			if err := s.storeSummaries(ctx, computed, project, chunk, now, copies); err != nil {
-				return err
-			}
+			g.Go(func() error { return s.storeSummaries(gctx, computed, project, chunk, now, copies) })
 		}
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	for project, ids := range gone {
 		for _, chunk := range chunkIDs(ids) {
