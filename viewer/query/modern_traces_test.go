@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -18,8 +19,13 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		spans + `('tr', 'a', 'root', 'p', 'th1', 'chat gpt', 2000, 1000, 'ok', '', 'gpt', 10, 20, 0.5)`,
 		turns + `('a:prompt:0', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'prompt', 0, 'gpt', 'Hello 설정 파일 world', NULL, NULL, NULL, 'ok', 2000, 0),
 		       ('a:response:1', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'response', 1, 'gpt', 'answer 🎉', 10, 20, 0.5, 'ok', 3000, 1000),
-		       ('b:prompt:0', 'tr', 'b', 'root', 'q', 'th2', 'Critic', 'prompt', 0, 'gpt', 'still running 설정', NULL, NULL, NULL, 'ok', 5000, 0)`,
+		       ('b:prompt:0', 'tr', 'b', 'root', 'q', 'th2', 'Critic', 'prompt', 0, 'gpt', 'still running 설정', NULL, NULL, NULL, 'ok', 5000, 0),
+		       ('c:prompt:0', 'tr2', 'c', '', 'r', 'th3', 'Writer', 'prompt', 0, 'gpt', '100%_off or 100 percent, a\\b not axb', NULL, NULL, NULL, 'ok', 6000, 0)`,
 		turns + `('a:response:1', 'tr', 'a', 'root', 'p', 'th1', 'Planner', 'response', 1, 'gpt', 'answer 🎉', 10, 20, 0.5, 'ok', 3000, 1000)`,
+		// Four granules of other text, for the indexes to skip.
+		`INSERT INTO conversations (turn_id, project, thread_id, speaker, role, content, start_ns)
+		 SELECT concat('n', toString(number)), 'r', 'th9', 'Filler', 'prompt', concat('ordinary words ', toString(number)), 7000 + number
+		 FROM numbers(4096)`,
 		// A heartbeat refresh of b's prompt.
 		`INSERT INTO conversations (turn_id, trace_id, span_id, parent_span_id, project, thread_id, speaker, role, model, content, status, start_ns, heartbeat_ns)
 		 VALUES ('b:prompt:0', 'tr', 'b', 'root', 'q', 'th2', 'Critic', 'prompt', 'gpt', 'still running 설정', 'ok', 5000, 8000)`,
@@ -38,16 +44,34 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectSearchHits, q, uint64(aroundBytesBefore), window, sqlLiteral("('p', 'th1', 2000, 'a:prompt:0')")),
 		// Keys of the month of ts 0, the fixtures', by speaker: the
 		// response delivered twice is one key once folded in Go.
-		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthIs)+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",
+		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthIs, searchMatch)+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
 		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th1', 'th2')")) + " ORDER BY thread_id",
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
 		inline(t, selectTraceCalls, "tr", uint64(9000), "tr"),
-		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthsUpTo)+searchProject+searchRole+searchFrom+searchTo+searchOlder+searchNewestFirst,
+		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthsUpTo, searchMatch)+searchProject+searchRole+searchFrom+searchTo+searchOlder+searchNewestFirst,
 			uint32(197001), q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
 	}
+	// The same searches in the shape the search indexes serve, which this
+	// server has (ddl/sql/0016_search_indexes.sql), and one for LIKE's own
+	// wildcards: each finds what the plain match finds.
+	// Unescaped, "1%0" and "a_b" would match "100%_off" and "axb".
+	searches := []struct {
+		q     string
+		found bool
+	}{{"PLANNER", true}, {q, true}, {"100%_", true}, {"a\\b", true}, {"1%0", false}, {"a_b", false}}
+	for _, c := range searches {
+		q := c.q
+		for _, match := range []string{searchMatch, searchMatchIndexed} {
+			queries = append(queries, inline(t, fmt.Sprintf(selectSearchKeys, searchMonthsUpTo, match)+searchNewestFirst,
+				uint32(197001), q, q, uint64(101)))
+		}
+	}
+	queries = append(queries, selectSearchIndexes,
+		"EXPLAIN indexes = 1 "+inline(t, fmt.Sprintf(selectSearchKeys, searchMonthsUpTo, searchMatchIndexed)+searchNewestFirst,
+			uint32(197001), "100%_OFF", "100%_OFF", uint64(101)))
 	out := runModern(t, fixtures, queries)
 	rows := func(i int) string {
 		var b strings.Builder
@@ -135,6 +159,20 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 	}
 	if got := out.Results[10].Rows; len(got) != 1 || got[0]["turn_id"] != "a:prompt:0" {
 		t.Errorf("search keys of 설정 in p, prompts, in range, older than the cursor:\n%s\nwant a:prompt:0", rows(10))
+	}
+	n := len(out.Results)
+	if got := out.Results[n-2].Rows; fmt.Sprint(got[0]["count()"]) != "2" {
+		t.Errorf("search indexes on the modern server: %v, want both", got)
+	}
+	// The plan: after the indexes, fewer granules than the table has.
+	plan, combined := rows(n-1), regexp.MustCompile(`(?s)Combined skip indexes.*?Granules: (\d+)/(\d+)`)
+	if m := combined.FindStringSubmatch(plan); m == nil || m[1] == m[2] {
+		t.Errorf("a rare phrase's search skips no granule:\n%s", plan)
+	}
+	for j, c := range searches {
+		if plain, indexed := rows(11+2*j), rows(12+2*j); plain != indexed || (plain != "") != c.found {
+			t.Errorf("search keys of %q, plain match:\n%s\nindexed match:\n%s\nwant the same, found %v", c.q, plain, indexed, c.found)
+		}
 	}
 	if a, b := rows(7), rows(8); a != "map[found:1]\n" || b != "map[found:0]\n" {
 		t.Errorf("thread exists: th1 %q, nope %q; want found 1 and 0", a, b)

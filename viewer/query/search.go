@@ -58,13 +58,28 @@ FROM system.parts
 WHERE database = currentDatabase() AND table = 'conversations' AND active
 ORDER BY month`
 
-	// selectSearchKeys reads the months the %s (one of the searchMonth
-	// conditions) names.
+	// selectSearchKeys reads the months the first %s (one of the
+	// searchMonth conditions) names that the second (searchMatch or
+	// searchMatchIndexed) matches.
 	selectSearchKeys = `
 SELECT project, thread_id, start_ns, turn_id
 FROM conversations
 WHERE %s
-  AND (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF8(speaker, ?) > 0)`
+  AND %s`
+	searchMatch = `(positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF8(speaker, ?) > 0)`
+	// searchMatchIndexed is the same match in the shape the search indexes
+	// (ddl/sql/0016_search_indexes.sql) skip granules by: the lowercased
+	// content LIKE the lowercased words (LIKE's wildcards escaped), or a
+	// speaker of the set that matches.
+	searchMatchIndexed = `(lowerUTF8(content) LIKE concat('%%', replaceRegexpAll(lowerUTF8(?), '([%%_\\\\])', '\\\\\\1'), '%%')
+       OR speaker IN (SELECT DISTINCT speaker FROM conversations WHERE positionCaseInsensitiveUTF8(speaker, ?) > 0))`
+
+	// selectSearchIndexes counts the search indexes the table has; on
+	// servers without data-skipping indexes the system table is missing.
+	selectSearchIndexes = `
+SELECT count()
+FROM system.data_skipping_indices
+WHERE database = currentDatabase() AND table = 'conversations' AND name IN ('idx_content_ngrams', 'idx_speakers')`
 	searchMonthIs     = `toYYYYMM(ts) = ?`
 	searchMonthsUpTo  = `toYYYYMM(ts) <= ?`
 	searchMonthsAfter = `toYYYYMM(ts) >= ?`
@@ -173,10 +188,14 @@ func (s Store) searchKeys(ctx context.Context, f SearchFilter, limit int) ([]sea
 	if f.Before != nil {
 		rest = searchMonthsAfter
 	}
+	match := searchMatch
+	if s.searchIndexed(ctx) {
+		match = searchMatchIndexed
+	}
 	var keys []searchKey
 	seen := map[searchKey]bool{}
 	for i, cond := range []string{searchMonthIs, rest}[:min(len(months), 2)] {
-		query, args := searchKeysQuery(f, cond)
+		query, args := searchKeysQuery(f, cond, match)
 		// Copies of a turn delivered twice share a key: ask for twice the
 		// page, and again for twice as many when copies still leave it
 		// short of what the months hold.
@@ -223,9 +242,10 @@ func (s Store) searchMonth(ctx context.Context, query string, args []any, seen m
 }
 
 // searchKeysQuery is the keys query of f for the months a searchMonth
-// condition names (its first argument, then args, then the limit).
-func searchKeysQuery(f SearchFilter, months string) (string, []any) {
-	query := fmt.Sprintf(selectSearchKeys, months)
+// condition names (its first argument, then args, then the limit) that
+// match matches.
+func searchKeysQuery(f SearchFilter, months, match string) (string, []any) {
+	query := fmt.Sprintf(selectSearchKeys, months, match)
 	args := []any{f.Q, f.Q}
 	if f.Project != "" {
 		query += searchProject
@@ -335,3 +355,24 @@ func (s Store) ThreadTitles(ctx context.Context, hits []SearchHit) (map[string]s
 
 // SnippetRunes is how much text around a search match a result shows.
 const SnippetRunes = 160
+
+// searchIndexed reports whether conversations has the search indexes,
+// asking the server once: a server without them (18.16 has no
+// data-skipping indexes) answers with an error, taken as no.
+func (s Store) searchIndexed(ctx context.Context) bool {
+	if s.indexes == nil {
+		return false // a store of one caller (New makes them all)
+	}
+	s.indexes.once.Do(func() {
+		var n uint64
+		rows, err := s.db.Query(ctx, selectSearchIndexes)
+		if err != nil {
+			return
+		}
+		defer rows.Close()
+		if rows.Next() && rows.Scan(&n) == nil {
+			s.indexes.search = n == 2
+		}
+	})
+	return s.indexes.search
+}

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -24,6 +25,14 @@ type Store struct {
 	// table instead of each recomputing the same rows; nil shares none
 	// (the store of RecentContext and QueryCost, which serve one caller).
 	flights *singleflight.Group
+	// indexes is what the server's tables offer the queries, asked once.
+	indexes *tableIndexes
+}
+
+// tableIndexes says which optional indexes conversations has.
+type tableIndexes struct {
+	once   sync.Once
+	search bool // idx_content_ngrams and idx_speakers (searchIndexed)
 }
 
 // New returns the queries over db: the threads list shows at most
@@ -31,7 +40,8 @@ type Store struct {
 // interruptedAfter is interrupted, and concurrent requests share each
 // refresh of a summary table.
 func New(db DB, threadLimit int, interruptedAfter time.Duration) Store {
-	return Store{db: db, ThreadLimit: threadLimit, interruptedAfter: interruptedAfter, flights: new(singleflight.Group)}
+	return Store{db: db, ThreadLimit: threadLimit, interruptedAfter: interruptedAfter,
+		flights: new(singleflight.Group), indexes: new(tableIndexes)}
 }
 
 // aliveSince is the cutoff of callAlive: a call that has not ended and
