@@ -3,8 +3,8 @@
 -- filter of each 1,024-row granule's lowercased content, so that a search
 -- for a rare phrase reads the granules that may hold it, and the set of
 -- speakers of each granule, which the search's "or the speaker matches"
--- needs to skip granules too. About 16 KB of index per granule (some 15%
--- of the compressed content at ten million synthetic turns). The indexes
+-- needs to skip granules too. The n-gram filter is 16 KB per granule of
+-- 1,024 turns, about 160 MB at ten million turns. The indexes
 -- cover parts written after this migration; older parts are read as
 -- before until merged (or ALTER TABLE conversations MATERIALIZE INDEX).
 -- viewer/query/search.go uses them when system.data_skipping_indices
