@@ -127,23 +127,19 @@ func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurn
 }
 
 // readTurns reads thread id and the newest turns f lets through, at most
-// form.Limit.
+// form.Limit, and how many pass f: three reads side by side.
 func (s *Server) readTurns(ctx context.Context, id string, f query.TurnFilter, form filterForm, contentBytes int) (threadTurns, error) {
-	th, err := s.store.Thread(ctx, id)
-	if err != nil {
+	tt := threadTurns{form: form}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { tt.thread, err = s.store.Thread(gctx, id); return err })
+	g.Go(func() (err error) { tt.turns, err = s.store.Turns(gctx, id, f, form.Limit, contentBytes); return err })
+	g.Go(func() (err error) { tt.total, err = s.store.CountTurns(gctx, id, f); return err })
+	if err := g.Wait(); err != nil {
 		return threadTurns{}, err
 	}
-	turns, err := s.store.Turns(ctx, id, f, form.Limit, contentBytes)
-	if err != nil {
-		return threadTurns{}, err
-	}
-	total := len(turns)
-	if total == form.Limit { // the window may hide some
-		if total, err = s.store.CountTurns(ctx, id, f); err != nil {
-			return threadTurns{}, err
-		}
-	}
-	return threadTurns{thread: th, form: form, turns: turns, total: total}, nil
+	// A turn stored after the count was read is on the page.
+	tt.total = max(tt.total, len(tt.turns))
+	return tt, nil
 }
 
 // loadThreadView reads what the thread page and its JSON twin show: the
