@@ -104,8 +104,9 @@ func TestThreadSummariesReadWhatChanged(t *testing.T) {
 		}
 	}
 
-	// Cold: every thread's fingerprint, then the summaries of both.
-	check("cold", list("cold", 2), map[string]string{"a": "1 turns, $1", "b": "1 turns, $2"})
+	// Cold: one pass stores every summary with its fingerprint; no
+	// thread has copies to fold again.
+	check("cold", list("cold", 1), map[string]string{"a": "1 turns, $1", "b": "1 turns, $2"})
 	check("warm", list("warm", 0), map[string]string{"a": "1 turns, $1", "b": "1 turns, $2"})
 
 	// A new turn of a: its part's threads, their fingerprints, their
@@ -193,5 +194,36 @@ func TestCostsChangedRecomputesThreads(t *testing.T) {
 	}
 	if got := fmt.Sprint(cost()); got != "map[a:1 b:10]" {
 		t.Errorf("costs after the mutation and CostsChanged: %s, want map[a:1 b:10]", got)
+	}
+}
+
+// The first build summarizes every thread in one pass; a thread whose
+// turns have copies (a batch delivered twice before anyone looked) is
+// summarized again with them folded, and counts each turn once.
+func TestFirstBuildFoldsCopies(t *testing.T) {
+	conn, _ := testkit.Open(t)
+	ctx := context.Background()
+	db := &recordingDB{DB: conn}
+	s := New(db, 100, time.Minute)
+	now := uint64(time.Now().UnixNano())
+	a1, a2, b1 := turnAt("a", "a1", now-3e9, 1), turnAt("a", "a2", now-2e9, 3), turnAt("b", "b1", now-2e9, 2)
+	testkit.InsertTurns(t, conn, a1, a2, b1)
+	testkit.InsertTurns(t, conn, a1, a2) // delivered again
+
+	page, err := s.Threads(ctx, ThreadFilter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, th := range page.Threads {
+		got[th.ID] = fmt.Sprintf("%d turns, $%v", th.Turns, optionalCost(th.CostUSD))
+	}
+	if want := map[string]string{"a": "2 turns, $4", "b": "1 turns, $2"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("first build: %v, want %v", got, want)
+	}
+	// The one pass, then thread a alone: its fingerprint and its folded
+	// summary.
+	if reads := db.take(); len(reads) != 3 || !strings.Contains(reads[1], "thread_id IN ?") || !strings.Contains(reads[2], "LIMIT 1 BY") {
+		t.Errorf("first build read conversations %d times, want the pass, then a's fingerprint and folded summary:\n%s", len(reads), strings.Join(reads, "\n"))
 	}
 }

@@ -179,20 +179,15 @@ func (s Store) recomputeThreads(ctx context.Context, query string, args ...any) 
 // changed, reading the fingerprint of every thread, and marks as gone those
 // whose rows are gone.
 func (s Store) refreshAllSummaries(ctx context.Context) error {
-	var (
-		now, stored  map[threadKey]fingerprint
-		live, copies map[threadKey]bool
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		now, copies, err = s.readFingerprints(gctx, "1")
+	stored, live, err := s.readSummaryFingerprints(ctx)
+	if err != nil {
 		return err
-	})
-	g.Go(func() (err error) {
-		stored, live, err = s.readSummaryFingerprints(gctx)
-		return err
-	})
-	if err := g.Wait(); err != nil {
+	}
+	if len(stored) == 0 {
+		return s.buildAllSummaries(ctx)
+	}
+	now, copies, err := s.readFingerprints(ctx, "1")
+	if err != nil {
 		return err
 	}
 	stale, gone := map[string][]string{}, map[string][]string{}
@@ -207,9 +202,8 @@ func (s Store) refreshAllSummaries(ctx context.Context) error {
 		}
 	}
 	computed := uint64(time.Now().UnixNano())
-	// Chunks side by side, two at a time: ClickHouse 18.16 runs an
-	// INSERT ... SELECT on one thread.
-	g, gctx = errgroup.WithContext(ctx)
+	// Chunks side by side, two at a time.
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(summaryChunksAtOnce)
 	for project, ids := range stale {
 		for _, chunk := range chunkIDs(ids) {
@@ -227,6 +221,36 @@ func (s Store) refreshAllSummaries(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// The first build, when thread_summary holds nothing: one pass over
+// conversations stores every summary (insertAllSummaries), then the
+// threads whose turns have copies, which it stored with a zero hash, are
+// summarized again with the copies folded. Its aggregate may spill to
+// disk past allSummariesMemory, so that a large table's first build does
+// not hold every thread's state in memory.
+const (
+	insertAllSummaries = `
+INSERT INTO thread_summary (computed_ns, rows_seen, rows_hash, ` + summaryColumns + `)
+SELECT ?, rows_n, rows_h, ` + summaryColumns + `
+FROM (%s)`
+	selectCopiedThreads = `
+SELECT project, thread_id
+FROM thread_summary
+WHERE computed_ns = ? AND rows_hash = 0`
+	allSummariesMemory = 1 << 30
+)
+
+// buildAllSummaries is the first build of thread_summary.
+func (s Store) buildAllSummaries(ctx context.Context) error {
+	computed := uint64(time.Now().UnixNano())
+	spill := clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
+		"max_bytes_before_external_group_by": allSummariesMemory,
+	}))
+	if err := s.db.Exec(spill, fmt.Sprintf(insertAllSummaries, summarizeAllThreads), computed); err != nil {
+		return fmt.Errorf("insert thread summaries: %w", err)
+	}
+	return s.recomputeThreads(ctx, selectCopiedThreads, computed)
 }
 
 // storeSummaries recomputes the summaries of some threads of one project,

@@ -27,13 +27,16 @@ import "fmt"
 // prompt, far less than a 5 MB prompt), of the last response and of the
 // last turn with content, each with its position (start_ns, seq) and a
 // count saying whether there is one, so that the texts of a thread in two
-// projects combine (selectThreadSums). They are cut after the aggregate
-// picked them, not on every row it read: cutting each row's content took
-// half the time of a cold build. The %s of both is the condition on the
-// turns, the only SQL added to them.
+// projects combine (selectThreadSums). Each row's content is cut to
+// 8,000 bytes, which hold 2000 runes of any text, and to 2000 runes only
+// once the aggregate picked it: cutting every row by runes took half the
+// time of a cold build, and the byte cut keeps the aggregate's states
+// small. The %s of both is the condition on the turns, the only SQL added
+// to them.
 //
-// summarizeThreadsFrom is summarizeThreads over any source of turns (the
-// first %s) and with any HAVING (the second).
+// summarizeThreadsFrom is summarizeThreads with more columns (the first
+// %s), over any source of turns (the second) and with any HAVING (the
+// third).
 const summarizeThreadsFrom = `
 SELECT
     project,
@@ -47,21 +50,21 @@ SELECT
     countIf(role = 'prompt') AS prompts,
     argMinIf(start_ns, (start_ns, seq), role = 'prompt') AS first_prompt_ns,
     argMinIf(seq, (start_ns, seq), role = 'prompt') AS first_prompt_seq,
-    substringUTF8(argMinIf(content, (start_ns, seq), role = 'prompt'), 1, 2000) AS first_prompt,
+    substringUTF8(argMinIf(substring(content, 1, 8000), (start_ns, seq), role = 'prompt'), 1, 2000) AS first_prompt,
     countIf(role = 'response' AND content != '') AS responses,
     argMaxIf(start_ns, (start_ns, seq), role = 'response' AND content != '') AS last_response_ns,
     argMaxIf(seq, (start_ns, seq), role = 'response' AND content != '') AS last_response_seq,
-    substringUTF8(argMaxIf(content, (start_ns, seq), role = 'response' AND content != ''), 1, 2000) AS last_response,
+    substringUTF8(argMaxIf(substring(content, 1, 8000), (start_ns, seq), role = 'response' AND content != ''), 1, 2000) AS last_response,
     countIf(content != '') AS contents,
     argMaxIf(start_ns, (start_ns, seq), content != '') AS last_turn_ns,
     argMaxIf(seq, (start_ns, seq), content != '') AS last_turn_seq,
-    substringUTF8(argMaxIf(content, (start_ns, seq), content != ''), 1, 2000) AS last_turn
+    substringUTF8(argMaxIf(substring(content, 1, 8000), (start_ns, seq), content != ''), 1, 2000) AS last_turn%s
 FROM %s AS t
 GROUP BY project, thread_id%s`
 
 // summarizeThreads folds the copies of each turn first, keeping the newest
 // revision.
-var summarizeThreads = fmt.Sprintf(summarizeThreadsFrom, `
+var summarizeThreads = fmt.Sprintf(summarizeThreadsFrom, "", `
 (
     SELECT project, thread_id, turn_id, provider, start_ns, tokens_in, tokens_out, cost_usd, role, seq, content
     FROM conversations
@@ -74,7 +77,7 @@ var summarizeThreads = fmt.Sprintf(summarizeThreadsFrom, `
 // turns have no copies: a tenth of the time at ten million turns. The
 // HAVING leaves out a thread that got a copy after its fingerprint was
 // read; its new part has it recomputed at the next request.
-var summarizePlainThreads = fmt.Sprintf(summarizeThreadsFrom, `
+var summarizePlainThreads = fmt.Sprintf(summarizeThreadsFrom, "", `
 (
     SELECT project, thread_id, turn_id, provider, start_ns, tokens_in, tokens_out, cost_usd, role, seq, content
     FROM conversations
@@ -98,3 +101,12 @@ const latestSummaries = `(
     ORDER BY computed_ns DESC
     LIMIT 1 BY project, thread_id
 )`
+
+// summarizeAllThreads is the first build's one pass over conversations:
+// every thread summarized from its rows as they are, with its fingerprint
+// (fingerprintColumns' count and hash sum of its rows), the hash 0 when
+// its turns have copies (fewer distinct turn ids than rows), which the
+// build then summarizes again with them folded.
+var summarizeAllThreads = fmt.Sprintf(summarizeThreadsFrom, `,
+    count() AS rows_n,
+    if(rows_n = uniqExact(turn_id), sum(cityHash64(turn_id, start_ns)), 0) AS rows_h`, "conversations", "")
