@@ -24,7 +24,11 @@ func RowsOf(rss []*tracepb.ResourceSpans) ([]schema.Turn, []schema.Span) {
 
 // InsertRows writes rows with clickhouse-go batches and nothing else.
 func InsertRows(ctx context.Context, conn BatchConn, turns []schema.Turn, spans []schema.Span) error {
-	if err := insertRows(ctx, conn, insertTurns, (*schema.Turn).Values, turns); err != nil {
+	var block schema.TurnBlock
+	for i := range turns {
+		block.Add(&turns[i])
+	}
+	if err := insertColumns(ctx, conn, insertTurns, block.Columns()); err != nil {
 		return err
 	}
 	return insertRows(ctx, conn, insertSpans, (*schema.Span).Values, spans)

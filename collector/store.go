@@ -124,12 +124,17 @@ func (w *writer) store(sets ...rows) result {
 	}
 	if res.turns == nil {
 		res.turns = w.insert("conversations", nt, func() error {
-			return insertRows(ctx, w.conn, insertTurns, func(t *schema.Turn) []any {
-				if s, ok := splits[t]; ok {
-					t = s
+			var block schema.TurnBlock
+			for _, set := range turns {
+				for i := range set {
+					t := &set[i]
+					if s, ok := splits[t]; ok {
+						t = s
+					}
+					block.Add(t)
 				}
-				return t.Values()
-			}, turns...)
+			}
+			return insertColumns(ctx, w.conn, insertTurns, block.Columns())
 		})
 	}
 	if res.turns == nil {
@@ -239,6 +244,25 @@ func (w *writer) insert(table string, n int, do func() error) error {
 		return fmt.Errorf("write %s: %w", table, err)
 	}
 	w.written.Add(int64(n))
+	return nil
+}
+
+// insertColumns sends one batch of typed columns, in the order of the
+// insert's column list: no value is boxed row by row.
+func insertColumns(ctx context.Context, conn BatchConn, query string, cols []any) error {
+	batch, err := conn.PrepareBatch(ctx, query)
+	if err != nil {
+		return fmt.Errorf("prepare batch: %w", err)
+	}
+	defer batch.Close()
+	for i, col := range cols {
+		if err := batch.Column(i).Append(col); err != nil {
+			return fmt.Errorf("append column %d to batch: %w", i, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("send batch: %w", err)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"reflect"
 	"strconv"
 	"time"
 )
@@ -121,18 +122,17 @@ func TSBounds(fromNS, toNS uint64) (fromSec, toSec uint64) {
 	return fromNS / uint64(time.Second), min(toNS/uint64(time.Second)+1, 1<<32-1)
 }
 
-// Values returns the turn's column values in TurnColumns order.
+// Values returns the turn's column values in TurnColumns order: its row
+// of a one-row TurnBlock.
 func (t *Turn) Values() []any {
-	keys, values := splitAttrs(t.Attributes)
-	return []any{
-		t.TurnID, t.TraceID, t.SpanID, t.ParentSpanID, t.ParentTurnID,
-		t.Project, t.ThreadID, t.SessionID, t.Phase, t.Speaker, t.Agent, t.Round,
-		t.Role, t.Seq, t.Operation, t.Provider, t.Model, t.ToolName, t.ToolCallID,
-		t.Content, history(t.History), t.ContentBytes, boolByte(t.Truncated), boolByte(t.Internal),
-		t.TokensIn, t.TokensOut, t.TokensCacheRead, t.TokensCacheWrite, t.TokensReasoning,
-		t.CostUSD, t.costSource(), t.Status, t.Error, t.StartNS, t.DurationNS, t.HeartbeatNS,
-		keys, values, t.Revision,
+	var b TurnBlock
+	b.Add(t)
+	cols := b.Columns()
+	values := make([]any, len(cols))
+	for i, col := range cols {
+		values[i] = reflect.ValueOf(col).Index(0).Interface()
 	}
+	return values
 }
 
 // Span is one row of the spans table: every span, LLM call or not, for the
