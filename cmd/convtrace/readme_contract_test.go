@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
 	"github.com/convtrace/convtrace/internal/testkit"
@@ -61,15 +63,8 @@ func TestReadmePromptQuery(t *testing.T) {
 	if m == nil {
 		t.Fatal("README's Query with SQL section has no query that puts prompts back together")
 	}
-	conn, dsn := testkit.Open(t)
-	code, out, stderr := runCapture(t, "demo", "--clickhouse", dsn)
-	if code != 0 {
-		t.Fatalf("demo: exit %d, stderr %q", code, stderr)
-	}
-	thread := strings.TrimSpace(out)
-	db := strings.TrimPrefix(dsn[strings.LastIndex(dsn, "/"):], "/")
-	q := strings.ReplaceAll(strings.ReplaceAll(m[1], "convtrace.", db+"."), "'issue-42'", "'"+thread+"'")
-	got := queryText(t, conn, q)
+	conn, thread, inDemo := readmeDemo(t)
+	got := queryText(t, conn, strings.ReplaceAll(inDemo(m[1]), "'issue-42'", "'"+thread+"'"))
 
 	store := query.New(conn, 100, time.Minute)
 	turns, err := store.Turns(context.Background(), thread, query.TurnFilter{Role: schema.RolePrompt}, 1000, query.AllContent)
@@ -100,15 +95,25 @@ func TestReadmeCostByPhase(t *testing.T) {
 	if m == nil || !strings.Contains(m[1], "cost_cells") {
 		t.Fatal("README's Query with SQL section has no cost by phase over cost_cells")
 	}
-	conn, dsn := testkit.Open(t)
-	if code, _, stderr := runCapture(t, "demo", "--clickhouse", dsn); code != 0 {
-		t.Fatalf("demo: exit %d, stderr %q", code, stderr)
-	}
-	db := strings.TrimPrefix(dsn[strings.LastIndex(dsn, "/"):], "/")
-	got := queryText(t, conn, strings.ReplaceAll(m[1], "convtrace.", db+"."))
+	conn, _, inDemo := readmeDemo(t)
+	got := queryText(t, conn, inDemo(m[1]))
 	want := queryText(t, conn, `SELECT phase, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, round(sum(cost_usd), 6) AS cost
 FROM conversations FINAL WHERE cost_source != '' GROUP BY phase ORDER BY cost DESC`)
 	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the README's cost by phase gives:\n%s\nconversations FINAL:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// readmeDemo records the demo in a fresh database and returns a connection
+// to it, the demo's thread, and what makes a README query (which names the
+// convtrace database) read that database.
+func readmeDemo(t *testing.T) (driver.Conn, string, func(string) string) {
+	t.Helper()
+	conn, dsn := testkit.Open(t)
+	code, out, stderr := runCapture(t, "demo", "--clickhouse", dsn)
+	if code != 0 {
+		t.Fatalf("demo: exit %d, stderr %q", code, stderr)
+	}
+	db := dsn[strings.LastIndex(dsn, "/")+1:]
+	return conn, strings.TrimSpace(out), func(q string) string { return strings.ReplaceAll(q, "convtrace.", db+".") }
 }
