@@ -12,10 +12,11 @@ import (
 )
 
 // Recomputing the cost summaries of days. The days are summed from their
-// rows as they are, and meanwhile the days some of whose calls have copies
-// are read (distinct turn ids against rows, per day); those are summed
-// again with the copies folded (FINAL, ten times the cost on 18.16) under
-// a newer version. Should any part of the days' months arrive while this
+// rows as they are; the per-thread sums count, beside, the rows beyond one
+// per turn (copies), so that the days some of whose calls have copies are
+// known without another pass over the turns. Those days are summed again
+// with the copies folded (FINAL, ten times the cost on 18.16) under a
+// newer version. Should any part of the days' months arrive while this
 // runs, a copy may have been summed twice and then folded by a merge
 // before anyone saw it: every day of the run is then folded. States are
 // written last, naming for each day the version that counts it once.
@@ -30,13 +31,13 @@ WHERE ts >= toDateTime(?) AND ts < toDateTime(?)
 	costDayIn = `
   AND has(?, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)))`
 
-	// selectCopyDays lists the days of [?, ?) some of whose calls have
-	// copies.
+	// selectCopyDays lists the days some of whose calls had copies when a
+	// version summarized them as they are: its threads' rows count more
+	// rows than turns (insertCostThreadDaily's copies).
 	selectCopyDays = `
-SELECT toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS copy_day
-FROM conversations` + costDayCond + `
-GROUP BY copy_day
-HAVING count() != uniqExact(turn_id)`
+SELECT DISTINCT day
+FROM cost_thread_daily
+WHERE computed_ns = ? AND copies > 0`
 
 	// insertCostDaily and insertCostThreadDaily recompute the summaries of
 	// days server-side, no row crossing the network, from the %s: the
@@ -53,9 +54,10 @@ GROUP BY project, cell_day, model, provider, phase, speaker, agent`
 
 	insertCostThreadDaily = `
 INSERT INTO cost_thread_daily (project, day, computed_ns, thread_id,
-    calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced)
+    calls, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced, copies)
 SELECT project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS cell_day, toUInt64(?) AS version, thread_id,` +
-		costUsageColumns + `
+		costUsageColumns + `,
+        count() - uniqExact(turn_id) AS thread_copies
 FROM %s` + costDayCond + costDayIn + `
 GROUP BY project, cell_day, thread_id`
 
@@ -72,14 +74,11 @@ func (s Store) recomputeRun(ctx context.Context, run []uint32, version uint64) (
 	if err != nil {
 		return nil, err
 	}
-	var copies map[uint32]bool
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.recomputeCost(gctx, from, to, run, nil, version) })
-	g.Go(func() (err error) {
-		copies, err = s.copyDays(gctx, from, to)
-		return err
-	})
-	if err := g.Wait(); err != nil {
+	if err := s.recomputeCost(ctx, from, to, run, nil, version); err != nil {
+		return nil, err
+	}
+	copies, err := s.copyDays(ctx, version)
+	if err != nil {
 		return nil, err
 	}
 	after, err := s.activeParts(ctx)
@@ -137,10 +136,10 @@ func arrived(before, after []part, days []uint32) bool {
 	return false
 }
 
-// copyDays returns the days of [fromDay, toDay) some of whose calls have
-// copies.
-func (s Store) copyDays(ctx context.Context, fromDay, toDay uint32) (map[uint32]bool, error) {
-	rows, err := s.db.Query(ctx, selectCopyDays, dayArgs(fromDay, toDay)...)
+// copyDays returns the days some of whose calls had copies when version
+// summarized them as they are.
+func (s Store) copyDays(ctx context.Context, version uint64) (map[uint32]bool, error) {
+	rows, err := s.db.Query(ctx, selectCopyDays, version)
 	if err != nil {
 		return nil, fmt.Errorf("query days with copies: %w", err)
 	}
