@@ -108,38 +108,7 @@ func (w *writer) store(sets ...rows) result {
 	res.staged = w.insert("join_staging", nst, func() error {
 		return insertRows(ctx, w.conn, insertStaged, (*schema.Staged).Values, staged...)
 	})
-	// The history a prompt repeats is stored before the prompt, so that no
-	// reader meets a reference to a message that is not there.
-	splits, msgs := w.history.split(turns)
-	// They are not rows of the pipeline's: Stats does not count them.
-	if len(msgs) > 0 {
-		if err := insertRows(ctx, w.conn, insertMsgs, (*schema.StoredMessage).Values, msgs); err != nil {
-			res.turns = fmt.Errorf("write messages: %w", err)
-		}
-	}
-	days := summarizedDays(turns, time.Now())
-	if res.turns == nil {
-		w.history.add(msgs)
-		res.turns = markStale(ctx, w.conn, days)
-	}
-	if res.turns == nil {
-		res.turns = w.insert("conversations", nt, func() error {
-			var block schema.TurnBlock
-			for _, set := range turns {
-				for i := range set {
-					t := &set[i]
-					if s, ok := splits[t]; ok {
-						t = s
-					}
-					block.Add(t)
-				}
-			}
-			return insertColumns(ctx, w.conn, insertTurns, block.Columns())
-		})
-	}
-	if res.turns == nil {
-		res.turns = markStale(ctx, w.conn, days)
-	}
+	res.turns = w.storeTurns(ctx, turns, nt)
 	res.spans = w.insert("spans", ns, func() error {
 		return insertRows(ctx, w.conn, insertSpans, (*schema.Span).Values, spans...)
 	})
@@ -161,6 +130,45 @@ func (w *writer) store(sets ...rows) result {
 		w.conn = nil
 	}
 	return res
+}
+
+// storeTurns stores n turns in order: the history their prompts repeat
+// (before the prompts, so that no reader meets a reference to a message
+// that is not there), the stale marks of their past days, the turns as
+// typed columns, the marks again (stale_days.go).
+func (w *writer) storeTurns(ctx context.Context, turns [][]schema.Turn, n int) error {
+	if n == 0 {
+		return nil
+	}
+	splits, msgs := w.history.split(turns)
+	// Messages are not rows of the pipeline's: Stats does not count them.
+	if len(msgs) > 0 {
+		if err := insertRows(ctx, w.conn, insertMsgs, (*schema.StoredMessage).Values, msgs); err != nil {
+			return fmt.Errorf("write messages: %w", err)
+		}
+		w.history.add(msgs)
+	}
+	days := summarizedDays(turns, time.Now())
+	if err := markStale(ctx, w.conn, days); err != nil {
+		return err
+	}
+	err := w.insert("conversations", n, func() error {
+		var block schema.TurnBlock
+		for _, set := range turns {
+			for i := range set {
+				t := &set[i]
+				if s, ok := splits[t]; ok {
+					t = s
+				}
+				block.Add(t)
+			}
+		}
+		return insertColumns(ctx, w.conn, insertTurns, block.Columns())
+	})
+	if err != nil {
+		return err
+	}
+	return markStale(ctx, w.conn, days)
 }
 
 // largeBatchBytes is the batch size past which the writer lets the

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/collector/pricing"
@@ -179,23 +178,18 @@ func checkCost(b *testing.B, h http.Handler, path string) {
 // queryRowsRead runs a query and returns the rows ClickHouse read for it.
 func queryRowsRead(b *testing.B, conn driver.Conn, query string) uint64 {
 	var read atomic.Uint64
-	ctx := clickhouse.Context(context.Background(), clickhouse.WithProgress(func(p *clickhouse.Progress) { read.Add(p.Rows) }))
-	rows, err := conn.Query(ctx, query)
-	if err != nil {
-		b.Fatalf("%s: %v", query, err)
-	}
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		b.Fatalf("%s: %v", query, err)
-	}
-	rows.Close()
+	benchRowsIn(countRowsRead(context.Background(), &read), b, conn, query)
 	return read.Load()
 }
 
 // benchRows runs a query and reads all its rows.
 func benchRows(b *testing.B, conn driver.Conn, query string, args ...any) {
-	rows, err := conn.Query(context.Background(), query, args...)
+	benchRowsIn(context.Background(), b, conn, query, args...)
+}
+
+// benchRowsIn is benchRows with a context.
+func benchRowsIn(ctx context.Context, b *testing.B, conn driver.Conn, query string, args ...any) {
+	rows, err := conn.Query(ctx, query, args...)
 	if err != nil {
 		b.Fatalf("%s: %v", query, err)
 	}

@@ -274,11 +274,14 @@ func benchRoute(b *testing.B, h http.Handler, path string, total uint64) {
 func rowsRead(h http.Handler, path string) uint64 {
 	var read atomic.Uint64
 	req := newRequest(http.MethodGet, path, nil)
-	req = req.WithContext(clickhouse.Context(req.Context(), clickhouse.WithProgress(func(p *clickhouse.Progress) {
-		read.Add(p.Rows)
-	})))
-	h.ServeHTTP(httptest.NewRecorder(), req)
+	h.ServeHTTP(httptest.NewRecorder(), req.WithContext(countRowsRead(req.Context(), &read)))
 	return read.Load()
+}
+
+// countRowsRead returns ctx with its queries' progress, the rows ClickHouse
+// read, added up in read.
+func countRowsRead(ctx context.Context, read *atomic.Uint64) context.Context {
+	return clickhouse.Context(ctx, clickhouse.WithProgress(func(p *clickhouse.Progress) { read.Add(p.Rows) }))
 }
 
 // reportRowsRead reports rows read, and as table-% of the total rows of
