@@ -126,6 +126,16 @@ func TestMigrateShapeAndIdempotence(t *testing.T) {
 		}
 	}
 
+	// A thread page reads a granule of conversations in each part that
+	// holds the thread: 1,024 rows, not ClickHouse's 8,192.
+	var full string
+	if err := conn.QueryRow(ctx, "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'conversations'").Scan(&full); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(full, "index_granularity = 1024") {
+		t.Errorf("conversations: %s, want index_granularity = 1024", full)
+	}
+
 	// Every column a Turn writes exists, with the type the contract names.
 	wantTypes := map[string]string{
 		"turn_id": "String", "project": "LowCardinality(String)", "round": "UInt16",

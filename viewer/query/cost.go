@@ -157,8 +157,8 @@ func QueryCost(ctx context.Context, db DB, f CostFilter, p pricing.Prices) ([]Co
 // The cost report reads whole days from the summaries (cost_daily,
 // cost_thread_daily; see schema/ddl/sql/0006_cost_rollup.sql and
 // cost_rollup.go) and the rest of its range, at most a day or so at each
-// end, live from conversations FINAL: one query per report table, the two
-// sources added up in SQL.
+// end, live from conversations, each turn once (costLiveRows): one query
+// per report table, the two sources added up in SQL.
 const (
 	// costVersionWhere keeps the summary rows of the versions the request
 	// checked fresh: ? is an array of costVersion keys. A key names day
