@@ -18,6 +18,7 @@
 // More JSON:
 //
 //	PATCH /api/threads/:id                              {"title", "archived"}
+//	DELETE /api/threads/:id                             {"confirm": id}: the thread, for good
 //	PUT   /api/threads/:id/turns/:turn_id/note          {"starred", "memo"}
 //	GET   /api/threads/:id/turns/:turn_id/content       a turn's whole content
 //	GET   /api/threads/:id/markdown                     the (filtered) thread as markdown

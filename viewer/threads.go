@@ -14,11 +14,12 @@ import (
 )
 
 // threadsRoutes serves the threads list, its JSON twin, and the changes a
-// user makes to a thread (rename, archive, restore).
+// user makes to a thread (rename, archive, restore, delete).
 func (s *Server) threadsRoutes(app, api *gin.RouterGroup) {
 	app.GET("/", s.threadsPage)
 	api.GET("/threads", s.apiThreads)
 	api.PATCH("/threads/:id", s.patchThread)
+	api.DELETE("/threads/:id", s.deleteThread)
 }
 
 // Page sizes of the threads list; the server's thread limit lowers both.

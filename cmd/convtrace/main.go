@@ -41,6 +41,8 @@ var commands = []command{
 	{"migrate", "apply pending schema migrations and print the schema version", false, migrateCmd},
 	{"cost", "print token usage and cost grouped by day, model, provider, phase, speaker or agent", false, costCmd},
 	{"reprice", "recompute the priced costs of a time range after a price change", false, repriceCmd},
+	{"delete", "delete one thread: its turns, spans, notes and metadata", false, deleteCmd},
+	{"prune", "remove turns older than an age, keeping each thread's shell in the list", false, pruneCmd},
 }
 
 func main() {

@@ -31,14 +31,9 @@ func repriceCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error
 			return err
 		}
 		defer st.close()
-		var last string
 		res, err := pricing.Reprice(ctx, st.conn, p, pricing.Range{FromNS: f.FromNS, ToNS: f.ToNS, Project: *project},
 			func(mutations, parts uint64) {
-				// Long work shows progress; a repeated state is not printed again.
-				if s := fmt.Sprintf("repricing: %d mutations, %d parts to rewrite", mutations, parts); s != last {
-					fmt.Fprintln(out.stderr, s)
-					last = s
-				}
+				fmt.Fprintf(out.stderr, "repricing: %d mutations, %d parts to rewrite\n", mutations, parts)
 			})
 		if err != nil {
 			return err

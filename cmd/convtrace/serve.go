@@ -21,6 +21,7 @@ import (
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
 	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -41,6 +42,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	otlpToken := fs.String("otlp-token", os.Getenv("CONVTRACE_OTLP_TOKEN"), "token OTLP requests and /metrics must carry instead of --token (env CONVTRACE_OTLP_TOKEN)")
 	memoryLimit := fs.Int64("otlp-memory-limit", otlpreceiver.DefaultMemoryLimit, "memory the OTLP requests in flight may hold, in bytes; beyond it senders are told to retry later")
 	storeTimeout := fs.Duration("otlp-store-timeout", otlpreceiver.DefaultStoreTimeout, "how long an OTLP request waits for storage before it is answered retry-later")
+	retention := fs.String("retention", "", "prune turns and spans older than this age (180d) now and every day, keeping each thread's shell in the list; where the server has TTL, the tables also get a TTL 7 days longer, in case serve is not running (empty: keep everything)")
 	summarizeEvery := fs.Duration("summarize-every", 30*time.Second, "how often the cost summaries of past days are brought current in the background, so that the cost report and the cost_cells view read them (0: only when a report asks)")
 	return func(ctx context.Context, out streams, _ []string) error {
 		ingestToken := cmp.Or(*otlpToken, *token)
@@ -59,6 +61,12 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		redact, err := rf.option()
 		if err != nil {
 			return err
+		}
+		var keep time.Duration
+		if *retention != "" {
+			if keep, err = query.ParseAge(*retention); err != nil || keep < 24*time.Hour {
+				return fmt.Errorf("--retention: %q is not an age of a day or more, such as 180d", *retention)
+			}
 		}
 		st, err := sf.open(ctx, out.stderr)
 		if err != nil {
@@ -130,6 +138,9 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}
 		if *summarizeEvery > 0 {
 			go v.KeepSummarized(ctx, *summarizeEvery)
+		}
+		if keep > 0 {
+			go keepRetention(ctx, st.conn, keep, out.stderr)
 		}
 		local := localstore.Endpoints{PID: os.Getpid(), Viewer: "http://" + viewerAddr}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody)),

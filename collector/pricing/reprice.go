@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // DB is what Reprice needs of a connection to the convtrace
@@ -53,10 +53,6 @@ var updatePriced = `ALTER TABLE conversations UPDATE cost_usd = toNullable(` + c
 const (
 	updateUnpriced = `ALTER TABLE conversations UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'` +
 		repriceScope + ` AND has(?, model)`
-	selectMutations = `
-SELECT count() AS pending, toUInt64(sum(parts_to_do)) AS parts
-FROM system.mutations
-WHERE database = currentDatabase() AND table = 'conversations' AND is_done = 0`
 )
 
 // Reprice recomputes with p the cost of the turns in r that convtrace
@@ -118,40 +114,10 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 			return Result{}, fmt.Errorf("unprice models without a price: %w", err)
 		}
 	}
-	if err := waitMutations(ctx, db, progress); err != nil {
+	if err := ddl.WaitMutations(ctx, db, []string{"conversations"}, progress); err != nil {
 		return Result{}, err
 	}
 	return res, nil
-}
-
-// waitMutations polls system.mutations until the table has none left to
-// do.
-func waitMutations(ctx context.Context, db DB, progress func(mutations, parts uint64)) error {
-	for {
-		var pending, parts uint64
-		rows, err := db.Query(ctx, selectMutations)
-		if err != nil {
-			return fmt.Errorf("query mutations: %w", err)
-		}
-		for rows.Next() {
-			if err := rows.Scan(&pending, &parts); err != nil {
-				rows.Close()
-				return fmt.Errorf("scan mutations: %w", err)
-			}
-		}
-		rows.Close()
-		if progress != nil {
-			progress(pending, parts)
-		}
-		if pending == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("wait for mutations: %w", ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 // args are the bound arguments of repriceScope; ToNS 0 is no end.

@@ -18,6 +18,7 @@ type Capabilities struct {
 	Codecs                bool // column CODEC(...) clauses, 19.1 and later
 	TTL                   bool // table TTL clauses, 19.6 and later
 	SkipIndexes           bool // data-skipping indexes without an experimental setting, 20.1 and later
+	LightweightDelete     bool // DELETE FROM without a setting, 23.3 and later; before, ALTER TABLE … DELETE
 }
 
 // DetectCapabilities derives capabilities from a server version string as
@@ -34,6 +35,7 @@ func DetectCapabilities(version string) (Capabilities, error) {
 		Codecs:                atLeast(19, 1),
 		TTL:                   atLeast(19, 6),
 		SkipIndexes:           atLeast(20, 1),
+		LightweightDelete:     atLeast(23, 3),
 	}, nil
 }
 

@@ -28,5 +28,5 @@ func ExampleMigrate() {
 func ExampleDetectCapabilities() {
 	caps, _ := ddl.DetectCapabilities("18.16.1")
 	fmt.Printf("%+v\n", caps)
-	// Output: {Version:18.16.1 LowCardinalitySetting:true Codecs:false TTL:false SkipIndexes:false}
+	// Output: {Version:18.16.1 LowCardinalitySetting:true Codecs:false TTL:false SkipIndexes:false LightweightDelete:false}
 }

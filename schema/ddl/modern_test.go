@@ -61,6 +61,12 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 		`INSERT INTO conversations (turn_id, span_id, thread_id, role, content, history, start_ns) VALUES ('s:prompt:0', 's', 't', 'prompt', '[{"role":"user"}]', ['a'], ` + strconv.FormatInt(now, 10) + `)`,
 		`INSERT INTO conversations (turn_id, span_id, thread_id, role, cost_source, tokens_in, start_ns) VALUES ('s:response:1', 's', 't', 'response', 'priced', 7, ` + strconv.FormatInt(now, 10) + `)`,
 		`INSERT INTO conversations (turn_id, span_id, thread_id, role, cost_source, tokens_in, start_ns) VALUES ('s:response:1', 's', 't', 'response', 'priced', 7, ` + strconv.FormatInt(now, 10) + `)`,
+		// serve --retention and the deletions of prune and delete, which
+		// remove nothing of these rows.
+		ddl.RetentionStatement("conversations", 187),
+		ddl.RetentionStatement("spans", 187),
+		ddl.DeleteStatement(caps, "turn_notes", "(thread_id, turn_id) IN (SELECT thread_id, turn_id FROM conversations WHERE start_ns < 1)"),
+		ddl.DeleteStatement(caps, "conversations", "thread_id = 'another'"),
 	}
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{Statements: append(slices.Clone(stmts), rows...), Queries: queries})
 	if e := (*chdbcheck.Error)(nil); errors.As(err, &e) && e.Stage == "statement" && e.Index < len(origin) {
@@ -91,8 +97,10 @@ func TestMigrationsApplyOnModernClickHouse(t *testing.T) {
 		}
 	}
 	for _, table := range []string{"conversations", "spans"} {
-		if full := fmt.Sprint(tables[table]["engine_full"]); !strings.Contains(full, "TTL ts + toIntervalDay(90)") {
-			t.Errorf("table %s has no 90-day TTL: %s", table, full)
+		// Created with 90 days (WithRetention), then set to 187 as serve
+		// --retention does.
+		if full := fmt.Sprint(tables[table]["engine_full"]); !strings.Contains(full, "TTL ts + toIntervalDay(187)") {
+			t.Errorf("table %s has no 187-day TTL: %s", table, full)
 		}
 	}
 	if got := out.Results[3].Rows; len(got) != 1 || got[0]["n"] != "1" || got[0]["tokens"] != "7" {

@@ -22,7 +22,8 @@ func TestDetectCapabilities(t *testing.T) {
 		{"18.16.1", ddl.Capabilities{Version: "18.16.1", LowCardinalitySetting: true}},
 		{"19.3.4", ddl.Capabilities{Version: "19.3.4", Codecs: true}},
 		{"19.17.1.1", ddl.Capabilities{Version: "19.17.1.1", Codecs: true, TTL: true}},
-		{"26.7.2.1", ddl.Capabilities{Version: "26.7.2.1", Codecs: true, TTL: true, SkipIndexes: true}},
+		{"22.8.1", ddl.Capabilities{Version: "22.8.1", Codecs: true, TTL: true, SkipIndexes: true}},
+		{"26.7.2.1", ddl.Capabilities{Version: "26.7.2.1", Codecs: true, TTL: true, SkipIndexes: true, LightweightDelete: true}},
 	}
 	for _, tt := range tests {
 		got, err := ddl.DetectCapabilities(tt.version)

@@ -66,10 +66,10 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		queries = append(queries, inline(t, q, args...))
 	}
 	queries = append(queries,
-		inline(t, threadQuery, "th1"),
+		inline(t, threadQuery, "th1", "th1"),
 		// As clickhouse-go writes a clickhouse.GroupSet.
-		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th1', 'th2')"))+" ORDER BY thread_id",
-		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th2')")),
+		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th1', 'th2')"), sqlLiteral("('th1', 'th2')"))+" ORDER BY thread_id",
+		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th2')"), sqlLiteral("('th2')")),
 		selectListChoices,
 		`SELECT thread_id, title, archived, starred, updated_ns FROM thread_meta FINAL ORDER BY thread_id`,
 		fmt.Sprintf(selectFingerprints, "1")+" ORDER BY project, thread_id",

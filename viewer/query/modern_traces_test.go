@@ -46,7 +46,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		// response delivered twice is one key once folded in Go.
 		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthIs, searchMatch)+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
-		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th1', 'th2')")) + " ORDER BY thread_id",
+		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th1', 'th2')"), sqlLiteral("('th1', 'th2')")) + " ORDER BY thread_id",
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),

@@ -336,7 +336,7 @@ func (s Store) ThreadTitles(ctx context.Context, hits []SearchHit) (map[string]s
 		}
 	}
 	for refreshed := false; len(ids) > 0; refreshed = true {
-		threads, err := s.queryThreads(ctx, threadsOfIDs("IN ?"), idTuple(ids))
+		threads, err := s.queryThreads(ctx, threadsOfIDs("IN ?"), idTuple(ids), idTuple(ids))
 		if err != nil {
 			return nil, err
 		}

@@ -53,9 +53,10 @@ func (s Store) aliveSince() uint64 {
 // DB is what the queries need of a ClickHouse connection whose database is
 // the convtrace database: a clickhouse-go driver.Conn satisfies it. Query
 // and Exec are called concurrently, one call per request, with the
-// request's context. Exec only inserts rows: of the tables a user changes
+// request's context. Exec inserts rows of the tables a user changes
 // (thread_meta, turn_notes) and of the summaries the viewer keeps
-// (thread_summary, cost_daily, cost_thread_daily, cost_days, seen_parts).
+// (thread_summary, cost_daily, cost_thread_daily, cost_days, seen_parts,
+// thread_shells); only DeleteThread and Prune delete.
 type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error
@@ -72,3 +73,19 @@ type notFoundError string
 
 func (e notFoundError) Error() string        { return string(e) }
 func (e notFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// queryRow runs a query of one row and scans it into dest; a query that
+// returns no row leaves dest as it was.
+func (s Store) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	rows, err := s.db.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

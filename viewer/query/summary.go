@@ -142,7 +142,8 @@ func (s Store) refreshTouchedSummaries(ctx context.Context, parts []string) erro
 }
 
 // recomputeThreads recomputes the summaries of the threads a query of
-// (project, thread_id) returns.
+// (project, thread_id) returns, and marks as gone those with no row left
+// (a prune removed them).
 func (s Store) recomputeThreads(ctx context.Context, query string, args ...any) error {
 	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
@@ -168,6 +169,16 @@ func (s Store) recomputeThreads(ctx context.Context, query string, args ...any) 
 				return err
 			}
 			if err := s.storeSummaries(ctx, computed, project, chunk, now, copies); err != nil {
+				return err
+			}
+			gone := slices.DeleteFunc(slices.Clone(chunk), func(id string) bool {
+				_, ok := now[threadKey{project, id}]
+				return ok
+			})
+			if len(gone) == 0 {
+				continue
+			}
+			if err := s.markGone(ctx, computed, project, gone); err != nil {
 				return err
 			}
 		}
@@ -215,10 +226,18 @@ func (s Store) refreshAllSummaries(ctx context.Context) error {
 	}
 	for project, ids := range gone {
 		for _, chunk := range chunkIDs(ids) {
-			if err := s.db.Exec(ctx, insertGone, computed, project, idTuple(chunk)); err != nil {
-				return fmt.Errorf("insert gone thread summaries: %w", err)
+			if err := s.markGone(ctx, computed, project, chunk); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// markGone marks the summaries of some threads of one project as gone.
+func (s Store) markGone(ctx context.Context, computed uint64, project string, ids []string) error {
+	if err := s.db.Exec(ctx, insertGone, computed, project, idTuple(ids)); err != nil {
+		return fmt.Errorf("insert gone thread summaries: %w", err)
 	}
 	return nil
 }

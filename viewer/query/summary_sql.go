@@ -64,14 +64,18 @@ GROUP BY project, thread_id%s`
 
 // summarizeThreads folds the copies of each turn first, keeping the newest
 // revision.
-var summarizeThreads = fmt.Sprintf(summarizeThreadsFrom, "", `
+var summarizeThreads = fmt.Sprintf(summarizeThreadsFrom, "", foldedTurns, "")
+
+// foldedTurns is the source of summarizeThreads: the turns the %s selects,
+// one copy of each.
+const foldedTurns = `
 (
     SELECT project, thread_id, turn_id, provider, start_ns, tokens_in, tokens_out, cost_usd, role, seq, content
     FROM conversations
     WHERE %s
     ORDER BY project, thread_id, start_ns, turn_id, revision DESC
     LIMIT 1 BY project, thread_id, start_ns, turn_id
-)`, "")
+)`
 
 // summarizePlainThreads reads the rows as they are, for threads whose
 // turns have no copies: a tenth of the time at ten million turns. The

@@ -27,6 +27,10 @@ type Thread struct {
 	Tokens     *uint64   `json:"tokens"` // in + out
 	CostUSD    *float64  `json:"cost_usd"`
 	Archived   bool      `json:"archived"`
+	// PrunedTurns of Turns were removed by prunes, the last at PrunedAt
+	// (nil when none was): the thread's shell keeps their counts.
+	PrunedTurns uint64     `json:"pruned_turns"`
+	PrunedAt    *time.Time `json:"pruned_at"`
 	// Preview is the text of the thread's last response (else of its last
 	// turn) on one line, cut to previewRunes.
 	Preview string `json:"preview"`
@@ -65,8 +69,9 @@ type ThreadPage struct {
 	Newer, Older *Cursor
 }
 
-// selectThreadSums combines the summaries of each thread's projects into
-// one thread (a sum of one value is that value: a thread in one project
+// selectThreadSums combines the summaries of each thread's projects, and
+// the shells of what prunes removed of it (summariesAndShells), into one
+// thread (a sum of one value is that value: a thread in one project
 // keeps its exact sums) and joins its metadata. Both sides of the join are
 // named: 26.x requires it of joined subqueries. The join keeps threads
 // without metadata (an empty title and archived 0, the column defaults);
@@ -76,7 +81,7 @@ type ThreadPage struct {
 // combined threads.
 const selectThreadSums = `
 SELECT thread_id, thread_project, thread_providers, thread_last_ns, turn_count, sum_in, sum_out, cost_total,
-       meta_title, meta_archived, thread_first_prompt, thread_last_response, thread_last_turn
+       meta_title, meta_archived, thread_first_prompt, thread_last_response, thread_last_turn, pruned_turns, pruned_ns
 FROM
 (
     SELECT
@@ -90,7 +95,9 @@ FROM
         sum(cost_sum) AS cost_total,
         argMinIf(first_prompt, (first_prompt_ns, first_prompt_seq), prompts > 0) AS thread_first_prompt,
         argMaxIf(last_response, (last_response_ns, last_response_seq), responses > 0) AS thread_last_response,
-        argMaxIf(last_turn, (last_turn_ns, last_turn_seq), contents > 0) AS thread_last_turn
+        argMaxIf(last_turn, (last_turn_ns, last_turn_seq), contents > 0) AS thread_last_turn,
+        sum(shell_turns) AS pruned_turns,
+        max(shell_ns) AS pruned_ns
     FROM %s AS s
     %s
     GROUP BY thread_id
@@ -110,10 +117,42 @@ ANY LEFT JOIN
 // condition narrows the set of threads without dropping any project of a
 // thread kept. turns = 0 marks a thread whose rows are gone.
 const (
-	summariesKept       = `turns > 0`
-	summariesOfProject  = `project = ?`
-	summariesOfProvider = `thread_id IN (SELECT thread_id FROM ` + latestSummaries + ` AS p WHERE turns > 0 AND has(providers, ?))`
+	summariesKept      = `turns > 0`
+	summariesOfProject = `project = ?`
 )
+
+var summariesOfProvider = `thread_id IN (SELECT thread_id FROM ` + summariesAndShellsSQL + ` AS p WHERE turns > 0 AND has(providers, ?))`
+
+// summariesAndShells are the newest summaries of the threads whose
+// thread_id the %s selects (the summaries of the turns stored) and the
+// shells of the prunes done (the summaries of the turns removed), each
+// with the turns it says were pruned and when: what selectThreadSums
+// adds up per thread.
+const summariesAndShells = `(
+    SELECT ` + summaryColumns + `, toUInt64(0) AS shell_turns, toUInt64(0) AS shell_ns
+    FROM
+    (
+        SELECT *
+        FROM thread_summary
+        WHERE %[1]s
+        ORDER BY computed_ns DESC
+        LIMIT 1 BY project, thread_id
+    ) AS l
+    UNION ALL
+    SELECT ` + summaryColumns + `, turns AS shell_turns, pruned_ns AS shell_ns
+    FROM
+    (
+        SELECT *
+        FROM thread_shells
+        WHERE %[1]s
+        ORDER BY version DESC
+        LIMIT 1 BY project, thread_id, cutoff_ns
+    ) AS h
+    WHERE done = 1
+)`
+
+// summariesAndShellsSQL is summariesAndShells of every thread.
+var summariesAndShellsSQL = fmt.Sprintf(summariesAndShells, "1")
 
 // Conditions and orders on the combined threads.
 const (
@@ -137,9 +176,9 @@ LIMIT ?`
 // selectListChoices lists what the list's filters can choose from out of
 // the summaries, which the list has just brought up to date: no second pass
 // over conversations.
-const selectListChoices = `
+var selectListChoices = `
 SELECT groupUniqArrayIf(project, project != '') AS projects, groupUniqArrayArray(providers) AS all_providers
-FROM ` + latestSummaries + ` AS s
+FROM ` + summariesAndShellsSQL + ` AS s
 WHERE ` + summariesKept
 
 // threadsQuery is the query of the page of threads that f asks for, and
@@ -168,23 +207,19 @@ func threadsQuery(f ThreadFilter) (string, []any) {
 		args = append(args, f.After.LastNS, f.After.LastNS, f.After.ID)
 	}
 	args = append(args, uint64(f.Limit+1))
-	return fmt.Sprintf(selectThreadSums, latestSummaries, conditions(where), conditions(having)) + order, args
+	return fmt.Sprintf(selectThreadSums, summariesAndShellsSQL, conditions(where), conditions(having)) + order, args
 }
 
 // threadsOfIDs is the query of some threads, whose ids its argument
-// lists (a tuple, or one id with "= ?"): the newest summaries of each, in
-// every project, condition inside so that only their rows are sorted.
+// lists, twice (a tuple, or one id with "= ?"): the newest summaries and
+// the shells of each, in every project, condition inside so that only
+// their rows are sorted.
 func threadsOfIDs(cond string) string {
-	return fmt.Sprintf(selectThreadSums, `(
-    SELECT *
-    FROM thread_summary
-    WHERE thread_id `+cond+`
-    ORDER BY computed_ns DESC
-    LIMIT 1 BY project, thread_id
-)`, conditions([]string{summariesKept}), "")
+	return fmt.Sprintf(selectThreadSums, fmt.Sprintf(summariesAndShells, "thread_id "+cond),
+		conditions([]string{summariesKept}), "")
 }
 
-// threadQuery is the query of one thread, whose id is its argument.
+// threadQuery is the query of one thread, whose id is its argument, twice.
 var threadQuery = threadsOfIDs("= ?")
 
 // Threads returns the page of Threads that f asks for, from summaries
@@ -232,7 +267,7 @@ func (s Store) Thread(ctx context.Context, id string) (Thread, error) {
 	if err := s.refreshSummaries(ctx); err != nil {
 		return Thread{}, err
 	}
-	ts, err := s.queryThreads(ctx, threadQuery, id)
+	ts, err := s.queryThreads(ctx, threadQuery, id, id)
 	if err != nil {
 		return Thread{}, err
 	}
@@ -300,9 +335,11 @@ func (s Store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 			t                                         Thread
 			archived                                  uint8
 			override, firstPrompt, lastResp, lastTurn string
+			prunedNS                                  uint64
 		)
 		err := rows.Scan(&t.ID, &t.Project, &t.Providers, &t.LastNS, &t.Turns,
-			&t.TokensIn, &t.TokensOut, &t.CostUSD, &override, &archived, &firstPrompt, &lastResp, &lastTurn)
+			&t.TokensIn, &t.TokensOut, &t.CostUSD, &override, &archived, &firstPrompt, &lastResp, &lastTurn,
+			&t.PrunedTurns, &prunedNS)
 		if err != nil {
 			return nil, fmt.Errorf("scan thread: %w", err)
 		}
@@ -313,6 +350,10 @@ func (s Store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 		t.Archived = archived != 0
 		t.Title = threadTitle(override, firstPrompt, t.ID)
 		t.Preview = oneLine(promptText(cmp.Or(lastResp, lastTurn)), previewRunes)
+		if prunedNS > 0 {
+			at := time.Unix(0, int64(prunedNS)).UTC()
+			t.PrunedAt = &at
+		}
 		threads = append(threads, t)
 	}
 	if err := rows.Err(); err != nil {

@@ -1,5 +1,5 @@
-// convtrace viewer: script of the threads list and of the rename and
-// archive controls (the threadActions partial, also on a thread's page);
+// convtrace viewer: script of the threads list and of the rename, archive
+// and delete controls (the threadActions partial, also on a thread's page);
 // does nothing where their elements are absent.
 "use strict";
 (() => {
@@ -20,6 +20,7 @@
     const form = box.querySelector("form.rename-form");
     const input = form.querySelector("input[name=title]");
     const archiveBtn = box.querySelector("button.archive");
+    const deleteBtn = box.querySelector("button.delete");
     const status = box.querySelector(".action-status");
     const say = (msg, failed) => {
       status.textContent = msg;
@@ -84,6 +85,28 @@
         }
         archiveBtn.textContent = th.archived ? "Restore" : "Archive";
         say(th.archived ? "Archived: hidden from the threads list." : "Restored.");
+      } catch (err) {
+        say(err.message, true);
+      }
+    });
+
+    // Deleting asks first, naming the thread and what goes with it.
+    deleteBtn.addEventListener("click", async () => {
+      const { title, turns } = deleteBtn.dataset;
+      const sure = window.confirm(`Delete the thread "${title}" (${id}) and its ${turns} turns, ` +
+        "with their spans, notes and metadata? This cannot be undone.");
+      if (!sure) {
+        return;
+      }
+      say("Deleting…");
+      try {
+        const res = await window.convtrace.send("DELETE", "/api/threads/" + encodeURIComponent(id), { confirm: id });
+        if (row) {
+          row.remove();
+          return;
+        }
+        say(`Deleted ${res.removed.turns} turns.`);
+        window.location.assign("/");
       } catch (err) {
         say(err.message, true);
       }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/schema"
+)
+
+func TestRemoveCommandErrors(t *testing.T) {
+	dsn := testkit.DSN(t) // unmigrated: the checks before any query come first
+	tests := []struct {
+		args     []string
+		inStderr string
+	}{
+		{[]string{"delete"}, "--thread: name the thread to delete"},
+		{[]string{"prune"}, "--older-than: give an age, such as 180d"},
+		{[]string{"prune", "--older-than", "soon"}, `--older-than: "soon" is not an age`},
+		{[]string{"prune", "--older-than", "-3d"}, `--older-than: "-3d" is not an age`},
+		{[]string{"serve", "--clickhouse", dsn, "--retention", "2h"}, `--retention: "2h" is not an age of a day or more`},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runCapture(t, tt.args...)
+		if code != 1 || !strings.Contains(stderr, tt.inStderr) {
+			t.Errorf("convtrace %q: exit %d, stderr %q; want exit 1 and %q", tt.args, code, stderr, tt.inStderr)
+		}
+	}
+}
+
+// ageTurns are a call of thread id that started days ago.
+func ageTurns(id string, days int) []schema.Turn {
+	start := uint64(time.Now().AddDate(0, 0, -days).UnixNano())
+	span := id + "-" + time.Duration(days).String()
+	return []schema.Turn{
+		{TurnID: span + ":prompt:0", SpanID: span, ThreadID: id, Project: "p", Role: schema.RolePrompt, Content: "old question", StartNS: start},
+		{TurnID: span + ":response:1", SpanID: span, ThreadID: id, Project: "p", Role: schema.RoleResponse, Content: "old answer", StartNS: start + 1, CostSource: schema.CostNone},
+	}
+}
+
+func countTurns(t *testing.T, conn driver.Conn, cond string, args ...any) uint64 {
+	t.Helper()
+	var n uint64
+	if err := conn.QueryRow(context.Background(), "SELECT count() FROM conversations WHERE "+cond, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// prune shows what it would remove, asks for --yes, then removes only the
+// old turns; delete does the same for one thread.
+func TestPruneAndDeleteCommands(t *testing.T) {
+	conn, dsn := testkit.Open(t)
+	testkit.InsertTurns(t, conn, append(append(ageTurns("old", 400), ageTurns("mixed", 300)...), ageTurns("mixed", 2)...)...)
+
+	code, stdout, stderr := runCapture(t, "prune", "--clickhouse", dsn, "--older-than", "180d", "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "would prune") || !strings.Contains(stdout, "2 threads, 4 turns") || !strings.Contains(stdout, "1 of the threads left with no turn") {
+		t.Errorf("prune --dry-run: exit %d, stdout %q, stderr %q; want 2 threads, 4 turns, 1 left empty", code, stdout, stderr)
+	}
+	code, _, stderr = runCapture(t, "prune", "--clickhouse", dsn, "--older-than", "180d")
+	if code != 1 || !strings.Contains(stderr, "add --yes") {
+		t.Errorf("prune without --yes and no terminal: exit %d, stderr %q; want a refusal naming --yes", code, stderr)
+	}
+	if n := countTurns(t, conn, "1"); n != 6 {
+		t.Fatalf("%d turns after a dry run and a refusal, want all 6", n)
+	}
+	code, stdout, stderr = runCapture(t, "prune", "--clickhouse", dsn, "--older-than", "180d", "--yes")
+	if code != 0 || !strings.Contains(stdout, "pruned 2 threads, 4 turns") {
+		t.Errorf("prune --yes: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if n := countTurns(t, conn, "1"); n != 2 {
+		t.Errorf("%d turns after the prune, want the 2 recent ones", n)
+	}
+
+	code, _, stderr = runCapture(t, "delete", "--clickhouse", dsn, "--thread", "nobody", "--yes")
+	if code != 1 || !strings.Contains(stderr, `no thread has the id "nobody"`) {
+		t.Errorf("delete of an unknown thread: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runCapture(t, "delete", "--clickhouse", dsn, "--thread", "mixed")
+	if code != 1 || !strings.Contains(stderr, "thread mixed: 1 threads, 2 turns") || !strings.Contains(stderr, "add --yes") {
+		t.Errorf("delete without --yes: exit %d, stderr %q; want the thread's size and a refusal", code, stderr)
+	}
+	code, stdout, stderr = runCapture(t, "delete", "--clickhouse", dsn, "--thread", "mixed", "--yes")
+	if code != 0 || !strings.Contains(stdout, "deleted thread mixed: 1 threads, 2 turns") {
+		t.Errorf("delete --yes: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if n := countTurns(t, conn, "1"); n != 0 {
+		t.Errorf("%d turns after deleting the last thread", n)
+	}
+}
+
+// serve --retention prunes what is older at once, while it serves.
+func TestServeRetentionPrunes(t *testing.T) {
+	conn, dsn := testkit.Open(t)
+	testkit.InsertTurns(t, conn, append(ageTurns("old", 40), ageTurns("new", 1)...)...)
+	p := testkit.Serve(t, nil, "--clickhouse", dsn, "--retention", "30d", "--summarize-every", "0")
+	// The shell is marked done last, once the turns are gone.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var shells uint64
+		if err := conn.QueryRow(context.Background(), "SELECT count() FROM thread_shells WHERE thread_id = 'old' AND done = 1").Scan(&shells); err != nil {
+			t.Fatal(err)
+		}
+		if shells == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no done shell of the 40-day-old thread 30 s after serve --retention 30d started:\n%s", p.Output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := countTurns(t, conn, "thread_id = 'old'"); n != 0 {
+		t.Errorf("%d turns of the 40-day-old thread remain", n)
+	}
+	if n := countTurns(t, conn, "thread_id = 'new'"); n != 2 {
+		t.Errorf("%d turns of the recent thread, want 2", n)
+	}
+}

@@ -1,0 +1,43 @@
+package ddl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrNoTTL means the server has no table TTL (before 19.6).
+var ErrNoTTL = errors.New("this ClickHouse server has no table TTL (19.6 and later have)")
+
+// retentionTables are the append-only tables whose rows a TTL removes:
+// turns and spans, by the time they started (ts).
+var retentionTables = []string{"conversations", "spans"}
+
+// SetRetention sets the TTL of the turns and spans to d, at least a day,
+// on a server that has TTL (ErrNoTTL otherwise). It changes the tables in
+// place, as often as asked; rows older than the TTL go at the next merge.
+func SetRetention(ctx context.Context, db DB, d time.Duration) error {
+	caps, err := ServerCapabilities(ctx, db)
+	if err != nil {
+		return err
+	}
+	if !caps.TTL {
+		return ErrNoTTL
+	}
+	days := int(d / (24 * time.Hour))
+	if days < 1 {
+		return fmt.Errorf("a retention of %s: want at least a day", d)
+	}
+	for _, table := range retentionTables {
+		if err := db.Exec(ctx, RetentionStatement(table, days)); err != nil {
+			return fmt.Errorf("set the retention of %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// RetentionStatement is the statement that sets table's TTL to days.
+func RetentionStatement(table string, days int) string {
+	return fmt.Sprintf("ALTER TABLE %s MODIFY TTL ts + INTERVAL %d DAY", table, days)
+}

@@ -1,0 +1,305 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
+)
+
+// PruneScope is what a prune removes: every turn and span that started
+// before BeforeNS, of Project when it is not empty.
+type PruneScope struct {
+	BeforeNS uint64
+	Project  string
+}
+
+// args binds pruneScope: the cutoff, then the project twice.
+func (p PruneScope) args() []any { return []any{p.BeforeNS, p.Project, p.Project} }
+
+// PrunePlan is what a prune removes: whole partitions where every row of
+// one is in scope, the rest row by row.
+type PrunePlan struct {
+	Removal
+	// WholeThreads are the threads left with no turn; the others keep
+	// their newer turns. Every one keeps its shell in the threads list.
+	WholeThreads uint64 `json:"whole_threads"`
+	// Partitions of conversations and of spans dropped whole.
+	Partitions     []string `json:"partitions"`
+	SpanPartitions []string `json:"span_partitions"`
+	// Unfinished is how many threads an interrupted prune left half done,
+	// which this one finishes first.
+	Unfinished uint64 `json:"unfinished"`
+}
+
+const (
+	// pruneScope is the condition on conversations and spans of a prune.
+	pruneScope = `start_ns < ? AND (? = '' OR project = ?)`
+
+	selectPruneSize = `
+SELECT uniqExact(project, thread_id), uniqExact(turn_id), sum(length(content))
+FROM conversations
+WHERE ` + pruneScope
+
+	// selectPruneWhole counts the threads a prune leaves with no turn.
+	selectPruneWhole = `
+SELECT count()
+FROM
+(
+    SELECT project, thread_id
+    FROM conversations
+    WHERE ? = '' OR project = ?
+    GROUP BY project, thread_id
+    HAVING max(start_ns) < ?
+)`
+
+	selectPruneSpans = `SELECT uniqExact(span_id) FROM spans WHERE ` + pruneScope
+
+	// selectPruneNotes counts the notes of the turns a prune removes.
+	selectPruneNotes = `
+SELECT uniqExact(thread_id, turn_id)
+FROM turn_notes
+WHERE (thread_id, turn_id) IN (SELECT thread_id, turn_id FROM conversations WHERE ` + pruneScope + `)`
+
+	// selectWholePartitions lists the partitions (toYYYYMM of ts, the
+	// partition key of conversations and of spans) of %s every row of
+	// which is in scope. Arguments: the project twice, the cutoff.
+	selectWholePartitions = `
+SELECT toString(toYYYYMM(ts)) AS p
+FROM %s
+GROUP BY p
+HAVING max(start_ns) < ? AND countIf(? != '' AND project != ?) = 0
+ORDER BY p`
+
+	// insertShells stores the summary of what a prune removes of each
+	// thread, not done yet. Arguments: the scope's project, the cutoff,
+	// the time, the version, then the scope's arguments.
+	insertShells = `
+INSERT INTO thread_shells (scope, cutoff_ns, pruned_ns, version, done, removed_bytes, ` + summaryColumns + `)
+SELECT ?, ?, ?, ?, 0, removed_bytes, ` + summaryColumns + `
+FROM (%s)`
+
+	// latestShells is the newest row of each shell.
+	latestShells = `(
+    SELECT *
+    FROM thread_shells
+    ORDER BY version DESC
+    LIMIT 1 BY project, thread_id, cutoff_ns
+)`
+
+	// selectUnfinishedPrunes lists the prunes whose shells are not done:
+	// their scope, cutoff and how many threads.
+	selectUnfinishedPrunes = `
+SELECT scope, cutoff_ns, count()
+FROM ` + latestShells + ` AS h
+WHERE done = 0
+GROUP BY scope, cutoff_ns
+ORDER BY cutoff_ns`
+
+	// insertShellsDone marks the shells of one prune done. Arguments: the
+	// version, the scope, the cutoff.
+	insertShellsDone = `
+INSERT INTO thread_shells (project, thread_id, cutoff_ns, scope, pruned_ns, version, done, removed_bytes, ` + shellSummaryColumns + `)
+SELECT project, thread_id, cutoff_ns, scope, pruned_ns, ?, 1, removed_bytes, ` + shellSummaryColumns + `
+FROM ` + latestShells + ` AS h
+WHERE done = 0 AND scope = ? AND cutoff_ns = ?`
+
+	// selectShellThreads lists the threads of one prune, for their
+	// summaries. Arguments: the scope, the cutoff.
+	selectShellThreads = `
+SELECT DISTINCT project, thread_id
+FROM thread_shells
+WHERE scope = ? AND cutoff_ns = ?`
+
+	// deletePrunedNotes and deletePrunedMessages are the conditions of the
+	// deletions of a prune's notes (before its turns go) and history
+	// messages (after: those of its threads left with no turn).
+	deletePrunedNotes    = `(thread_id, turn_id) IN (SELECT thread_id, turn_id FROM conversations WHERE ` + pruneScope + `)`
+	deletePrunedMessages = `thread_id IN (SELECT thread_id FROM thread_shells WHERE scope = ? AND cutoff_ns = ?)
+  AND thread_id NOT IN (SELECT thread_id FROM conversations)`
+)
+
+// shellSummaryColumns are summaryColumns but for project and thread_id.
+const shellSummaryColumns = `providers, last_ns, turns, tokens_in_sum, tokens_out_sum, cost_sum,
+    prompts, first_prompt_ns, first_prompt_seq, first_prompt, responses, last_response_ns, last_response_seq, last_response,
+    contents, last_turn_ns, last_turn_seq, last_turn`
+
+// summarizeShells is summarizeThreads with the bytes of stored content.
+var summarizeShells = fmt.Sprintf(summarizeThreadsFrom, `,
+    sum(length(content)) AS removed_bytes`, foldedTurns, "")
+
+// PlanPrune returns what Prune of scope would remove.
+func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, error) {
+	var p PrunePlan
+	reads := []struct {
+		what, query string
+		args        []any
+		dest        []any
+	}{
+		{"turns", selectPruneSize, scope.args(), []any{&p.Threads, &p.Turns, &p.Bytes}},
+		{"threads left empty", selectPruneWhole, []any{scope.Project, scope.Project, scope.BeforeNS}, []any{&p.WholeThreads}},
+		{"spans", selectPruneSpans, scope.args(), []any{&p.Spans}},
+		{"notes", selectPruneNotes, scope.args(), []any{&p.Notes}},
+	}
+	for _, r := range reads {
+		if err := s.queryRow(ctx, r.query, r.args, r.dest...); err != nil {
+			return PrunePlan{}, fmt.Errorf("read the %s to prune: %w", r.what, err)
+		}
+	}
+	var err error
+	if p.Partitions, err = s.wholePartitions(ctx, "conversations", scope); err != nil {
+		return PrunePlan{}, err
+	}
+	if p.SpanPartitions, err = s.wholePartitions(ctx, "spans", scope); err != nil {
+		return PrunePlan{}, err
+	}
+	unfinished, err := s.unfinishedPrunes(ctx)
+	if err != nil {
+		return PrunePlan{}, err
+	}
+	for _, u := range unfinished {
+		p.Unfinished += u.threads
+	}
+	return p, nil
+}
+
+// Prune removes what scope selects and keeps the shell of every thread it
+// touches (thread_shells): the threads list shows the thread with its
+// counts before pruning, marked pruned. It first finishes any prune that
+// was interrupted. progress, when not nil, is told each step.
+//
+// The steps, each safe to run again: the shells are stored, not done;
+// the notes of the turns in scope go; the cost summaries of the days
+// before the cutoff are marked stale; partitions wholly in scope are
+// dropped and the rest of the rows deleted; the history messages of
+// threads left with no turn go; the shells are marked done and the
+// touched threads' summaries recomputed. A prune interrupted before its
+// shells are done is finished by the next one, which does not summarize
+// those threads again: their removed turns count once.
+func (s Store) Prune(ctx context.Context, scope PruneScope, progress func(string)) (PrunePlan, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	unfinished, err := s.unfinishedPrunes(ctx)
+	if err != nil {
+		return PrunePlan{}, err
+	}
+	for _, u := range unfinished {
+		progress(fmt.Sprintf("finishing an interrupted prune of %d threads", u.threads))
+		if err := s.removePruned(ctx, u.scope, progress); err != nil {
+			return PrunePlan{}, err
+		}
+	}
+	plan, err := s.PlanPrune(ctx, scope)
+	if err != nil || plan.Turns == 0 && plan.Spans == 0 {
+		return plan, err
+	}
+	now := uint64(time.Now().UnixNano())
+	args := append([]any{scope.Project, scope.BeforeNS, now, now}, scope.args()...)
+	if err := s.db.Exec(ctx, fmt.Sprintf(insertShells, fmt.Sprintf(summarizeShells, pruneScope)), args...); err != nil {
+		return PrunePlan{}, fmt.Errorf("store the shells of pruned threads: %w", err)
+	}
+	progress(fmt.Sprintf("kept the shells of %d threads", plan.Threads))
+	return plan, s.removePruned(ctx, scope, progress)
+}
+
+// unfinishedPrune is a prune whose shells are stored but not done.
+type unfinishedPrune struct {
+	scope   PruneScope
+	threads uint64
+}
+
+func (s Store) unfinishedPrunes(ctx context.Context) ([]unfinishedPrune, error) {
+	rows, err := s.db.Query(ctx, selectUnfinishedPrunes)
+	if err != nil {
+		return nil, fmt.Errorf("query unfinished prunes: %w", err)
+	}
+	defer rows.Close()
+	var us []unfinishedPrune
+	for rows.Next() {
+		var u unfinishedPrune
+		if err := rows.Scan(&u.scope.Project, &u.scope.BeforeNS, &u.threads); err != nil {
+			return nil, fmt.Errorf("scan unfinished prune: %w", err)
+		}
+		us = append(us, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read unfinished prunes: %w", err)
+	}
+	return us, nil
+}
+
+// removePruned removes the rows of a prune whose shells are stored, then
+// marks them done and brings the touched threads' summaries up to date.
+func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func(string)) error {
+	caps, err := ddl.ServerCapabilities(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	waiting := func(mutations, parts uint64) {
+		if mutations > 0 {
+			progress(fmt.Sprintf("deleting: %d mutations, %d parts to rewrite", mutations, parts))
+		}
+	}
+	if err := s.deleteFrom(ctx, caps, []string{"turn_notes"}, deletePrunedNotes, waiting, scope.args()...); err != nil {
+		return err
+	}
+	lastDay := (scope.BeforeNS - 1) / schema.DayNS
+	if err := s.invalidateDays(ctx, 0, lastDay); err != nil {
+		return err
+	}
+	for _, table := range []string{"conversations", "spans"} {
+		parts, err := s.wholePartitions(ctx, table, scope)
+		if err != nil {
+			return err
+		}
+		for _, p := range parts {
+			if err := s.db.Exec(ctx, "ALTER TABLE "+table+" DROP PARTITION "+p); err != nil {
+				return fmt.Errorf("drop partition %s of %s: %w", p, table, err)
+			}
+			progress(fmt.Sprintf("dropped partition %s of %s", p, table))
+		}
+		if err := s.deleteFrom(ctx, caps, []string{table}, pruneScope, waiting, scope.args()...); err != nil {
+			return err
+		}
+	}
+	if err := s.invalidateDays(ctx, 0, lastDay); err != nil {
+		return err
+	}
+	if err := s.deleteFrom(ctx, caps, []string{"messages"}, deletePrunedMessages, waiting, scope.Project, scope.BeforeNS); err != nil {
+		return err
+	}
+	if err := s.db.Exec(ctx, insertShellsDone, uint64(time.Now().UnixNano()), scope.Project, scope.BeforeNS); err != nil {
+		return fmt.Errorf("mark pruned shells done: %w", err)
+	}
+	return s.recomputeThreads(ctx, selectShellThreads, scope.Project, scope.BeforeNS)
+}
+
+// wholePartitions lists the partitions of table every row of which scope
+// selects. The partition key of conversations and spans is toYYYYMM(ts),
+// whose partition ids are the numbers themselves.
+func (s Store) wholePartitions(ctx context.Context, table string, scope PruneScope) ([]string, error) {
+	rows, err := s.db.Query(ctx, fmt.Sprintf(selectWholePartitions, table), scope.BeforeNS, scope.Project, scope.Project)
+	if err != nil {
+		return nil, fmt.Errorf("query partitions of %s to drop: %w", table, err)
+	}
+	defer rows.Close()
+	var ps []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("scan partition of %s: %w", table, err)
+		}
+		if _, err := strconv.ParseUint(p, 10, 32); err != nil {
+			return nil, fmt.Errorf("partition %q of %s is not a month", p, table)
+		}
+		ps = append(ps, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read partitions of %s: %w", table, err)
+	}
+	return ps, nil
+}

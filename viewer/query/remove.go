@@ -1,0 +1,113 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
+)
+
+// Removal is what a deletion or a prune removes, or would.
+type Removal struct {
+	Threads uint64 `json:"threads"`
+	Turns   uint64 `json:"turns"` // distinct turns, copies counted once
+	Bytes   uint64 `json:"bytes"` // of stored content
+	Spans   uint64 `json:"spans"`
+	Notes   uint64 `json:"notes"`
+}
+
+// selectThreadSize reads what one thread holds, and the days of its turns.
+const selectThreadSize = `
+SELECT
+    (SELECT uniqExact(turn_id) FROM conversations WHERE thread_id = ?) AS thread_turns,
+    (SELECT sum(length(content)) FROM conversations WHERE thread_id = ?) AS thread_bytes,
+    (SELECT min(start_ns) FROM conversations WHERE thread_id = ?) AS first_ns,
+    (SELECT max(start_ns) FROM conversations WHERE thread_id = ?) AS last_ns,
+    (SELECT uniqExact(span_id) FROM spans WHERE thread_id = ?) AS thread_spans,
+    (SELECT uniqExact(turn_id) FROM turn_notes WHERE thread_id = ?) AS thread_notes,
+    (SELECT count() FROM thread_meta WHERE thread_id = ?) AS thread_metas`
+
+// threadTables are the tables that hold a thread's rows, each with a
+// thread_id column: what DeleteThread removes before its summary.
+var threadTables = []string{"conversations", "spans", "messages", "turn_notes", "thread_meta", "cost_thread_daily", "thread_shells"}
+
+// ThreadSize returns what deleting thread id would remove; ErrNotFound
+// when it holds nothing.
+func (s Store) ThreadSize(ctx context.Context, id string) (Removal, error) {
+	r, _, err := s.threadSize(ctx, id)
+	return r, err
+}
+
+func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, error) {
+	var (
+		r     Removal
+		days  [2]uint64
+		metas uint64
+	)
+	args := []any{id, id, id, id, id, id, id}
+	if err := s.queryRow(ctx, selectThreadSize, args, &r.Turns, &r.Bytes, &days[0], &days[1], &r.Spans, &r.Notes, &metas); err != nil {
+		return Removal{}, days, fmt.Errorf("read the size of thread %s: %w", id, err)
+	}
+	if r.Turns == 0 && r.Spans == 0 && r.Notes == 0 && metas == 0 {
+		return Removal{}, days, ErrNotFound
+	}
+	r.Threads = 1
+	return r, [2]uint64{days[0] / schema.DayNS, days[1] / schema.DayNS}, nil
+}
+
+// DeleteThread removes thread id: its turns, history messages, spans,
+// notes, metadata, shells and summaries. It returns what it removed;
+// ErrNotFound when the thread holds nothing. On servers without
+// lightweight deletes the rows go through mutations, which it waits for,
+// calling progress with what is left.
+//
+// The summaries stay exact: the cost summaries of the thread's days are
+// marked stale before and after (read live meanwhile, as the writer marks
+// late turns), and the thread's summaries are removed once its turns are
+// gone. A mutation keeps its parts' block ranges, so the summaries' change
+// detection (changes.go) would not see it: that is why they are removed
+// here rather than left to a refresh.
+func (s Store) DeleteThread(ctx context.Context, id string, progress func(mutations, parts uint64)) (Removal, error) {
+	r, days, err := s.threadSize(ctx, id)
+	if err != nil {
+		return Removal{}, err
+	}
+	caps, err := ddl.ServerCapabilities(ctx, s.db)
+	if err != nil {
+		return Removal{}, err
+	}
+	if err := s.invalidateDays(ctx, days[0], days[1]); err != nil {
+		return Removal{}, err
+	}
+	if err := s.deleteFrom(ctx, caps, threadTables, "thread_id = ?", progress, id); err != nil {
+		return Removal{}, err
+	}
+	if err := s.invalidateDays(ctx, days[0], days[1]); err != nil {
+		return Removal{}, err
+	}
+	if err := s.deleteFrom(ctx, caps, []string{"thread_summary"}, "thread_id = ?", progress, id); err != nil {
+		return Removal{}, err
+	}
+	return r, nil
+}
+
+// deleteFrom deletes from each of tables the rows cond selects, then waits
+// for the deletions to be done.
+func (s Store) deleteFrom(ctx context.Context, caps ddl.Capabilities, tables []string, cond string, progress func(mutations, parts uint64), args ...any) error {
+	for _, table := range tables {
+		if err := s.db.Exec(ctx, ddl.DeleteStatement(caps, table, cond), args...); err != nil {
+			return fmt.Errorf("delete from %s: %w", table, err)
+		}
+	}
+	return ddl.WaitMutations(ctx, s.db, tables, progress)
+}
+
+// invalidateDays marks the cost summaries of days [first, last] stale.
+func (s Store) invalidateDays(ctx context.Context, first, last uint64) error {
+	if err := s.db.Exec(ctx, invalidateCostDays, uint64(time.Now().UnixNano()), uint32(first), uint32(last)); err != nil {
+		return fmt.Errorf("invalidate cost summaries: %w", err)
+	}
+	return nil
+}
