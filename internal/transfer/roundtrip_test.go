@@ -104,18 +104,30 @@ func answers(t *testing.T, conn driver.Conn) map[string]string {
 	return got
 }
 
-// costTotals returns the README's cost SQL over cost_cells and the cost
-// report's totals, as text.
-func costTotals(t *testing.T, conn driver.Conn) string {
+// tables dumps every table an export carries, one copy of each row, so
+// that an import is seen to store every column as the source holds it:
+// prompts split from their history as the writer splits them included.
+func tables(t *testing.T, conn driver.Conn) string {
 	t.Helper()
-	ctx := context.Background()
-	rows, err := conn.Query(ctx, `
-SELECT project, day, model, phase, speaker, sum(calls), sum(tokens_in), sum(tokens_out), round(sum(cost_usd), 9), sum(unpriced)
-FROM cost_cells
-GROUP BY project, day, model, phase, speaker
-ORDER BY project, day, model, phase, speaker`)
+	var b strings.Builder
+	for _, q := range []string{
+		`SELECT * FROM conversations ORDER BY thread_id, turn_id, revision DESC LIMIT 1 BY thread_id, turn_id`,
+		`SELECT thread_id, id, any(message) FROM messages GROUP BY thread_id, id ORDER BY thread_id, id`,
+		`SELECT * FROM spans ORDER BY trace_id, span_id LIMIT 1 BY trace_id, span_id`,
+		`SELECT thread_id, turn_id, argMax(starred, updated_ns), argMax(memo, updated_ns), max(updated_ns) FROM turn_notes GROUP BY thread_id, turn_id ORDER BY thread_id, turn_id`,
+		`SELECT thread_id, argMax(title, updated_ns), argMax(archived, updated_ns), argMax(starred, updated_ns), max(updated_ns) FROM thread_meta GROUP BY thread_id ORDER BY thread_id`,
+	} {
+		b.WriteString(dump(t, conn, q))
+	}
+	return b.String()
+}
+
+// dump returns the rows of a query as text, a line each.
+func dump(t *testing.T, conn driver.Conn, q string) string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), q)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
 	var b strings.Builder
@@ -128,14 +140,29 @@ ORDER BY project, day, model, phase, speaker`)
 		if err := rows.Scan(vals...); err != nil {
 			t.Fatal(err)
 		}
-		for _, v := range vals {
-			fmt.Fprintf(&b, "%v\t", deref(v))
+		for i, v := range vals {
+			fmt.Fprintf(&b, "%s=%v\t", cols[i].Name(), deref(v))
 		}
 		b.WriteString("\n")
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+	return b.String()
+}
+
+// costTotals returns the README's cost SQL over cost_cells and the cost
+// report's totals, as text.
+func costTotals(t *testing.T, conn driver.Conn) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	b.WriteString(dump(t, conn, `
+SELECT project, day, model, provider, phase, speaker, agent, sum(calls), sum(tokens_in), sum(tokens_out),
+       sum(tokens_cache_read), sum(tokens_cache_write), sum(tokens_reasoning), round(sum(cost_usd), 9), sum(unpriced)
+FROM cost_cells
+GROUP BY project, day, model, provider, phase, speaker, agent
+ORDER BY project, day, model, provider, phase, speaker, agent`))
 	f, err := query.ParseCostRange("400d", "", time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +225,7 @@ func diff(t *testing.T, what string, want, got map[string]string) {
 func TestRoundTrip(t *testing.T) {
 	src, _ := fixture(t)
 	wantCost := costTotals(t, src)
+	wantRows := tables(t, src)
 	want := answers(t, src)
 	for _, format := range []transfer.Format{transfer.JSON, transfer.JSONL} {
 		t.Run(string(format), func(t *testing.T) {
@@ -211,6 +239,9 @@ func TestRoundTrip(t *testing.T) {
 			// The README's cost SQL is exact before any viewer has looked.
 			if got := costTotals(t, dst); got != wantCost {
 				t.Errorf("cost totals differ:\nwant %s\n got %s", wantCost, got)
+			}
+			if got := tables(t, dst); got != wantRows {
+				t.Errorf("tables differ:\nwant %s\n got %s", wantRows, got)
 			}
 			got := answers(t, dst)
 			diff(t, "after import", want, got)
