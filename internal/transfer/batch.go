@@ -35,7 +35,7 @@ type importer struct {
 }
 
 func newImporter(conn Conn) *importer {
-	return &importer{conn: conn, store: query.New(conn, 0, 0), rows: collector.NewRowStore(conn),
+	return &importer{res: Result{BadLines: []BadLine{}}, conn: conn, store: query.New(conn, 0, 0), rows: collector.NewRowStore(conn),
 		touched: map[string]bool{}, seen: map[string]bool{}}
 }
 

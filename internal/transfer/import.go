@@ -52,7 +52,7 @@ func (r *Result) bad(line int64, err error) {
 // .jsonl, .ndjson), else by its first line, which is a JSONL header or
 // the start of an envelope. It leaves src at its start.
 func Detect(name string, src io.ReadSeeker) (Format, error) {
-	switch strings.ToLower(filepath.Ext(strings.TrimSuffix(name, ".tmp"))) {
+	switch strings.ToLower(filepath.Ext(name)) {
 	case ".json":
 		return JSON, nil
 	case ".jsonl", ".ndjson":
