@@ -77,26 +77,20 @@ func (imp *importer) flushTurns(ctx context.Context) error {
 	if len(imp.turns) == 0 {
 		return nil
 	}
-	threads, ids := keys(len(imp.turns), func(i int) query.RowKey { return query.RowKey{imp.turns[i].ThreadID, imp.turns[i].TurnID} })
+	key := func(t *schema.Turn) query.RowKey { return query.RowKey{t.ThreadID, t.TurnID} }
+	threads, ids := keys(imp.turns, key)
 	stored, err := imp.store.StoredTurns(ctx, threads, ids)
 	if err != nil {
 		return err
 	}
-	fresh := imp.turns[:0:0]
-	for _, t := range imp.turns {
-		k := query.RowKey{t.ThreadID, t.TurnID}
-		if stored[k] {
-			imp.res.Skipped.Turns++
-			continue
-		}
-		stored[k] = true // a turn twice in the batch is stored once
-		fresh = append(fresh, t)
-		imp.touched[t.ThreadID] = true
+	turns := fresh(imp.turns, key, stored, &imp.res.Skipped.Turns)
+	for i := range turns {
+		imp.touched[turns[i].ThreadID] = true
 	}
-	if err := imp.rows.Store(ctx, fresh, nil); err != nil {
+	if err := imp.rows.Store(ctx, turns, nil); err != nil {
 		return err
 	}
-	imp.res.Imported.Turns += int64(len(fresh))
+	imp.res.Imported.Turns += int64(len(turns))
 	return nil
 }
 
@@ -104,29 +98,37 @@ func (imp *importer) flushSpans(ctx context.Context) error {
 	if len(imp.spans) == 0 {
 		return nil
 	}
-	traces, ids := keys(len(imp.spans), func(i int) query.RowKey { return query.RowKey{imp.spans[i].TraceID, imp.spans[i].SpanID} })
+	key := func(s *schema.Span) query.RowKey { return query.RowKey{s.TraceID, s.SpanID} }
+	traces, ids := keys(imp.spans, key)
 	stored, err := imp.store.StoredSpans(ctx, traces, ids)
 	if err != nil {
 		return err
 	}
-	var fresh []schema.Span
-	for _, s := range imp.spans {
-		k := query.RowKey{s.TraceID, s.SpanID}
-		if stored[k] {
-			imp.res.Skipped.Spans++
-			continue
-		}
-		stored[k] = true
-		fresh = append(fresh, s)
-		if s.ThreadID != "" {
-			imp.touched[s.ThreadID] = true
-		}
+	spans := fresh(imp.spans, key, stored, &imp.res.Skipped.Spans)
+	for i := range spans {
+		imp.touched[spans[i].ThreadID] = true
 	}
-	if err := imp.rows.Store(ctx, nil, fresh); err != nil {
+	if err := imp.rows.Store(ctx, nil, spans); err != nil {
 		return err
 	}
-	imp.res.Imported.Spans += int64(len(fresh))
+	imp.res.Imported.Spans += int64(len(spans))
 	return nil
+}
+
+// fresh returns the rows of batch that stored does not hold, each once,
+// adding the others to skipped.
+func fresh[R any](batch []R, key func(*R) query.RowKey, stored map[query.RowKey]bool, skipped *int64) []R {
+	var out []R
+	for i := range batch {
+		k := key(&batch[i])
+		if stored[k] {
+			*skipped++
+			continue
+		}
+		stored[k] = true // a row twice in the batch is stored once
+		out = append(out, batch[i])
+	}
+	return out
 }
 
 // flushNotes stores the notes newer than the database's note of their
@@ -135,7 +137,7 @@ func (imp *importer) flushNotes(ctx context.Context) error {
 	if len(imp.notes) == 0 {
 		return nil
 	}
-	threads, _ := keys(len(imp.notes), func(i int) query.RowKey { return query.RowKey{imp.notes[i].ThreadID} })
+	threads, _ := keys(imp.notes, func(n *query.Note) query.RowKey { return query.RowKey{n.ThreadID} })
 	versions, err := imp.store.NoteVersions(ctx, threads)
 	if err != nil {
 		return err
@@ -163,7 +165,7 @@ func (imp *importer) flushThreads(ctx context.Context) error {
 	if len(imp.threads) == 0 {
 		return nil
 	}
-	threads, _ := keys(len(imp.threads), func(i int) query.RowKey { return query.RowKey{imp.threads[i].ID} })
+	threads, _ := keys(imp.threads, func(t *query.ThreadRecord) query.RowKey { return query.RowKey{t.ID} })
 	versions, err := imp.store.MetaVersions(ctx, threads)
 	if err != nil {
 		return err
@@ -196,10 +198,10 @@ func (imp *importer) finish(ctx context.Context) error {
 	return nil
 }
 
-// keys returns the distinct first and second ids of n keys, sorted.
-func keys(n int, key func(i int) query.RowKey) (first, second []string) {
-	for i := range n {
-		k := key(i)
+// keys returns the distinct first and second ids of rows' keys, sorted.
+func keys[R any](rows []R, key func(*R) query.RowKey) (first, second []string) {
+	for i := range rows {
+		k := key(&rows[i])
 		first = append(first, k[0])
 		if k[1] != "" {
 			second = append(second, k[1])

@@ -11,8 +11,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/demo"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer/query"
@@ -28,25 +26,13 @@ func msg(role, text string) string {
 	return fmt.Sprintf(`{"role":%q,"parts":[{"type":"text","content":%q}]}`, role, text)
 }
 
-// recordDemo records one run of the demo pipeline into dsn's database
-// through the in-process exporter, as convtrace demo does.
+// recordDemo records one run of the demo pipeline into dsn's database,
+// as a user does: convtrace demo.
 func recordDemo(t *testing.T, dsn string) {
 	t.Helper()
-	provider, err := demo.StartProvider()
-	if err != nil {
-		t.Fatalf("start demo provider: %v", err)
-	}
-	defer provider.Shutdown(context.Background())
-	tp, err := collector.NewTracerProvider(dsn, collector.WithProject("demo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, runErr := demo.Run(context.Background(), instrument.NewRecorder(instrument.WithTracerProvider(tp)), provider.URL)
-	if err := tp.Shutdown(context.Background()); err != nil {
-		t.Fatalf("flush demo rows: %v", err)
-	}
-	if runErr != nil {
-		t.Fatalf("demo pipeline: %v", runErr)
+	p := testkit.Start(t, nil, "demo", "--clickhouse", dsn)
+	if code := p.Wait(t, 2*time.Minute); code != 0 {
+		t.Fatalf("convtrace demo: exit %d: %s", code, p.Output())
 	}
 }
 
