@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/convtrace/convtrace/schema"
@@ -67,12 +69,13 @@ func Export(ctx context.Context, db query.DB, w io.Writer, f query.ExportFilter,
 	if err := enc.header(cfg.now()); err != nil {
 		return n, err
 	}
-	for i := range threads {
-		if err := exportThread(ctx, store, enc, &threads[i], &n); err != nil {
-			return n, fmt.Errorf("export thread %q: %w", threads[i].ID, err)
+	done := 0
+	for group := range slices.Chunk(threads, exportGroup) {
+		if err := exportGroupOf(ctx, store, enc, group, &n); err != nil {
+			return n, err
 		}
-		if cfg.progress != nil {
-			cfg.progress(i+1, len(threads))
+		if done += len(group); cfg.progress != nil {
+			cfg.progress(done, len(threads))
 		}
 	}
 	if err := enc.close(); err != nil {
@@ -84,14 +87,47 @@ func Export(ctx context.Context, db query.DB, w io.Writer, f query.ExportFilter,
 	return n, nil
 }
 
-func exportThread(ctx context.Context, store query.Store, enc encoder, t *query.ThreadRecord, n *Counts) error {
+// exportGroup is how many threads an export reads the notes and stray
+// spans of at once: one query each for the group, not one a thread.
+const exportGroup = 256
+
+// exportGroupOf writes a group of threads.
+func exportGroupOf(ctx context.Context, store query.Store, enc encoder, group []query.ThreadRecord, n *Counts) error {
+	ids := make([]string, len(group))
+	for i := range group {
+		ids[i] = group[i].ID
+	}
+	stray, err := store.StraySpans(ctx, ids)
+	if err != nil {
+		return err
+	}
+	notes, err := store.ExportNotes(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range group {
+		t := &group[i]
+		if err := exportThread(ctx, store, enc, t, stray[t.ID], notes[t.ID], n); err != nil {
+			return fmt.Errorf("export thread %q: %w", t.ID, err)
+		}
+	}
+	return nil
+}
+
+// exportThread writes one thread: its record, its turns a page at a time,
+// the spans of the traces they belong to and the others that name it,
+// and its notes.
+func exportThread(ctx context.Context, store query.Store, enc encoder, t *query.ThreadRecord,
+	stray []schema.Span, notes []query.Note, n *Counts) error {
 	if err := enc.thread(t); err != nil {
 		return err
 	}
 	n.Threads++
+	traces := map[string]bool{}
 	err := store.ExportTurns(ctx, t.ID, exportPage, func(turns []schema.Turn) error {
 		for i := range turns {
 			r := &turns[i]
+			traces[r.TraceID] = true
 			if err := enc.turn(&Turn{Turn: *r, HeartbeatNS: r.HeartbeatNS, Revision: r.Revision}); err != nil {
 				return err
 			}
@@ -102,17 +138,20 @@ func exportThread(ctx context.Context, store query.Store, enc encoder, t *query.
 	if err != nil {
 		return err
 	}
-	err = store.ExportSpans(ctx, t.ID, func(s *schema.Span) error {
+	ids := slices.Sorted(maps.Keys(traces))
+	err = store.ExportSpans(ctx, ids, func(s *schema.Span) error {
 		n.Spans++
 		return enc.span(s)
 	})
 	if err != nil {
 		return err
 	}
-	notes, err := store.ExportNotes(ctx, t.ID)
-	if err != nil {
-		return err
+	for i := range stray {
+		if err := enc.span(&stray[i]); err != nil {
+			return err
+		}
 	}
+	n.Spans += int64(len(stray))
 	for i := range notes {
 		if err := enc.note(&notes[i]); err != nil {
 			return err

@@ -116,6 +116,11 @@ func loopThread(project, thread string, start time.Time, calls int) ([]schema.Tu
 		TraceID: trace, SpanID: "root-" + thread, Project: project, Name: "pipeline", Kind: "internal",
 		StartNS: uint64(start.UnixNano()) - 1, DurationNS: uint64(time.Duration(calls) * time.Hour), Status: "ok",
 	})
+	// A span that names the thread in a trace with none of its turns.
+	spans = append(spans, schema.Span{
+		TraceID: "stray-" + thread, SpanID: "stray", Project: project, ThreadID: thread, Name: "cleanup",
+		Kind: "internal", StartNS: uint64(start.UnixNano()), Status: "ok",
+	})
 	return turns, spans
 }
 
