@@ -132,27 +132,37 @@ func (w *writer) store(sets ...rows) result {
 	return res
 }
 
-// storeTurns stores n turns in order: the history their prompts repeat
-// (before the prompts, so that no reader meets a reference to a message
-// that is not there), the stale marks of their past days, the turns as
-// typed columns, the marks again (stale_days.go).
+// storeTurns stores n turns in order, counting them written (writeTurns).
 func (w *writer) storeTurns(ctx context.Context, turns [][]schema.Turn, n int) error {
 	if n == 0 {
 		return nil
 	}
-	splits, msgs := w.history.split(turns)
+	return writeTurns(ctx, w.conn, &w.history, turns, func(do func() error) error {
+		return w.insert("conversations", n, do)
+	})
+}
+
+// writeTurns stores turns in order: the history their prompts repeat
+// (before the prompts, so that no reader meets a reference to a message
+// that is not there), the stale marks of their past days, the turns as
+// typed columns through insert, the marks again (stale_days.go). Every
+// path that stores turns goes through it: the writer, and RowStore for
+// rows stored before.
+func writeTurns(ctx context.Context, conn BatchConn, cache *historyCache, turns [][]schema.Turn,
+	insert func(do func() error) error) error {
+	splits, msgs := cache.split(turns)
 	// Messages are not rows of the pipeline's: Stats does not count them.
 	if len(msgs) > 0 {
-		if err := insertRows(ctx, w.conn, insertMsgs, (*schema.StoredMessage).Values, msgs); err != nil {
+		if err := insertRows(ctx, conn, insertMsgs, (*schema.StoredMessage).Values, msgs); err != nil {
 			return fmt.Errorf("write messages: %w", err)
 		}
-		w.history.add(msgs)
+		cache.add(msgs)
 	}
 	days := summarizedDays(turns, time.Now())
-	if err := markStale(ctx, w.conn, days); err != nil {
+	if err := markStale(ctx, conn, days); err != nil {
 		return err
 	}
-	err := w.insert("conversations", n, func() error {
+	err := insert(func() error {
 		var block schema.TurnBlock
 		for _, set := range turns {
 			for i := range set {
@@ -163,12 +173,12 @@ func (w *writer) storeTurns(ctx context.Context, turns [][]schema.Turn, n int) e
 				block.Add(t)
 			}
 		}
-		return insertColumns(ctx, w.conn, insertTurns, block.Columns())
+		return insertColumns(ctx, conn, insertTurns, block.Columns())
 	})
 	if err != nil {
 		return err
 	}
-	return markStale(ctx, w.conn, days)
+	return markStale(ctx, conn, days)
 }
 
 // largeBatchBytes is the batch size past which the writer lets the

@@ -36,7 +36,8 @@ const (
 
 // Attr is one key/value pair of a row's Nested attributes column.
 type Attr struct {
-	Key, Value string
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // Turn is one row of the conversations table: one thing one agent said.
@@ -139,31 +140,31 @@ func (t *Turn) Values() []any {
 // trace waterfall. Event content lives in conversations; here only the
 // events' names and times are kept.
 type Span struct {
-	TraceID      string
-	SpanID       string
-	ParentSpanID string
-	Project      string
-	ThreadID     string
-	Phase        string
-	Round        uint16
-	Speaker      string
-	Agent        string
-	Name         string
-	Kind         string
-	StartNS      uint64
-	DurationNS   uint64
-	Status       string
-	StatusMsg    string
-	Operation    string
-	Provider     string
-	Model        string
-	TokensIn     *uint32
-	TokensOut    *uint32
-	CostUSD      *float64
-	Attributes   []Attr
-	Resource     []Attr
-	EventNames   []string
-	EventTimesNS []uint64
+	TraceID      string   `json:"trace_id"`
+	SpanID       string   `json:"span_id"`
+	ParentSpanID string   `json:"parent_span_id"`
+	Project      string   `json:"project"`
+	ThreadID     string   `json:"thread_id"`
+	Phase        string   `json:"phase"`
+	Round        uint16   `json:"round"`
+	Speaker      string   `json:"speaker"`
+	Agent        string   `json:"agent"`
+	Name         string   `json:"name"`
+	Kind         string   `json:"kind"`
+	StartNS      uint64   `json:"start_ns"`
+	DurationNS   uint64   `json:"duration_ns"`
+	Status       string   `json:"status"`
+	StatusMsg    string   `json:"status_message"`
+	Operation    string   `json:"operation"`
+	Provider     string   `json:"provider"`
+	Model        string   `json:"model"`
+	TokensIn     *uint32  `json:"tokens_in"`
+	TokensOut    *uint32  `json:"tokens_out"`
+	CostUSD      *float64 `json:"cost_usd"`
+	Attributes   []Attr   `json:"attributes"`
+	Resource     []Attr   `json:"resource"`
+	EventNames   []string `json:"event_names"`
+	EventTimesNS []uint64 `json:"event_times_ns"`
 }
 
 // SpanColumns is the column list of every insert into spans, in the order of

@@ -20,6 +20,7 @@ var staticFiles embed.FS
 
 // Server serves the viewer's pages and JSON API.
 type Server struct {
+	db     query.DB
 	store  query.Store
 	log    *slog.Logger
 	pages  *pages
@@ -33,6 +34,7 @@ type Server struct {
 func New(db query.DB, opts ...Option) *Server {
 	cfg := newConfig(opts)
 	s := &Server{
+		db:    db,
 		store: query.New(db, cfg.threadLimit, cfg.interruptedAfter),
 		log:   cfg.logger,
 		pages: parsePages(),
@@ -94,6 +96,7 @@ func (s *Server) router() *gin.Engine {
 	s.searchRoutes(app, api)
 	s.costRoutes(app, api)
 	s.contextRoutes(api)
+	s.transferRoutes(api)
 	r.NoRoute(requireToken(s.token), s.notFound)
 	return r
 }

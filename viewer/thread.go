@@ -194,6 +194,7 @@ func (s *Server) threadPage(c *gin.Context) {
 		v.EarlierURL = threadURL(id) + "?" + query.Encode()
 	}
 	v.MarkdownURL = apiThreadURL(id) + "/markdown"
+	v.ExportURL = apiThreadURL(id) + "/export"
 	if q := c.Request.URL.Query().Encode(); q != "" {
 		v.MarkdownURL += "?" + q
 	}

@@ -45,8 +45,9 @@ type threadView struct {
 	Total   int                // turns that pass the filters
 	Earlier int                // of the hidden turns, how many the "earlier" link adds
 	// EarlierURL reloads the page with a window that holds Earlier more
-	// turns; MarkdownURL is the filtered thread as markdown.
-	EarlierURL, MarkdownURL string
+	// turns; MarkdownURL is the filtered thread as markdown; ExportURL
+	// downloads the whole thread as an export.
+	EarlierURL, MarkdownURL, ExportURL string
 }
 
 // WindowChanged says whether the request asked for another window than

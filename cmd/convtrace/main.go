@@ -41,6 +41,8 @@ var commands = []command{
 	{"migrate", "apply pending schema migrations and print the schema version", false, migrateCmd},
 	{"cost", "print token usage and cost grouped by day, model, provider, phase, speaker or agent", false, costCmd},
 	{"reprice", "recompute the priced costs of a time range after a price change", false, repriceCmd},
+	{"export", "write threads (one, a project's, a time range's) as a versioned JSON or JSONL export", false, exportCmd},
+	{"import", "store the threads of export files, skipping what is stored already", true, importCmd},
 	{"delete", "delete one thread: its turns, spans, notes and metadata", false, deleteCmd},
 	{"prune", "remove turns older than an age, keeping each thread's shell in the list", false, pruneCmd},
 }

@@ -11,6 +11,54 @@
     }
   }
 
+  // Import: the file chosen is sent as it is to the import endpoint, and
+  // what it stored (or why it was refused) shown beside the button.
+  const importFile = document.querySelector("input.import-file");
+  if (importFile) {
+    const status = document.querySelector(".import-status");
+    const say = (msg, failed) => {
+      status.textContent = msg;
+      status.classList.toggle("failed", Boolean(failed));
+    };
+    importFile.addEventListener("change", async () => {
+      const file = importFile.files[0];
+      if (!file) {
+        return;
+      }
+      say("Importing " + file.name + "…");
+      try {
+        const res = await fetch("/api/import?name=" + encodeURIComponent(file.name), {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "Content-Type": "application/json" },
+          body: file,
+        });
+        const text = await res.text();
+        let answer = {};
+        try {
+          answer = JSON.parse(text);
+        } catch (_) {
+          answer = { error: text.trim() };
+        }
+        if (!res.ok) {
+          throw new Error(answer.error || `HTTP ${res.status}`);
+        }
+        const i = answer.imported;
+        const k = answer.skipped;
+        let msg = `Imported ${i.threads} threads, ${i.turns} turns, ${i.spans} spans, ${i.notes} notes; ` +
+          `${k.turns} turns were already stored.`;
+        if (answer.bad_line_count > 0) {
+          msg += ` ${answer.bad_line_count} bad lines: ` +
+            answer.bad_lines.slice(0, 5).map((b) => `line ${b.line}: ${b.reason}`).join("; ");
+        }
+        say(msg, answer.bad_line_count > 0);
+      } catch (err) {
+        say("Import failed: " + err.message, true);
+      }
+      importFile.value = "";
+    });
+  }
+
   const patch = (id, body) => window.convtrace.send("PATCH", "/api/threads/" + encodeURIComponent(id), body);
 
   for (const box of document.querySelectorAll(".thread-actions")) {

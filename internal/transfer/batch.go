@@ -1,0 +1,213 @@
+package transfer
+
+import (
+	"context"
+	"slices"
+
+	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer/query"
+)
+
+// An import gathers records into batches and stores a batch at a time:
+// it asks which of the batch's rows the database holds, and writes the
+// others. A batch is bounded in rows and in content bytes, so memory
+// stays flat whatever the export's size.
+const (
+	batchRows  = 5000
+	batchBytes = 32 << 20
+)
+
+type importer struct {
+	conn  Conn
+	store query.Store
+	rows  *collector.RowStore
+	res   Result
+
+	threads []query.ThreadRecord
+	turns   []schema.Turn
+	spans   []schema.Span
+	notes   []query.Note
+	bytes   int
+	// touched are the threads of which something was stored.
+	touched map[string]bool
+	seen    map[string]bool // threads whose record was read
+}
+
+func newImporter(conn Conn) *importer {
+	return &importer{res: Result{BadLines: []BadLine{}}, conn: conn, store: query.New(conn, 0, 0), rows: collector.NewRowStore(conn),
+		touched: map[string]bool{}, seen: map[string]bool{}}
+}
+
+// add takes a valid record, storing the batch when it is full.
+func (imp *importer) add(ctx context.Context, rec *record) error {
+	switch rec.Type {
+	case typeThread:
+		imp.threads = append(imp.threads, *rec.Thread)
+		imp.seen[rec.Thread.ID] = true
+	case typeTurn:
+		imp.turns = append(imp.turns, rec.Turn.row())
+		imp.bytes += len(rec.Turn.Content) + len(rec.Turn.Error)
+	case typeSpan:
+		imp.spans = append(imp.spans, *rec.Span)
+	case typeNote:
+		imp.notes = append(imp.notes, *rec.Note)
+		imp.bytes += len(rec.Note.Memo)
+	}
+	if len(imp.threads)+len(imp.turns)+len(imp.spans)+len(imp.notes) >= batchRows || imp.bytes >= batchBytes {
+		return imp.flush(ctx)
+	}
+	return nil
+}
+
+// flush stores the batch: turns, spans, notes, then the threads' metadata.
+func (imp *importer) flush(ctx context.Context) error {
+	steps := []func(context.Context) error{imp.flushTurns, imp.flushSpans, imp.flushNotes, imp.flushThreads}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	imp.threads, imp.turns, imp.spans, imp.notes = imp.threads[:0], imp.turns[:0], imp.spans[:0], imp.notes[:0]
+	imp.bytes = 0
+	return nil
+}
+
+func (imp *importer) flushTurns(ctx context.Context) error {
+	if len(imp.turns) == 0 {
+		return nil
+	}
+	key := func(t *schema.Turn) query.RowKey { return query.RowKey{t.ThreadID, t.TurnID} }
+	threads, ids := keys(imp.turns, key)
+	stored, err := imp.store.StoredTurns(ctx, threads, ids)
+	if err != nil {
+		return err
+	}
+	turns := fresh(imp.turns, key, stored, &imp.res.Skipped.Turns)
+	for i := range turns {
+		imp.touched[turns[i].ThreadID] = true
+	}
+	if err := imp.rows.Store(ctx, turns, nil); err != nil {
+		return err
+	}
+	imp.res.Imported.Turns += int64(len(turns))
+	return nil
+}
+
+func (imp *importer) flushSpans(ctx context.Context) error {
+	if len(imp.spans) == 0 {
+		return nil
+	}
+	key := func(s *schema.Span) query.RowKey { return query.RowKey{s.TraceID, s.SpanID} }
+	traces, ids := keys(imp.spans, key)
+	stored, err := imp.store.StoredSpans(ctx, traces, ids)
+	if err != nil {
+		return err
+	}
+	spans := fresh(imp.spans, key, stored, &imp.res.Skipped.Spans)
+	for i := range spans {
+		imp.touched[spans[i].ThreadID] = true
+	}
+	if err := imp.rows.Store(ctx, nil, spans); err != nil {
+		return err
+	}
+	imp.res.Imported.Spans += int64(len(spans))
+	return nil
+}
+
+// fresh returns the rows of batch that stored does not hold, each once,
+// adding the others to skipped.
+func fresh[R any](batch []R, key func(*R) query.RowKey, stored map[query.RowKey]bool, skipped *int64) []R {
+	var out []R
+	for i := range batch {
+		k := key(&batch[i])
+		if stored[k] {
+			*skipped++
+			continue
+		}
+		stored[k] = true // a row twice in the batch is stored once
+		out = append(out, batch[i])
+	}
+	return out
+}
+
+// flushNotes stores the notes newer than the database's note of their
+// turn: an older one, or the same, would change nothing.
+func (imp *importer) flushNotes(ctx context.Context) error {
+	if len(imp.notes) == 0 {
+		return nil
+	}
+	threads, _ := keys(imp.notes, func(n *query.Note) query.RowKey { return query.RowKey{n.ThreadID} })
+	versions, err := imp.store.NoteVersions(ctx, threads)
+	if err != nil {
+		return err
+	}
+	var fresh []query.Note
+	for _, n := range imp.notes {
+		k := query.RowKey{n.ThreadID, n.TurnID}
+		if versions[k] >= n.UpdatedNS {
+			imp.res.Skipped.Notes++
+			continue
+		}
+		versions[k] = n.UpdatedNS
+		fresh = append(fresh, n)
+		imp.touched[n.ThreadID] = true
+	}
+	if err := query.InsertNotes(ctx, imp.conn, fresh); err != nil {
+		return err
+	}
+	imp.res.Imported.Notes += int64(len(fresh))
+	return nil
+}
+
+// flushThreads stores the threads' metadata newer than the database's.
+func (imp *importer) flushThreads(ctx context.Context) error {
+	if len(imp.threads) == 0 {
+		return nil
+	}
+	threads, _ := keys(imp.threads, func(t *query.ThreadRecord) query.RowKey { return query.RowKey{t.ID} })
+	versions, err := imp.store.MetaVersions(ctx, threads)
+	if err != nil {
+		return err
+	}
+	var fresh []query.ThreadRecord
+	for _, t := range imp.threads {
+		k := query.RowKey{t.ID}
+		if t.UpdatedNS > versions[k] {
+			versions[k] = t.UpdatedNS
+			fresh = append(fresh, t)
+			imp.touched[t.ID] = true
+		}
+	}
+	return query.InsertThreadMeta(ctx, imp.conn, fresh)
+}
+
+// finish stores the last batch and counts the threads: imported when
+// something of theirs was stored, else skipped.
+func (imp *importer) finish(ctx context.Context) error {
+	if err := imp.flush(ctx); err != nil {
+		return err
+	}
+	for id := range imp.seen {
+		if imp.touched[id] {
+			imp.res.Imported.Threads++
+		} else {
+			imp.res.Skipped.Threads++
+		}
+	}
+	return nil
+}
+
+// keys returns the distinct first and second ids of rows' keys, sorted.
+func keys[R any](rows []R, key func(*R) query.RowKey) (first, second []string) {
+	for i := range rows {
+		k := key(&rows[i])
+		first = append(first, k[0])
+		if k[1] != "" {
+			second = append(second, k[1])
+		}
+	}
+	slices.Sort(first)
+	slices.Sort(second)
+	return slices.Compact(first), slices.Compact(second)
+}

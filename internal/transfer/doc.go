@@ -1,0 +1,22 @@
+// Package transfer moves threads between convtrace databases: Export
+// writes the threads a filter selects as a versioned export, a JSON
+// envelope or JSON lines, and Import stores one in a database. An export
+// stands alone: every column of every turn, with the whole content of
+// prompts whose history the database stores once, the spans of the
+// threads' traces, their notes and their metadata.
+//
+// Both stream: an export holds a page of turns at a time, an import a
+// batch of records, so memory stays flat for millions of turns. An import
+// is idempotent (it stores only the rows the database does not hold, by
+// their ids) and treats the export as untrusted input: every record is
+// checked, a JSON envelope is refused whole before anything is stored,
+// and a JSONL line that is not a valid record is reported by its number
+// while the others are stored.
+//
+// The reads and the existence checks are viewer/query's; turns and spans
+// are stored through the collector's writer path (collector.RowStore), so
+// that the history split and the cost summaries' stale marks are the
+// writer's own. Used by convtrace export and import and by the viewer's
+// export and import endpoints. The format is in README, "Export and
+// import"; the design in docs/architecture.md.
+package transfer

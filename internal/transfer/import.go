@@ -1,0 +1,200 @@
+package transfer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/convtrace/convtrace/collector"
+	"github.com/convtrace/convtrace/viewer/query"
+)
+
+// Conn is what an import needs of a connection to a migrated convtrace
+// database: a clickhouse-go driver.Conn satisfies it.
+type Conn interface {
+	query.DB
+	collector.BatchConn
+}
+
+// Result is what an import did: the rows it stored, those the database
+// held already, and the JSONL lines it could not read.
+type Result struct {
+	Imported Counts `json:"imported"`
+	Skipped  Counts `json:"skipped"`
+	// BadLines are the first maxBadLines lines refused; BadLineCount
+	// counts them all.
+	BadLines     []BadLine `json:"bad_lines"`
+	BadLineCount int64     `json:"bad_line_count"`
+}
+
+// BadLine is a JSONL line an import refused, and why.
+type BadLine struct {
+	Line   int64  `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// maxBadLines bounds the bad lines a Result lists.
+const maxBadLines = 1000
+
+func (r *Result) bad(line int64, err error) {
+	r.BadLineCount++
+	if len(r.BadLines) < maxBadLines {
+		r.BadLines = append(r.BadLines, BadLine{Line: line, Reason: err.Error()})
+	}
+}
+
+// Detect tells an export's format: by its name's extension (.json,
+// .jsonl, .ndjson), else by its first line, which is a JSONL header or
+// the start of an envelope. It leaves src at its start.
+func Detect(name string, src io.ReadSeeker) (Format, error) {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".json":
+		return JSON, nil
+	case ".jsonl", ".ndjson":
+		return JSONL, nil
+	}
+	line, err := newLineReader(src).next()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTooLong) {
+		return "", err
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("rewind: %w", err)
+	}
+	if err == nil && isHeader(line) {
+		return JSONL, nil
+	}
+	return JSON, nil
+}
+
+// Import stores the export in src, of format, in conn's database: the
+// rows it does not hold yet, so that importing twice stores nothing the
+// second time, each value as exported. Turns and spans are stored the way
+// the collector's writer stores them (collector.RowStore): the history of
+// prompts split off again, the cost summaries' past days marked stale.
+//
+// A JSON envelope is read twice: checked whole first, and refused
+// (ErrInvalid, naming where and why) before anything is stored; then
+// stored. A JSONL export is read once: a line that is not a valid record
+// is reported in the Result and the others are stored; a missing or
+// unknown header refuses the whole file. Either way an export of a
+// schemaVersion newer than SchemaVersion is refused.
+func Import(ctx context.Context, conn Conn, src io.ReadSeeker, format Format) (Result, error) {
+	imp := newImporter(conn)
+	switch format {
+	case JSON:
+		check := func(it *item) error {
+			if err := validate(&it.rec); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrInvalid, it.where(), err)
+			}
+			return nil
+		}
+		if err := readJSON(src, check); err != nil {
+			return Result{}, err
+		}
+		if _, err := src.Seek(0, io.SeekStart); err != nil {
+			return Result{}, fmt.Errorf("rewind: %w", err)
+		}
+		if err := readJSON(src, func(it *item) error { return imp.add(ctx, &it.rec) }); err != nil {
+			return imp.res, err
+		}
+	case JSONL:
+		if err := imp.readLines(ctx, src); err != nil {
+			return imp.res, err
+		}
+	default:
+		return Result{}, fmt.Errorf("import format %q: not json or jsonl", format)
+	}
+	err := imp.finish(ctx)
+	return imp.res, err
+}
+
+// readJSON reads an envelope, checking its version.
+func readJSON(src io.Reader, emit func(*item) error) error {
+	version, err := readEnvelope(src, emit)
+	if err != nil {
+		return err
+	}
+	return checkVersion(version)
+}
+
+func checkVersion(v int) error {
+	switch {
+	case v == 0:
+		return fmt.Errorf("%w: no schemaVersion: not a convtrace export", ErrInvalid)
+	case v > SchemaVersion:
+		return fmt.Errorf("%w: schemaVersion %d is newer than this convtrace reads (schemaVersion %d): upgrade convtrace to import it",
+			ErrInvalid, v, SchemaVersion)
+	}
+	return nil
+}
+
+// readLines imports a JSONL export.
+func (imp *importer) readLines(ctx context.Context, src io.Reader) error {
+	lines := newLineReader(src)
+	first, err := lines.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: line 1: %v", ErrInvalid, err)
+	}
+	head, err := decodeLine(first)
+	if err != nil || head.Type != typeHeader {
+		return fmt.Errorf(`%w: line 1: not a header {"type":"header","schemaVersion":%d,...}`, ErrInvalid, SchemaVersion)
+	}
+	if err := checkVersion(*head.SchemaVersion); err != nil {
+		return err
+	}
+	for {
+		b, err := lines.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if errors.Is(err, errTooLong) {
+			imp.res.bad(lines.line, err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		rec, err := decodeLine(b)
+		if err == nil {
+			err = validate(&rec)
+		}
+		if err != nil {
+			imp.res.bad(lines.line, err)
+			continue
+		}
+		if err := imp.add(ctx, &rec); err != nil {
+			return err
+		}
+	}
+}
+
+// ImportReader imports an export read from r, named name (a file name,
+// or "-" for standard input): it is spooled to a temporary file first, so
+// that a JSON envelope can be checked whole before anything is stored.
+func ImportReader(ctx context.Context, conn Conn, r io.Reader, name string) (Result, error) {
+	f, err := os.CreateTemp("", "convtrace-import-*")
+	if err != nil {
+		return Result{}, fmt.Errorf("spool import: %w", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if _, err := io.Copy(f, r); err != nil {
+		return Result{}, fmt.Errorf("spool import: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return Result{}, fmt.Errorf("spool import: %w", err)
+	}
+	format, err := Detect(name, f)
+	if err != nil {
+		return Result{}, err
+	}
+	return Import(ctx, conn, f, format)
+}

@@ -1,0 +1,92 @@
+package viewer
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/convtrace/convtrace/internal/transfer"
+	"github.com/convtrace/convtrace/viewer/query"
+)
+
+// maxImportBody bounds an import's body: a larger export is for
+// convtrace import, which streams it from a file.
+const maxImportBody = 64 << 20
+
+// transferRoutes serves a thread's export and the import of an export.
+func (s *Server) transferRoutes(api *gin.RouterGroup) {
+	api.GET("/threads/:id/export", s.exportThread)
+	api.POST("/import", s.importExport)
+}
+
+// exportThread answers GET /api/threads/:id/export with the thread as an
+// export file (transfer.Export), JSON or, with ?format=jsonl, JSON lines.
+func (s *Server) exportThread(c *gin.Context) {
+	name := c.DefaultQuery("format", string(transfer.JSON))
+	format, err := transfer.ParseFormat(name)
+	if err != nil {
+		s.apiError(c, query.BadParam("format", "%q is not json or jsonl", name))
+		return
+	}
+	id := c.Param("id")
+	h := c.Writer.Header()
+	h.Set("Content-Type", map[transfer.Format]string{transfer.JSON: "application/json", transfer.JSONL: "application/x-ndjson"}[format])
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, exportName(id), format))
+	_, err = transfer.Export(c.Request.Context(), s.db, c.Writer, query.ExportFilter{ThreadID: id}, format)
+	if err == nil {
+		return
+	}
+	if !c.Writer.Written() {
+		h.Del("Content-Disposition")
+		s.apiError(c, err)
+		return
+	}
+	// The answer has begun: all that is left is to cut it short.
+	s.log.ErrorContext(c.Request.Context(), "viewer: export failed", "thread", id, "err", err)
+	c.Abort()
+}
+
+// exportName is a file name for a thread's export: its id with anything
+// but letters, digits, '-', '_' and '.' replaced.
+func exportName(id string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, id)
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	return "convtrace-" + strings.TrimLeft(name, ".")
+}
+
+// importExport answers POST /api/import, whose body is an export (JSON or
+// JSON lines, sent as application/json like every write), with what was
+// imported and skipped and the JSONL lines refused (transfer.Result). An
+// export that is refused whole is answered 400, one over maxImportBody
+// 413, before anything is stored.
+func (s *Server) importExport(c *gin.Context) {
+	conn, ok := s.db.(transfer.Conn)
+	if !ok {
+		s.writeJSON(c, http.StatusNotImplemented, apiErrorBody{"this viewer's storage cannot import"})
+		return
+	}
+	body := http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBody)
+	res, err := transfer.ImportReader(c.Request.Context(), conn, body, c.Query("name"))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		s.writeJSON(c, http.StatusRequestEntityTooLarge, apiErrorBody{
+			fmt.Sprintf("the export is larger than %d MiB: import it with convtrace import FILE", maxImportBody>>20)})
+	case errors.Is(err, transfer.ErrInvalid):
+		s.writeJSON(c, http.StatusBadRequest, apiErrorBody{err.Error()})
+	case err != nil:
+		s.apiError(c, err)
+	default:
+		s.writeJSON(c, http.StatusOK, res)
+	}
+}
