@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/convtrace/convtrace/internal/transfer"
 )
@@ -60,6 +63,15 @@ func importFile(ctx context.Context, conn transfer.Conn, name string, out stream
 		return transfer.Result{}, err
 	}
 	defer f.Close()
+	if strings.HasSuffix(name, ".zst") {
+		// An archive file (convtrace archive): read through zstd, once.
+		zr, err := zstd.NewReader(f)
+		if err != nil {
+			return transfer.Result{}, err
+		}
+		defer zr.Close()
+		return transfer.ImportReader(ctx, conn, zr, strings.TrimSuffix(name, ".zst"))
+	}
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		// A pipe or a device: read it once, into a file.
 		return transfer.ImportReader(ctx, conn, f, name)

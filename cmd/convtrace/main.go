@@ -45,6 +45,7 @@ var commands = []command{
 	{"import", "store the threads of export files, skipping what is stored already", true, importCmd},
 	{"delete", "delete one thread: its turns, spans, notes and metadata", false, deleteCmd},
 	{"prune", "remove turns older than an age, keeping each thread's shell in the list", false, pruneCmd},
+	{"archive", "move threads idle for an age into checked files, one per thread, and out of ClickHouse", false, archiveCmd},
 }
 
 func main() {

@@ -57,14 +57,10 @@ func pruneCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	dryRun := fs.Bool("dry-run", false, "print what would be removed and remove nothing")
 	yes := fs.Bool("yes", false, "prune without asking")
 	return func(ctx context.Context, out streams, _ []string) error {
-		if *olderThan == "" {
-			return errors.New("--older-than: give an age, such as 180d")
+		cutoff, err := ageFlag("--older-than", *olderThan)
+		if err != nil {
+			return err
 		}
-		age, err := query.ParseAge(*olderThan)
-		if err != nil || age <= 0 {
-			return fmt.Errorf("--older-than: %q is not an age such as 180d or 720h", *olderThan)
-		}
-		cutoff := time.Now().Add(-age)
 		scope := query.PruneScope{BeforeNS: uint64(cutoff.UnixNano()), Project: *project}
 		st, err := sf.openExisting(ctx, out.stderr)
 		if err != nil {

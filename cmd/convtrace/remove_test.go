@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/convtrace/convtrace/internal/archive"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 )
@@ -23,6 +25,9 @@ func TestRemoveCommandErrors(t *testing.T) {
 		{[]string{"prune", "--older-than", "soon"}, `--older-than: "soon" is not an age`},
 		{[]string{"prune", "--older-than", "-3d"}, `--older-than: "-3d" is not an age`},
 		{[]string{"serve", "--clickhouse", dsn, "--retention", "2h"}, `--retention: "2h" is not an age of a day or more`},
+		{[]string{"serve", "--clickhouse", dsn, "--archive-after", "30d"}, "--archive-after: name the folder of the files with --archive-dir"},
+		{[]string{"archive", "--older-than", "30d"}, "--to: name the folder"},
+		{[]string{"archive", "--to", "x", "--older-than", "lately"}, `--older-than: "lately" is not an age`},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCapture(t, tt.args...)
@@ -118,5 +123,37 @@ func TestServeRetentionPrunes(t *testing.T) {
 	}
 	if n := countTurns(t, conn, "thread_id = 'new'"); n != 2 {
 		t.Errorf("%d turns of the recent thread, want 2", n)
+	}
+}
+
+// convtrace archive writes each idle thread to its file and removes it;
+// serve --archive-after does the same by itself.
+func TestArchiveCommandAndServe(t *testing.T) {
+	conn, dsn := testkit.Open(t)
+	testkit.InsertTurns(t, conn, append(append(ageTurns("idle", 40), ageTurns("busy", 40)...), ageTurns("busy", 1)...)...)
+	dir := t.TempDir()
+	code, stdout, stderr := runCapture(t, "archive", "--clickhouse", dsn, "--older-than", "30d", "--to", dir)
+	if code != 0 || !strings.Contains(stdout, "archived 1 threads (2 turns") {
+		t.Fatalf("archive: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(archive.Path(dir, "p", "idle")); err != nil {
+		t.Error(err)
+	}
+	if n := countTurns(t, conn, "1"); n != 4 {
+		t.Errorf("%d turns after archiving the idle thread, want the busy thread's 4", n)
+	}
+
+	testkit.InsertTurns(t, conn, ageTurns("quiet", 50)...)
+	served := t.TempDir()
+	p := testkit.Serve(t, nil, "--clickhouse", dsn, "--archive-after", "30d", "--archive-dir", served, "--summarize-every", "0")
+	deadline := time.Now().Add(30 * time.Second)
+	for countTurns(t, conn, "thread_id = 'quiet'") > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the quiet thread is still stored 30 s after serve --archive-after 30d started:\n%s", p.Output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := os.Stat(archive.Path(served, "p", "quiet")); err != nil {
+		t.Errorf("serve --archive-after: %v", err)
 	}
 }

@@ -17,36 +17,61 @@ import (
 // the rows first.
 const retentionMargin = 7 * 24 * time.Hour
 
-// pruneEvery is how often serve --retention prunes.
-const pruneEvery = 24 * time.Hour
+// daily is how often serve prunes (--retention) and archives
+// (--archive-after).
+const daily = 24 * time.Hour
 
 // keepRetention applies serve's --retention: a table TTL of retention plus
 // retentionMargin where the server has TTL, then a prune of what is older
-// than retention now and every pruneEvery until ctx ends. Failures are
-// printed to w and retried at the next round.
+// than retention now and every day until ctx ends.
 func keepRetention(ctx context.Context, db query.DB, retention time.Duration, w io.Writer) {
+	days := retention / (24 * time.Hour)
 	switch err := ddl.SetRetention(ctx, db, retention+retentionMargin); {
 	case errors.Is(err, ddl.ErrNoTTL):
-		fmt.Fprintf(w, "retention: %v; turns older than %d days are pruned every day\n", err, retention/(24*time.Hour))
+		fmt.Fprintf(w, "retention: %v; turns older than %d days are pruned every day\n", err, days)
 	case err != nil:
 		fmt.Fprintf(w, "retention: %v\n", err)
 	}
 	store := query.New(db, 0, 0)
-	for {
+	everyDay(ctx, w, "retention", func(ctx context.Context) (string, error) {
 		scope := query.PruneScope{BeforeNS: uint64(time.Now().Add(-retention).UnixNano())}
 		done, err := store.Prune(ctx, scope, nil)
+		if err != nil || done.Turns == 0 && done.Spans == 0 {
+			return "", err
+		}
+		return fmt.Sprintf("pruned %s older than %d days", describeRemoval(done.Removal), days), nil
+	})
+}
+
+// keepArchived applies serve's --archive-after: the threads idle for
+// after are archived to dir now and every day until ctx ends.
+func keepArchived(ctx context.Context, db query.DB, after time.Duration, dir string, w io.Writer) {
+	everyDay(ctx, w, "archive", func(ctx context.Context) (string, error) {
+		res, err := runArchive(ctx, db, dir, time.Now().Add(-after), "", io.Discard)
+		if err != nil || res.Threads == 0 {
+			return "", err
+		}
+		return fmt.Sprintf("archived %d threads (%d turns) to %s", res.Threads, res.Turns, dir), nil
+	})
+}
+
+// everyDay runs job now and then every day until ctx ends, printing to w
+// what it did (when it says) or why it failed, to be retried the next day.
+func everyDay(ctx context.Context, w io.Writer, name string, job func(context.Context) (string, error)) {
+	for {
+		did, err := job(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			fmt.Fprintf(w, "retention: prune: %v\n", err)
-		case done.Turns > 0 || done.Spans > 0:
-			fmt.Fprintf(w, "retention: pruned %s older than %d days\n", describeRemoval(done.Removal), retention/(24*time.Hour))
+			fmt.Fprintf(w, "%s: %v\n", name, err)
+		case did != "":
+			fmt.Fprintf(w, "%s: %s\n", name, did)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(pruneEvery):
+		case <-time.After(daily):
 		}
 	}
 }

@@ -43,6 +43,8 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	memoryLimit := fs.Int64("otlp-memory-limit", otlpreceiver.DefaultMemoryLimit, "memory the OTLP requests in flight may hold, in bytes; beyond it senders are told to retry later")
 	storeTimeout := fs.Duration("otlp-store-timeout", otlpreceiver.DefaultStoreTimeout, "how long an OTLP request waits for storage before it is answered retry-later")
 	retention := fs.String("retention", "", "prune turns and spans older than this age (180d) now and every day, keeping each thread's shell in the list; where the server has TTL, the tables also get a TTL 7 days longer, in case serve is not running (empty: keep everything)")
+	archiveAfter := fs.String("archive-after", "", "archive the threads idle for this age (30d) to --archive-dir now and every day, then remove them from ClickHouse (empty: off)")
+	archiveDir := fs.String("archive-dir", "", "folder of --archive-after's files, one per thread")
 	summarizeEvery := fs.Duration("summarize-every", 30*time.Second, "how often the cost summaries of past days are brought current in the background, so that the cost report and the cost_cells view read them (0: only when a report asks)")
 	return func(ctx context.Context, out streams, _ []string) error {
 		ingestToken := cmp.Or(*otlpToken, *token)
@@ -66,6 +68,15 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if *retention != "" {
 			if keep, err = query.ParseAge(*retention); err != nil || keep < 24*time.Hour {
 				return fmt.Errorf("--retention: %q is not an age of a day or more, such as 180d", *retention)
+			}
+		}
+		var idle time.Duration
+		if *archiveAfter != "" {
+			if idle, err = query.ParseAge(*archiveAfter); err != nil || idle < 24*time.Hour {
+				return fmt.Errorf("--archive-after: %q is not an age of a day or more, such as 30d", *archiveAfter)
+			}
+			if *archiveDir == "" {
+				return errors.New("--archive-after: name the folder of the files with --archive-dir")
 			}
 		}
 		st, err := sf.open(ctx, out.stderr)
@@ -141,6 +152,9 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}
 		if keep > 0 {
 			go keepRetention(ctx, st.conn, keep, out.stderr)
+		}
+		if idle > 0 {
+			go keepArchived(ctx, st.conn, idle, *archiveDir, out.stderr)
 		}
 		local := localstore.Endpoints{PID: os.Getpid(), Viewer: "http://" + viewerAddr}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody)),
