@@ -1,21 +1,30 @@
 package collector
 
 import (
+	"time"
+
 	"github.com/convtrace/convtrace/schema"
 )
 
 // historyCache remembers the messages of threads' history the writer has
 // stored, so that a loop's prompts, which repeat them call after call,
 // store each once (schema.StoreHistoryOnce) instead of once per call. It
-// holds two generations of at most historyCacheSize keys: when the newer
-// fills up the older is dropped, so memory stays bounded and the messages
-// of running threads stay known. A message it forgets is stored again, and
-// storage folds the copies. Only the writer goroutine uses it.
+// holds two generations of at most historyCacheSize keys and
+// historyCacheAge each: when the newer fills up or grows old the older is
+// dropped, so memory stays bounded and the messages of running threads
+// stay known. A message it forgets is stored again, and storage folds the
+// copies. The age bound is for removals (convtrace delete, prune,
+// archive): a message removed from storage is not taken as stored for
+// more than two generations' time. Only the writer goroutine uses it.
 type historyCache struct {
 	newer, older map[string]struct{}
+	since        time.Time // when newer started
 }
 
-const historyCacheSize = 1 << 16
+const (
+	historyCacheSize = 1 << 16
+	historyCacheAge  = time.Hour
+)
 
 func historyKey(m *schema.StoredMessage) string { return m.ThreadID + "\x00" + m.ID }
 
@@ -27,12 +36,13 @@ func (c *historyCache) has(key string) bool {
 
 // add remembers messages that are stored.
 func (c *historyCache) add(msgs []schema.StoredMessage) {
+	now := time.Now()
 	for i := range msgs {
-		if len(c.newer) >= historyCacheSize {
+		if len(c.newer) >= historyCacheSize || now.Sub(c.since) > historyCacheAge {
 			c.older, c.newer = c.newer, nil
 		}
 		if c.newer == nil {
-			c.newer = make(map[string]struct{}, historyCacheSize)
+			c.newer, c.since = make(map[string]struct{}, historyCacheSize), now
 		}
 		c.newer[historyKey(&msgs[i])] = struct{}{}
 	}
