@@ -227,8 +227,15 @@ func TestRoundTrip(t *testing.T) {
 	wantCost := costTotals(t, src)
 	wantRows := tables(t, src)
 	want := answers(t, src)
-	for _, format := range []transfer.Format{transfer.JSON, transfer.JSONL} {
-		t.Run(string(format), func(t *testing.T) {
+	for _, c := range []struct {
+		format transfer.Format
+		long   bool // every thread read as a long one, alone and a page at a time
+	}{{transfer.JSON, false}, {transfer.JSONL, false}, {transfer.JSON, true}} {
+		format := c.format
+		t.Run(fmt.Sprintf("%s/long=%v", format, c.long), func(t *testing.T) {
+			if c.long {
+				transfer.SetGroupTurns(t, 1)
+			}
 			file := exportAll(t, src, format)
 			dst, _ := testkit.Open(t)
 			res := importBytes(t, dst, file, format)
