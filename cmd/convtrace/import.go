@@ -60,7 +60,8 @@ func importFile(ctx context.Context, conn transfer.Conn, name string, out stream
 		return transfer.Result{}, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		// A pipe or a device: read it once, into a file.
 		return transfer.ImportReader(ctx, conn, f, name)
 	}
@@ -69,10 +70,8 @@ func importFile(ctx context.Context, conn transfer.Conn, name string, out stream
 		return transfer.Result{}, err
 	}
 	var src io.ReadSeeker = f
-	if st, _ := f.Stat(); st != nil {
-		if bar := newBar(out.stderr, st.Size(), largeImport, "reading", true); bar != nil {
-			src = barReader{File: f, bar: bar}
-		}
+	if bar := newBar(out.stderr, st.Size(), largeImport, "reading", true); bar != nil {
+		src = barReader{File: f, bar: bar}
 	}
 	return transfer.Import(ctx, conn, src, format)
 }
