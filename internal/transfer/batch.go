@@ -16,8 +16,8 @@ import (
 // others. A batch is bounded in rows and in content bytes, so memory
 // stays flat whatever the export's size.
 const (
-	batchRows  = 5000
-	batchBytes = 32 << 20
+	batchRows  = 10_000
+	batchBytes = 16 << 20
 )
 
 // batch is records read to be stored together.
@@ -70,7 +70,8 @@ func newImporter(conn Conn) *importer {
 // skipped.
 func (imp *importer) run(ctx context.Context, read func(emit func(*record) error) error) error {
 	g, gctx := errgroup.WithContext(ctx)
-	batches := make(chan *batch, 1)
+	// Unbuffered: one batch read ahead of the one being stored.
+	batches := make(chan *batch)
 	g.Go(func() error {
 		defer close(batches)
 		b := &batch{}

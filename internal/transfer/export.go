@@ -223,11 +223,6 @@ func exportLong(ctx context.Context, store query.Store, enc encoder, t *query.Th
 	return endThread(enc, stray[t.ID], notes[t.ID], n)
 }
 
-// exportTurn is the export's record of a conversations row.
-func exportTurn(r *schema.Turn) *Turn {
-	return &Turn{Turn: *r, HeartbeatNS: r.HeartbeatNS, Revision: r.Revision}
-}
-
 // endThread writes the thread's spans and notes, and ends it.
 func endThread(enc encoder, spans []schema.Span, notes []query.Note, n *Counts) error {
 	for i := range spans {

@@ -96,6 +96,9 @@ func answers(t *testing.T, conn driver.Conn) map[string]string {
 			read("/api/traces/" + url.PathEscape(tr.TraceID) + "/spans/" + url.PathEscape(tr.SpanID) + "/turns")
 		}
 	}
+	for _, q := range []string{"step", "한국어", "answer 2"} {
+		read("/api/search?q=" + url.QueryEscape(q))
+	}
 	// A fixed range: a relative one is answered with the times it meant.
 	r := "from=2025-06-01&to=" + time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
 	for _, q := range []string{r, r + "&by=model,phase,speaker", r + "&project=alpha"} {
@@ -239,7 +242,7 @@ func TestRoundTrip(t *testing.T) {
 			file := exportAll(t, src, format)
 			dst, _ := testkit.Open(t)
 			res := importBytes(t, dst, file, format)
-			if res.Imported.Turns == 0 || res.Imported.Spans == 0 || res.Imported.Notes != 2 || res.Imported.Threads != 3 ||
+			if res.Imported.Turns == 0 || res.Imported.Spans == 0 || res.Imported.Notes != 2 || res.Imported.Threads != 4 ||
 				res.Skipped != (transfer.Counts{}) || res.BadLineCount != 0 {
 				t.Errorf("first import: %+v", res)
 			}
