@@ -99,16 +99,20 @@ func (s Store) ExportThreads(ctx context.Context, f ExportFilter) ([]ThreadRecor
 	return threads, nil
 }
 
-// selectExportTurns reads a page of a thread's turns after a cursor
-// (start_ns, turn_id), every column, the whole content: one copy of each
-// turn, the highest revision, as every reader keeps.
-const selectExportTurns = `
+// exportTurnColumns are every column of a conversations row, in
+// scanExportTurn's order.
+const exportTurnColumns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
        content, history, content_bytes, truncated, internal,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source,
        status, error, start_ns, duration_ns, heartbeat_ns, attributes.key, attributes.value, revision
-FROM conversations
+FROM conversations`
+
+// selectExportTurns reads a page of a thread's turns after a cursor
+// (start_ns, turn_id), every column, the whole content: one copy of each
+// turn, the highest revision, as every reader keeps.
+const selectExportTurns = exportTurnColumns + `
 WHERE thread_id = ? AND (start_ns > ? OR (start_ns = ? AND turn_id > ?))
 ORDER BY start_ns, turn_id, revision DESC
 LIMIT 1 BY turn_id
@@ -117,13 +121,7 @@ LIMIT ?`
 // selectGroupTurns reads the turns of a group of threads, thread by
 // thread, in the order they were said: selectExportTurns for several
 // threads in one query.
-const selectGroupTurns = `
-SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
-       phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
-       content, history, content_bytes, truncated, internal,
-       tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source,
-       status, error, start_ns, duration_ns, heartbeat_ns, attributes.key, attributes.value, revision
-FROM conversations
+const selectGroupTurns = exportTurnColumns + `
 WHERE thread_id IN ?
 ORDER BY thread_id, start_ns, turn_id, revision DESC
 LIMIT 1 BY thread_id, turn_id`
