@@ -3,6 +3,7 @@ package transfer
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -135,8 +136,7 @@ func (imp *importer) flushTurns(ctx context.Context, b *batch) error {
 		return nil
 	}
 	key := func(t *schema.Turn) query.RowKey { return query.RowKey{t.ThreadID, t.TurnID} }
-	threads, ids := keys(b.turns, key)
-	stored, err := imp.store.StoredTurns(ctx, threads, ids)
+	stored, err := imp.store.StoredTurns(ctx, keys(b.turns, key))
 	if err != nil {
 		return err
 	}
@@ -156,8 +156,7 @@ func (imp *importer) flushSpans(ctx context.Context, b *batch) error {
 		return nil
 	}
 	key := func(s *schema.Span) query.RowKey { return query.RowKey{s.TraceID, s.SpanID} }
-	traces, ids := keys(b.spans, key)
-	stored, err := imp.store.StoredSpans(ctx, traces, ids)
+	stored, err := imp.store.StoredSpans(ctx, keys(b.spans, key))
 	if err != nil {
 		return err
 	}
@@ -194,8 +193,7 @@ func (imp *importer) flushNotes(ctx context.Context, b *batch) error {
 	if len(b.notes) == 0 {
 		return nil
 	}
-	threads, _ := keys(b.notes, func(n *query.Note) query.RowKey { return query.RowKey{n.ThreadID} })
-	versions, err := imp.store.NoteVersions(ctx, threads)
+	versions, err := imp.store.NoteVersions(ctx, ids(b.notes, func(n *query.Note) string { return n.ThreadID }))
 	if err != nil {
 		return err
 	}
@@ -222,8 +220,7 @@ func (imp *importer) flushThreads(ctx context.Context, b *batch) error {
 	if len(b.threads) == 0 {
 		return nil
 	}
-	threads, _ := keys(b.threads, func(t *query.ThreadRecord) query.RowKey { return query.RowKey{t.ID} })
-	versions, err := imp.store.MetaVersions(ctx, threads)
+	versions, err := imp.store.MetaVersions(ctx, ids(b.threads, func(t *query.ThreadRecord) string { return t.ID }))
 	if err != nil {
 		return err
 	}
@@ -239,16 +236,27 @@ func (imp *importer) flushThreads(ctx context.Context, b *batch) error {
 	return query.InsertThreadMeta(ctx, imp.conn, fresh)
 }
 
-// keys returns the distinct first and second ids of rows' keys, sorted.
-func keys[R any](rows []R, key func(*R) query.RowKey) (first, second []string) {
+// keys returns the distinct keys of rows, sorted.
+func keys[R any](rows []R, key func(*R) query.RowKey) []query.RowKey {
+	out := make([]query.RowKey, len(rows))
 	for i := range rows {
-		k := key(&rows[i])
-		first = append(first, k[0])
-		if k[1] != "" {
-			second = append(second, k[1])
-		}
+		out[i] = key(&rows[i])
 	}
-	slices.Sort(first)
-	slices.Sort(second)
-	return slices.Compact(first), slices.Compact(second)
+	slices.SortFunc(out, func(a, b query.RowKey) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	return slices.Compact(out)
+}
+
+// ids returns the distinct ids of rows, sorted.
+func ids[R any](rows []R, id func(*R) string) []string {
+	out := make([]string, len(rows))
+	for i := range rows {
+		out[i] = id(&rows[i])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

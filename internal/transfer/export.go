@@ -99,8 +99,9 @@ func Export(ctx context.Context, db query.DB, w io.Writer, f query.ExportFilter,
 // one for their spans and one for their notes, rather than one each per
 // thread: a group holds at most groupThreads threads and, unless it is
 // one thread, at most groupTurns rows, which the server sorts and the
-// spans of which are held in memory. A longer thread is read alone, its
-// turns a page at a time.
+// spans of which are held in memory, and ids that fit a query's list
+// (query.MaxListBytes). A longer thread is read alone, its turns a page
+// at a time.
 const groupThreads = 256
 
 var groupTurns uint64 = 50_000 // a variable for the tests (export_test.go)
@@ -109,9 +110,11 @@ var groupTurns uint64 = 50_000 // a variable for the tests (export_test.go)
 // threads.
 func nextGroup(threads []query.ThreadRecord) []query.ThreadRecord {
 	var rows uint64
+	var idBytes int
 	for i := range threads {
 		rows += threads[i].Turns
-		if i == groupThreads || i > 0 && rows > groupTurns {
+		idBytes += len(threads[i].ID) + 4
+		if i == groupThreads || i > 0 && (rows > groupTurns || idBytes > query.MaxListBytes) {
 			return threads[:i]
 		}
 	}

@@ -36,15 +36,12 @@ WHERE thread_id IN ?
 ORDER BY trace_id, start_ns, span_id
 LIMIT 1 BY trace_id, span_id`
 
-// traceChunk is how many trace ids one read of spans asks for.
-const traceChunk = 1000
-
 // ExportSpans calls fn with each span of traces, as stored, one copy of
 // each, one at a time: with StraySpans, every span a thread's pages show
 // (its traces' spans, those of other threads and of none included) and
 // every span that names it.
 func (s Store) ExportSpans(ctx context.Context, traces []string, fn func(*schema.Span) error) error {
-	for chunk := range slices.Chunk(traces, traceChunk) {
+	for _, chunk := range IDChunks(traces) {
 		if err := s.readSpans(ctx, selectExportSpans, fn, idTuple(chunk)); err != nil {
 			return err
 		}
