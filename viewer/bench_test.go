@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,7 +32,7 @@ const (
 	benchDSNEnv = "CONVTRACE_BENCH_DSN"
 	// benchTurnsEnv overrides how many turns the benchmarks generate
 	// (default synth.DefaultTurns, a million).
-	benchTurnsEnv = "CONVTRACE_BENCH_TURNS"
+	benchTurnsEnv = testkit.BenchTurnsEnv
 )
 
 // benchData holds the databases the viewer benchmarks of the process
@@ -52,14 +51,7 @@ var benchData struct {
 // turns take seconds, and ten million minutes.
 func benchConn(b *testing.B) driver.Conn {
 	b.Helper()
-	turns := synth.DefaultTurns
-	if s := os.Getenv(benchTurnsEnv); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("%s=%q: %v", benchTurnsEnv, s, err)
-		}
-		turns = n
-	}
+	turns := testkit.BenchTurns(b, synth.DefaultTurns)
 	benchData.mu.Lock()
 	defer benchData.mu.Unlock()
 	if conn, ok := benchData.conns[turns]; ok {

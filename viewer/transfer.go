@@ -65,7 +65,8 @@ func exportName(id string) string {
 }
 
 // importExport answers POST /api/import, whose body is an export (JSON or
-// JSON lines, sent as application/json like every write), with what was
+// JSON lines, or an archive file of either compressed with zstd, sent as
+// application/json like every write), with what was
 // imported and skipped and the JSONL lines refused (transfer.Result). An
 // export that is refused whole is answered 400, one over maxImportBody
 // 413, before anything is stored.
@@ -75,8 +76,13 @@ func (s *Server) importExport(c *gin.Context) {
 		s.writeJSON(c, http.StatusNotImplemented, apiErrorBody{"this viewer's storage cannot import"})
 		return
 	}
-	body := http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBody)
-	res, err := transfer.ImportReader(c.Request.Context(), conn, body, c.Query("name"))
+	// An archive file (zstd) is taken too, bounded as it decompresses.
+	body, name, err := transfer.Decompress(http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBody), c.Query("name"))
+	var res transfer.Result
+	if err == nil {
+		defer body.Close()
+		res, err = transfer.ImportReader(c.Request.Context(), conn, http.MaxBytesReader(c.Writer, body, maxImportBody), name)
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):

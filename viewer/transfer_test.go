@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/internal/transfer"
@@ -98,6 +99,12 @@ func TestExportImportAPI(t *testing.T) {
 	if status != http.StatusOK || a.Imported != (transfer.Counts{}) || a.Skipped.Turns != int64(len(env.Threads[0].Turns)) {
 		t.Errorf("second import (JSONL): %d %+v", status, a)
 	}
+	// An archive file (convtrace archive: JSONL compressed with zstd) is
+	// taken as it is.
+	status, a = postImport(t, dst, bytes.NewReader(zstdOf(t, lines.body)))
+	if status != http.StatusOK || a.Skipped.Turns != int64(len(env.Threads[0].Turns)) {
+		t.Errorf("import of the export compressed with zstd: %d %+v", status, a)
+	}
 	bad := lines.body + "not json\n"
 	if status, a = postImport(t, dst, strings.NewReader(bad)); status != http.StatusOK || a.BadLineCount != 1 ||
 		a.BadLines[0].Line != int64(strings.Count(lines.body, "\n")+1) {
@@ -117,6 +124,9 @@ func TestExportImportAPI(t *testing.T) {
 		{"malformed", strings.NewReader(res.body[:len(res.body)/2]), nil, http.StatusBadRequest, "invalid export"},
 		{"too large", io.MultiReader(strings.NewReader(res.body), bytes.NewReader(make([]byte, 64<<20))), nil,
 			http.StatusRequestEntityTooLarge, "larger than 64 MiB: import it with convtrace import FILE"},
+		// An archive file whose content passes the limit once decompressed.
+		{"too large compressed", bytes.NewReader(zstdOf(t, res.body+strings.Repeat(" ", 64<<20))), nil,
+			http.StatusRequestEntityTooLarge, "larger than 64 MiB"},
 		{"cross-site", strings.NewReader(res.body), []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden, "cross-origin"},
 		{"form", strings.NewReader(res.body), []string{"Content-Type", "text/plain"}, http.StatusUnsupportedMediaType, "application/json"},
 	} {
@@ -177,4 +187,15 @@ func TestImportButtonInBrowser(t *testing.T) {
 	if want := "/api/threads/" + url.PathEscape(thread) + "/export"; err != nil || href != want {
 		t.Errorf("Export thread link %q (%v), want %q", href, err, want)
 	}
+}
+
+// zstdOf compresses s as convtrace archive does.
+func zstdOf(t *testing.T, s string) []byte {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll([]byte(s), nil)
 }

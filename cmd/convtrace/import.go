@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/convtrace/convtrace/internal/transfer"
 )
 
@@ -56,35 +54,35 @@ func importCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error 
 // importFile imports one file, or standard input for "-".
 func importFile(ctx context.Context, conn transfer.Conn, name string, out streams) (transfer.Result, error) {
 	if name == "-" {
-		return transfer.ImportReader(ctx, conn, out.stdin, name)
+		r, _, err := transfer.Decompress(out.stdin, name)
+		if err != nil {
+			return transfer.Result{}, err
+		}
+		defer r.Close()
+		return transfer.ImportReader(ctx, conn, r, name)
 	}
 	f, err := os.Open(name)
 	if err != nil {
 		return transfer.Result{}, err
 	}
 	defer f.Close()
-	if strings.HasSuffix(name, ".zst") {
-		// An archive file (convtrace archive): read through zstd, once.
-		zr, err := zstd.NewReader(f)
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || strings.HasSuffix(name, ".zst") {
+		// A pipe, a device or an archive file: read it once, into a file.
+		r, plain, err := transfer.Decompress(f, name)
 		if err != nil {
 			return transfer.Result{}, err
 		}
-		defer zr.Close()
-		return transfer.ImportReader(ctx, conn, zr, strings.TrimSuffix(name, ".zst"))
-	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		// A pipe or a device: read it once, into a file.
-		return transfer.ImportReader(ctx, conn, f, name)
+		defer r.Close()
+		return transfer.ImportReader(ctx, conn, r, plain)
 	}
 	format, err := transfer.Detect(name, f)
 	if err != nil {
 		return transfer.Result{}, err
 	}
 	var src io.ReadSeeker = f
-	if st, _ := f.Stat(); st != nil {
-		if bar := newBar(out.stderr, st.Size(), largeImport, "reading", true); bar != nil {
-			src = barReader{File: f, bar: bar}
-		}
+	if bar := newBar(out.stderr, st.Size(), largeImport, "reading", true); bar != nil {
+		src = barReader{File: f, bar: bar}
 	}
 	return transfer.Import(ctx, conn, src, format)
 }

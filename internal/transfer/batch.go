@@ -3,6 +3,9 @@ package transfer
 import (
 	"context"
 	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/schema"
@@ -14,21 +17,43 @@ import (
 // others. A batch is bounded in rows and in content bytes, so memory
 // stays flat whatever the export's size.
 const (
-	batchRows  = 5000
-	batchBytes = 32 << 20
+	batchRows  = 10_000
+	batchBytes = 16 << 20
 )
 
-type importer struct {
-	conn  Conn
-	store query.Store
-	rows  *collector.RowStore
-	res   Result
-
+// batch is records read to be stored together.
+type batch struct {
 	threads []query.ThreadRecord
 	turns   []schema.Turn
 	spans   []schema.Span
 	notes   []query.Note
-	bytes   int
+	bytes   int // of content, errors and memos
+}
+
+// add takes a valid record and reports whether the batch is full.
+func (b *batch) add(rec *record) (full bool) {
+	switch rec.Type {
+	case typeThread:
+		b.threads = append(b.threads, *rec.Thread)
+	case typeTurn:
+		b.turns = append(b.turns, rec.Turn.row())
+		b.bytes += len(rec.Turn.Content) + len(rec.Turn.Error)
+	case typeSpan:
+		b.spans = append(b.spans, *rec.Span)
+	case typeNote:
+		b.notes = append(b.notes, *rec.Note)
+		b.bytes += len(rec.Note.Memo)
+	}
+	return len(b.threads)+len(b.turns)+len(b.spans)+len(b.notes) >= batchRows || b.bytes >= batchBytes
+}
+
+// importer stores batches and counts what it stored and skipped.
+type importer struct {
+	conn  Conn
+	store query.Store
+	rows  *collector.RowStore
+	res   Result // the reader writes BadLines, the storer the counts
+
 	// touched are the threads of which something was stored.
 	touched map[string]bool
 	seen    map[string]bool // threads whose record was read
@@ -39,51 +64,83 @@ func newImporter(conn Conn) *importer {
 		touched: map[string]bool{}, seen: map[string]bool{}}
 }
 
-// add takes a valid record, storing the batch when it is full.
-func (imp *importer) add(ctx context.Context, rec *record) error {
-	switch rec.Type {
-	case typeThread:
-		imp.threads = append(imp.threads, *rec.Thread)
-		imp.seen[rec.Thread.ID] = true
-	case typeTurn:
-		imp.turns = append(imp.turns, rec.Turn.row())
-		imp.bytes += len(rec.Turn.Content) + len(rec.Turn.Error)
-	case typeSpan:
-		imp.spans = append(imp.spans, *rec.Span)
-	case typeNote:
-		imp.notes = append(imp.notes, *rec.Note)
-		imp.bytes += len(rec.Note.Memo)
+// run stores the records read hands to its emit function: read runs in a
+// goroutine of its own, decoding and checking the next batch while the
+// caller's stores the last one, and both end before run returns. It then
+// counts the threads: imported when something of theirs was stored, else
+// skipped.
+func (imp *importer) run(ctx context.Context, read func(emit func(*record) error) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	// Unbuffered: one batch read ahead of the one being stored.
+	batches := make(chan *batch)
+	g.Go(func() error {
+		defer close(batches)
+		b := &batch{}
+		send := func() error {
+			select {
+			case batches <- b:
+				b = &batch{}
+				return nil
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		err := read(func(rec *record) error {
+			if b.add(rec) {
+				return send()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return send()
+	})
+	g.Go(func() error {
+		for b := range batches {
+			if err := imp.flush(gctx, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	if len(imp.threads)+len(imp.turns)+len(imp.spans)+len(imp.notes) >= batchRows || imp.bytes >= batchBytes {
-		return imp.flush(ctx)
+	for id := range imp.seen {
+		if imp.touched[id] {
+			imp.res.Imported.Threads++
+		} else {
+			imp.res.Skipped.Threads++
+		}
 	}
 	return nil
 }
 
-// flush stores the batch: turns, spans, notes, then the threads' metadata.
-func (imp *importer) flush(ctx context.Context) error {
-	steps := []func(context.Context) error{imp.flushTurns, imp.flushSpans, imp.flushNotes, imp.flushThreads}
+// flush stores a batch: turns, spans, notes, then the threads' metadata.
+func (imp *importer) flush(ctx context.Context, b *batch) error {
+	for _, t := range b.threads {
+		imp.seen[t.ID] = true
+	}
+	steps := []func(context.Context, *batch) error{imp.flushTurns, imp.flushSpans, imp.flushNotes, imp.flushThreads}
 	for _, step := range steps {
-		if err := step(ctx); err != nil {
+		if err := step(ctx, b); err != nil {
 			return err
 		}
 	}
-	imp.threads, imp.turns, imp.spans, imp.notes = imp.threads[:0], imp.turns[:0], imp.spans[:0], imp.notes[:0]
-	imp.bytes = 0
 	return nil
 }
 
-func (imp *importer) flushTurns(ctx context.Context) error {
-	if len(imp.turns) == 0 {
+func (imp *importer) flushTurns(ctx context.Context, b *batch) error {
+	if len(b.turns) == 0 {
 		return nil
 	}
 	key := func(t *schema.Turn) query.RowKey { return query.RowKey{t.ThreadID, t.TurnID} }
-	threads, ids := keys(imp.turns, key)
-	stored, err := imp.store.StoredTurns(ctx, threads, ids)
+	stored, err := imp.store.StoredTurns(ctx, keys(b.turns, key))
 	if err != nil {
 		return err
 	}
-	turns := fresh(imp.turns, key, stored, &imp.res.Skipped.Turns)
+	turns := fresh(b.turns, key, stored, &imp.res.Skipped.Turns)
 	for i := range turns {
 		imp.touched[turns[i].ThreadID] = true
 	}
@@ -94,17 +151,16 @@ func (imp *importer) flushTurns(ctx context.Context) error {
 	return nil
 }
 
-func (imp *importer) flushSpans(ctx context.Context) error {
-	if len(imp.spans) == 0 {
+func (imp *importer) flushSpans(ctx context.Context, b *batch) error {
+	if len(b.spans) == 0 {
 		return nil
 	}
 	key := func(s *schema.Span) query.RowKey { return query.RowKey{s.TraceID, s.SpanID} }
-	traces, ids := keys(imp.spans, key)
-	stored, err := imp.store.StoredSpans(ctx, traces, ids)
+	stored, err := imp.store.StoredSpans(ctx, keys(b.spans, key))
 	if err != nil {
 		return err
 	}
-	spans := fresh(imp.spans, key, stored, &imp.res.Skipped.Spans)
+	spans := fresh(b.spans, key, stored, &imp.res.Skipped.Spans)
 	for i := range spans {
 		imp.touched[spans[i].ThreadID] = true
 	}
@@ -133,17 +189,16 @@ func fresh[R any](batch []R, key func(*R) query.RowKey, stored map[query.RowKey]
 
 // flushNotes stores the notes newer than the database's note of their
 // turn: an older one, or the same, would change nothing.
-func (imp *importer) flushNotes(ctx context.Context) error {
-	if len(imp.notes) == 0 {
+func (imp *importer) flushNotes(ctx context.Context, b *batch) error {
+	if len(b.notes) == 0 {
 		return nil
 	}
-	threads, _ := keys(imp.notes, func(n *query.Note) query.RowKey { return query.RowKey{n.ThreadID} })
-	versions, err := imp.store.NoteVersions(ctx, threads)
+	versions, err := imp.store.NoteVersions(ctx, ids(b.notes, func(n *query.Note) string { return n.ThreadID }))
 	if err != nil {
 		return err
 	}
 	var fresh []query.Note
-	for _, n := range imp.notes {
+	for _, n := range b.notes {
 		k := query.RowKey{n.ThreadID, n.TurnID}
 		if versions[k] >= n.UpdatedNS {
 			imp.res.Skipped.Notes++
@@ -161,17 +216,16 @@ func (imp *importer) flushNotes(ctx context.Context) error {
 }
 
 // flushThreads stores the threads' metadata newer than the database's.
-func (imp *importer) flushThreads(ctx context.Context) error {
-	if len(imp.threads) == 0 {
+func (imp *importer) flushThreads(ctx context.Context, b *batch) error {
+	if len(b.threads) == 0 {
 		return nil
 	}
-	threads, _ := keys(imp.threads, func(t *query.ThreadRecord) query.RowKey { return query.RowKey{t.ID} })
-	versions, err := imp.store.MetaVersions(ctx, threads)
+	versions, err := imp.store.MetaVersions(ctx, ids(b.threads, func(t *query.ThreadRecord) string { return t.ID }))
 	if err != nil {
 		return err
 	}
 	var fresh []query.ThreadRecord
-	for _, t := range imp.threads {
+	for _, t := range b.threads {
 		k := query.RowKey{t.ID}
 		if t.UpdatedNS > versions[k] {
 			versions[k] = t.UpdatedNS
@@ -182,32 +236,27 @@ func (imp *importer) flushThreads(ctx context.Context) error {
 	return query.InsertThreadMeta(ctx, imp.conn, fresh)
 }
 
-// finish stores the last batch and counts the threads: imported when
-// something of theirs was stored, else skipped.
-func (imp *importer) finish(ctx context.Context) error {
-	if err := imp.flush(ctx); err != nil {
-		return err
+// keys returns the distinct keys of rows, sorted.
+func keys[R any](rows []R, key func(*R) query.RowKey) []query.RowKey {
+	out := make([]query.RowKey, len(rows))
+	for i := range rows {
+		out[i] = key(&rows[i])
 	}
-	for id := range imp.seen {
-		if imp.touched[id] {
-			imp.res.Imported.Threads++
-		} else {
-			imp.res.Skipped.Threads++
+	slices.SortFunc(out, func(a, b query.RowKey) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
 		}
-	}
-	return nil
+		return strings.Compare(a[1], b[1])
+	})
+	return slices.Compact(out)
 }
 
-// keys returns the distinct first and second ids of rows' keys, sorted.
-func keys[R any](rows []R, key func(*R) query.RowKey) (first, second []string) {
+// ids returns the distinct ids of rows, sorted.
+func ids[R any](rows []R, id func(*R) string) []string {
+	out := make([]string, len(rows))
 	for i := range rows {
-		k := key(&rows[i])
-		first = append(first, k[0])
-		if k[1] != "" {
-			second = append(second, k[1])
-		}
+		out[i] = id(&rows[i])
 	}
-	slices.Sort(first)
-	slices.Sort(second)
-	return slices.Compact(first), slices.Compact(second)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

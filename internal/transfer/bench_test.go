@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,10 +18,6 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
-
-// benchTurnsEnv overrides how many turns BenchmarkExportImport generates
-// (default a million).
-const benchTurnsEnv = "CONVTRACE_BENCH_TURNS"
 
 // run is one child process's wall time and peak resident memory.
 type run struct {
@@ -82,14 +77,7 @@ func count(b *testing.B, conn driver.Conn, q string) uint64 {
 //
 //	CONVTRACE_REQUIRE_CLICKHOUSE=1 go test ./internal/transfer -run '^$' -bench ExportImport -benchtime 1x
 func BenchmarkExportImport(b *testing.B) {
-	turns := synth.DefaultTurns
-	if s := os.Getenv(benchTurnsEnv); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("%s=%q: %v", benchTurnsEnv, s, err)
-		}
-		turns = n
-	}
+	turns := testkit.BenchTurns(b, synth.DefaultTurns)
 	ctx := context.Background()
 	src, srcDSN := testkit.Open(b)
 	threads := min(synth.DefaultThreads, max(4, turns/200))

@@ -28,18 +28,15 @@ func ExampleExport() {
 	fmt.Fprintf(os.Stderr, "exported %d threads, %d turns\n", n.Threads, n.Turns)
 }
 
-// Import an export file into another database, created and migrated as a
-// writer does.
+// Import an export file into another database, migrated beforehand
+// (convtrace migrate).
 func ExampleImport() {
 	ctx := context.Background()
-	conn, err := ddl.Open(ctx, "clickhouse://127.0.0.1:9000/restored")
+	conn, err := ddl.OpenExisting(ctx, "clickhouse://127.0.0.1:9000/restored")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := ddl.Migrate(ctx, conn); err != nil {
-		log.Fatal(err)
-	}
 	f, err := os.Open("threads.jsonl")
 	if err != nil {
 		log.Fatal(err)

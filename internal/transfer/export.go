@@ -70,12 +70,20 @@ func Export(ctx context.Context, db query.DB, w io.Writer, f query.ExportFilter,
 		return n, err
 	}
 	done := 0
-	for group := range slices.Chunk(threads, exportGroup) {
-		if err := exportGroupOf(ctx, store, enc, group, &n); err != nil {
+	for len(threads) > 0 {
+		group := nextGroup(threads)
+		threads = threads[len(group):]
+		var err error
+		if len(group) == 1 && group[0].Turns > groupTurns {
+			err = exportLong(ctx, store, enc, &group[0], &n)
+		} else {
+			err = exportGroupOf(ctx, store, enc, group, &n)
+		}
+		if err != nil {
 			return n, err
 		}
 		if done += len(group); cfg.progress != nil {
-			cfg.progress(done, len(threads))
+			cfg.progress(done, done+len(threads))
 		}
 	}
 	if err := enc.close(); err != nil {
@@ -87,9 +95,31 @@ func Export(ctx context.Context, db query.DB, w io.Writer, f query.ExportFilter,
 	return n, nil
 }
 
-// exportGroup is how many threads an export reads the notes and stray
-// spans of at once: one query each for the group, not one a thread.
-const exportGroup = 256
+// An export reads threads in groups, a query per group for their turns,
+// one for their spans and one for their notes, rather than one each per
+// thread: a group holds at most groupThreads threads and, unless it is
+// one thread, at most groupTurns rows, which the server sorts and the
+// spans of which are held in memory, and ids that fit a query's list
+// (query.MaxListBytes). A longer thread is read alone, its turns a page
+// at a time.
+const groupThreads = 256
+
+var groupTurns uint64 = 50_000 // a variable for the tests (export_test.go)
+
+// nextGroup returns the threads the next group takes from the start of
+// threads.
+func nextGroup(threads []query.ThreadRecord) []query.ThreadRecord {
+	var rows uint64
+	var idBytes int
+	for i := range threads {
+		rows += threads[i].Turns
+		idBytes += len(threads[i].ID) + 4
+		if i == groupThreads || i > 0 && (rows > groupTurns || idBytes > query.MaxListBytes) {
+			return threads[:i]
+		}
+	}
+	return threads
+}
 
 // exportGroupOf writes a group of threads.
 func exportGroupOf(ctx context.Context, store query.Store, enc encoder, group []query.ThreadRecord, n *Counts) error {
@@ -97,7 +127,7 @@ func exportGroupOf(ctx context.Context, store query.Store, enc encoder, group []
 	for i := range group {
 		ids[i] = group[i].ID
 	}
-	stray, err := store.StraySpans(ctx, ids)
+	spans, err := store.ExportGroupSpans(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -105,20 +135,60 @@ func exportGroupOf(ctx context.Context, store query.Store, enc encoder, group []
 	if err != nil {
 		return err
 	}
-	for i := range group {
-		t := &group[i]
-		if err := exportThread(ctx, store, enc, t, stray[t.ID], notes[t.ID], n); err != nil {
-			return fmt.Errorf("export thread %q: %w", t.ID, err)
-		}
+	// The turns come thread by thread in id order, as the group is: each
+	// thread's record is written before its first turn, its spans and
+	// notes after its last.
+	cur := -1
+	end := func() error {
+		id := group[cur].ID
+		return endThread(enc, spans[id], notes[id], n)
 	}
-	return nil
+	advance := func(to string) error {
+		for cur < 0 || group[cur].ID != to {
+			if cur >= 0 {
+				if err := end(); err != nil {
+					return err
+				}
+			}
+			if cur++; cur == len(group) {
+				return fmt.Errorf("export: a turn of thread %q out of its group's order", to)
+			}
+			if err := enc.thread(&group[cur]); err != nil {
+				return err
+			}
+			n.Threads++
+		}
+		return nil
+	}
+	err = store.ExportGroupTurns(ctx, ids, exportPage, func(turns []schema.Turn) error {
+		for i := range turns {
+			r := &turns[i]
+			if cur < 0 || r.ThreadID != group[cur].ID {
+				if err := advance(r.ThreadID); err != nil {
+					return err
+				}
+			}
+			if err := enc.turn(exportTurn(r)); err != nil {
+				return err
+			}
+			n.Turns++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Threads whose turns went meanwhile are written without.
+	if err := advance(group[len(group)-1].ID); err != nil {
+		return err
+	}
+	return end()
 }
 
-// exportThread writes one thread: its record, its turns a page at a time,
-// the spans of the traces they belong to and the others that name it,
-// and its notes.
-func exportThread(ctx context.Context, store query.Store, enc encoder, t *query.ThreadRecord,
-	stray []schema.Span, notes []query.Note, n *Counts) error {
+// exportLong writes a thread too long for a group: its turns a page at a
+// time, then the spans of the traces they belong to and the others that
+// name it, and its notes.
+func exportLong(ctx context.Context, store query.Store, enc encoder, t *query.ThreadRecord, n *Counts) error {
 	if err := enc.thread(t); err != nil {
 		return err
 	}
@@ -128,7 +198,7 @@ func exportThread(ctx context.Context, store query.Store, enc encoder, t *query.
 		for i := range turns {
 			r := &turns[i]
 			traces[r.TraceID] = true
-			if err := enc.turn(&Turn{Turn: *r, HeartbeatNS: r.HeartbeatNS, Revision: r.Revision}); err != nil {
+			if err := enc.turn(exportTurn(r)); err != nil {
 				return err
 			}
 		}
@@ -138,25 +208,37 @@ func exportThread(ctx context.Context, store query.Store, enc encoder, t *query.
 	if err != nil {
 		return err
 	}
-	ids := slices.Sorted(maps.Keys(traces))
-	err = store.ExportSpans(ctx, ids, func(s *schema.Span) error {
+	err = store.ExportSpans(ctx, slices.Sorted(maps.Keys(traces)), func(s *schema.Span) error {
 		n.Spans++
 		return enc.span(s)
 	})
 	if err != nil {
 		return err
 	}
-	for i := range stray {
-		if err := enc.span(&stray[i]); err != nil {
+	stray, err := store.StraySpans(ctx, []string{t.ID})
+	if err != nil {
+		return err
+	}
+	notes, err := store.ExportNotes(ctx, []string{t.ID})
+	if err != nil {
+		return err
+	}
+	return endThread(enc, stray[t.ID], notes[t.ID], n)
+}
+
+// endThread writes the thread's spans and notes, and ends it.
+func endThread(enc encoder, spans []schema.Span, notes []query.Note, n *Counts) error {
+	for i := range spans {
+		if err := enc.span(&spans[i]); err != nil {
 			return err
 		}
 	}
-	n.Spans += int64(len(stray))
 	for i := range notes {
 		if err := enc.note(&notes[i]); err != nil {
 			return err
 		}
 	}
+	n.Spans += int64(len(spans))
 	n.Notes += int64(len(notes))
 	return enc.endThread()
 }

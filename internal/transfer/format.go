@@ -41,19 +41,34 @@ func ParseFormat(s string) (Format, error) {
 var ErrInvalid = errors.New("invalid export")
 
 // Turn is a turn as an export carries it: every column of conversations,
-// the content whole. schema.Turn's JSON leaves out two columns that only
-// the writer and readers use (and History, which an export never holds:
-// an import splits the history off again); Turn adds them.
+// the content whole. schema.Turn's JSON leaves out three columns that
+// only the writer and readers use; Turn adds them, history as the number
+// of the prompt's first messages the source stored once (the ids are the
+// messages' hashes: an import computes them again).
 type Turn struct {
 	schema.Turn
-	HeartbeatNS uint64 `json:"heartbeat_ns"`
-	Revision    uint64 `json:"revision"`
+	HistoryMessages uint32 `json:"history_messages"`
+	HeartbeatNS     uint64 `json:"heartbeat_ns"`
+	Revision        uint64 `json:"revision"`
 }
 
-// row is the conversations row of t.
+// exportTurn is the export's record of a conversations row whose content
+// is whole.
+func exportTurn(r *schema.Turn) *Turn {
+	t := &Turn{Turn: *r, HistoryMessages: uint32(len(r.History)), HeartbeatNS: r.HeartbeatNS, Revision: r.Revision}
+	t.Turn.History = nil
+	return t
+}
+
+// row is the conversations row of t, to be stored as the source stored
+// it: a prompt whose history it stored once is split again, as the
+// writer splits it (nil History), any other is kept whole (an empty one).
 func (t *Turn) row() schema.Turn {
 	r := t.Turn
-	r.HeartbeatNS, r.Revision, r.History = t.HeartbeatNS, t.Revision, nil
+	r.HeartbeatNS, r.Revision, r.History = t.HeartbeatNS, t.Revision, []string{}
+	if t.HistoryMessages > 0 {
+		r.History = nil
+	}
 	return r
 }
 

@@ -99,18 +99,17 @@ func Import(ctx context.Context, conn Conn, src io.ReadSeeker, format Format) (R
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
 			return Result{}, fmt.Errorf("rewind: %w", err)
 		}
-		if err := readJSON(src, func(it *item) error { return imp.add(ctx, &it.rec) }); err != nil {
-			return imp.res, err
-		}
+		err := imp.run(ctx, func(emit func(*record) error) error {
+			return readJSON(src, func(it *item) error { return emit(&it.rec) })
+		})
+		return imp.res, err
 	case JSONL:
-		if err := imp.readLines(ctx, src); err != nil {
-			return imp.res, err
-		}
-	default:
-		return Result{}, fmt.Errorf("import format %q: not json or jsonl", format)
+		err := imp.run(ctx, func(emit func(*record) error) error {
+			return imp.readLines(src, emit)
+		})
+		return imp.res, err
 	}
-	err := imp.finish(ctx)
-	return imp.res, err
+	return Result{}, fmt.Errorf("import format %q: not json or jsonl", format)
 }
 
 // readJSON reads an envelope, checking its version.
@@ -133,8 +132,9 @@ func checkVersion(v int) error {
 	return nil
 }
 
-// readLines imports a JSONL export.
-func (imp *importer) readLines(ctx context.Context, src io.Reader) error {
+// readLines reads a JSONL export, handing each valid record to emit and
+// noting the bad lines in the result.
+func (imp *importer) readLines(src io.Reader, emit func(*record) error) error {
 	lines := newLineReader(src)
 	first, err := lines.next()
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -170,7 +170,7 @@ func (imp *importer) readLines(ctx context.Context, src io.Reader) error {
 			imp.res.bad(lines.line, err)
 			continue
 		}
-		if err := imp.add(ctx, &rec); err != nil {
+		if err := emit(&rec); err != nil {
 			return err
 		}
 	}

@@ -155,6 +155,14 @@ func fixture(t *testing.T) (driver.Conn, string) {
 			}
 		}
 	}
+	// A thread written by hand, as SQL users and older versions did: its
+	// prompts are stored whole though they repeat an answer.
+	raw, _ := loopThread("gamma", "raw", past.AddDate(0, 0, 1), 3)
+	raw[0].Content = "[" + msg("user", "an earlier session") + "," + msg("assistant", "resumed") + "," + raw[0].Content[1:]
+	for i := range raw {
+		raw[i].History = []string{}
+	}
+	testkit.InsertTurns(t, conn, raw...)
 	store := query.New(conn, 100, time.Minute)
 	yes, memo := true, "checked <b>by</b> hand"
 	for _, n := range []struct{ thread, turn string }{

@@ -96,6 +96,9 @@ func answers(t *testing.T, conn driver.Conn) map[string]string {
 			read("/api/traces/" + url.PathEscape(tr.TraceID) + "/spans/" + url.PathEscape(tr.SpanID) + "/turns")
 		}
 	}
+	for _, q := range []string{"step", "한국어", "answer 2"} {
+		read("/api/search?q=" + url.QueryEscape(q))
+	}
 	// A fixed range: a relative one is answered with the times it meant.
 	r := "from=2025-06-01&to=" + time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
 	for _, q := range []string{r, r + "&by=model,phase,speaker", r + "&project=alpha"} {
@@ -227,12 +230,19 @@ func TestRoundTrip(t *testing.T) {
 	wantCost := costTotals(t, src)
 	wantRows := tables(t, src)
 	want := answers(t, src)
-	for _, format := range []transfer.Format{transfer.JSON, transfer.JSONL} {
-		t.Run(string(format), func(t *testing.T) {
+	for _, c := range []struct {
+		format transfer.Format
+		long   bool // every thread read as a long one, alone and a page at a time
+	}{{transfer.JSON, false}, {transfer.JSONL, false}, {transfer.JSON, true}} {
+		format := c.format
+		t.Run(fmt.Sprintf("%s/long=%v", format, c.long), func(t *testing.T) {
+			if c.long {
+				transfer.SetGroupTurns(t, 1)
+			}
 			file := exportAll(t, src, format)
 			dst, _ := testkit.Open(t)
 			res := importBytes(t, dst, file, format)
-			if res.Imported.Turns == 0 || res.Imported.Spans == 0 || res.Imported.Notes != 2 || res.Imported.Threads != 3 ||
+			if res.Imported.Turns == 0 || res.Imported.Spans == 0 || res.Imported.Notes != 2 || res.Imported.Threads != 4 ||
 				res.Skipped != (transfer.Counts{}) || res.BadLineCount != 0 {
 				t.Errorf("first import: %+v", res)
 			}

@@ -67,6 +67,7 @@ func validTurn(t *Turn) error {
 		startNS(t.StartNS), when(t.HeartbeatNS > maxStartNS, "heartbeat_ns past 2106"),
 		when(t.DurationNS > maxStartNS, "duration_ns over 136 years"),
 		attrs("attributes", t.Attributes),
+		when(t.HistoryMessages > 0 && t.Role != schema.RolePrompt, "history_messages on a turn that is not a prompt"),
 	)
 }
 

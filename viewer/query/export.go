@@ -3,8 +3,10 @@ package query
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/schema"
 )
@@ -26,16 +28,19 @@ type ThreadRecord struct {
 	Archived  bool   `json:"archived"`
 	Starred   bool   `json:"starred"`
 	UpdatedNS uint64 `json:"updated_ns"`
+	// Turns counts the thread's rows, for an export to group threads by;
+	// not exported.
+	Turns uint64 `json:"-"`
 }
 
 // selectExportThreads lists the threads an ExportFilter selects, with
 // their metadata, in id order: a GROUP BY that reads the thread and
 // project columns only.
 const selectExportThreads = `
-SELECT thread_id, thread_project, meta_title, meta_archived, meta_starred, meta_updated
+SELECT thread_id, thread_project, meta_title, meta_archived, meta_starred, meta_updated, thread_rows
 FROM
 (
-    SELECT thread_id, any(project) AS thread_project
+    SELECT thread_id, any(project) AS thread_project, count() AS thread_rows
     FROM conversations
     WHERE thread_id != ''%s
     GROUP BY thread_id
@@ -82,7 +87,7 @@ func (s Store) ExportThreads(ctx context.Context, f ExportFilter) ([]ThreadRecor
 			t                 ThreadRecord
 			archived, starred uint8
 		)
-		if err := rows.Scan(&t.ID, &t.Project, &t.Title, &archived, &starred, &t.UpdatedNS); err != nil {
+		if err := rows.Scan(&t.ID, &t.Project, &t.Title, &archived, &starred, &t.UpdatedNS, &t.Turns); err != nil {
 			return nil, fmt.Errorf("scan export thread: %w", err)
 		}
 		t.Archived, t.Starred = archived != 0, starred != 0
@@ -94,51 +99,101 @@ func (s Store) ExportThreads(ctx context.Context, f ExportFilter) ([]ThreadRecor
 	return threads, nil
 }
 
-// selectExportTurns reads a page of a thread's turns after a cursor
-// (start_ns, turn_id), every column, the whole content: one copy of each
-// turn, the highest revision, as every reader keeps.
-const selectExportTurns = `
+// exportTurnColumns are every column of a conversations row, in
+// scanExportTurn's order.
+const exportTurnColumns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
        content, history, content_bytes, truncated, internal,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source,
        status, error, start_ns, duration_ns, heartbeat_ns, attributes.key, attributes.value, revision
-FROM conversations
+FROM conversations`
+
+// selectExportTurns reads a page of a thread's turns after a cursor
+// (start_ns, turn_id), every column, the whole content: one copy of each
+// turn, the highest revision, as every reader keeps.
+const selectExportTurns = exportTurnColumns + `
 WHERE thread_id = ? AND (start_ns > ? OR (start_ns = ? AND turn_id > ?))
 ORDER BY start_ns, turn_id, revision DESC
 LIMIT 1 BY turn_id
 LIMIT ?`
 
+// selectGroupTurns reads the turns of a group of threads, thread by
+// thread, in the order they were said: selectExportTurns for several
+// threads in one query.
+const selectGroupTurns = exportTurnColumns + `
+WHERE thread_id IN ?
+ORDER BY thread_id, start_ns, turn_id, revision DESC
+LIMIT 1 BY thread_id, turn_id`
+
+// ExportGroupTurns is ExportTurns for a group of threads in one query,
+// thread by thread in id order; a page may hold the end of one thread and
+// the start of the next. The server sorts the group's rows: a group is
+// for threads of modest length together (an export bounds their sum), a
+// long thread is read alone with ExportTurns.
+func (s Store) ExportGroupTurns(ctx context.Context, threads []string, page int, fn func([]schema.Turn) error) error {
+	// Blocks of a page: the rows stream, never more in memory.
+	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"max_block_size": page}))
+	rows, err := s.db.Query(ctx, selectGroupTurns, idTuple(threads))
+	if err != nil {
+		return fmt.Errorf("query export turns: %w", err)
+	}
+	defer rows.Close()
+	turns := make([]schema.Turn, 0, page)
+	for rows.Next() {
+		t, err := scanExportTurn(rows)
+		if err != nil {
+			return err
+		}
+		if turns = append(turns, t); len(turns) == page {
+			if err := s.exportPage(ctx, turns, fn); err != nil {
+				return err
+			}
+			turns = turns[:0]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read export turns: %w", err)
+	}
+	if len(turns) == 0 {
+		return nil
+	}
+	return s.exportPage(ctx, turns, fn)
+}
+
+// exportPage puts the page's prompts back together and hands it to fn.
+func (s Store) exportPage(ctx context.Context, turns []schema.Turn, fn func([]schema.Turn) error) error {
+	prompts := make([]storedPrompt, len(turns))
+	cut := false
+	for i := range turns {
+		t := &turns[i]
+		prompts[i] = storedPrompt{threadID: t.ThreadID, history: t.History, content: &t.Content, cut: &cut}
+	}
+	if err := s.joinHistory(ctx, prompts, AllContent); err != nil {
+		return err
+	}
+	return fn(turns)
+}
+
 // ExportTurns calls fn with the thread's turns in pages of at most page,
 // in the order they were said, every column as stored but for the
 // content, which is whole: a prompt stored once is put back together as
-// the viewer shows it, and its History is nil. Only a page is in memory
-// at a time.
+// the viewer shows it, and its History keeps the ids of the messages the
+// row stores once, which tell how the content was stored. Only a page is
+// in memory at a time.
 func (s Store) ExportTurns(ctx context.Context, threadID string, page int, fn func([]schema.Turn) error) error {
 	var afterNS uint64
 	var afterID string
 	for {
-		turns, err := s.exportPage(ctx, threadID, afterNS, afterID, page)
+		turns, err := s.readPage(ctx, threadID, afterNS, afterID, page)
 		if err != nil {
 			return err
 		}
 		if len(turns) == 0 {
 			return nil
 		}
-		prompts := make([]storedPrompt, len(turns))
-		cut := false
-		for i := range turns {
-			t := &turns[i]
-			prompts[i] = storedPrompt{threadID: t.ThreadID, history: t.History, content: &t.Content, cut: &cut}
-		}
-		if err := s.joinHistory(ctx, prompts, AllContent); err != nil {
-			return err
-		}
-		for i := range turns {
-			turns[i].History = nil
-		}
 		last := turns[len(turns)-1]
-		if err := fn(turns); err != nil {
+		if err := s.exportPage(ctx, turns, fn); err != nil {
 			return err
 		}
 		if len(turns) < page {
@@ -148,7 +203,8 @@ func (s Store) ExportTurns(ctx context.Context, threadID string, page int, fn fu
 	}
 }
 
-func (s Store) exportPage(ctx context.Context, threadID string, afterNS uint64, afterID string, page int) ([]schema.Turn, error) {
+// readPage reads the page of a thread's turns after a cursor.
+func (s Store) readPage(ctx context.Context, threadID string, afterNS uint64, afterID string, page int) ([]schema.Turn, error) {
 	rows, err := s.db.Query(ctx, selectExportTurns, threadID, afterNS, afterNS, afterID, uint64(page))
 	if err != nil {
 		return nil, fmt.Errorf("query export turns: %w", err)
@@ -156,22 +212,10 @@ func (s Store) exportPage(ctx context.Context, threadID string, afterNS uint64, 
 	defer rows.Close()
 	var turns []schema.Turn
 	for rows.Next() {
-		var (
-			t                   schema.Turn
-			truncated, internal uint8
-			keys, values        []string
-		)
-		err := rows.Scan(&t.TurnID, &t.TraceID, &t.SpanID, &t.ParentSpanID, &t.ParentTurnID, &t.Project,
-			&t.ThreadID, &t.SessionID, &t.Phase, &t.Speaker, &t.Agent, &t.Round, &t.Role, &t.Seq,
-			&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
-			&t.Content, &t.History, &t.ContentBytes, &truncated, &internal,
-			&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD,
-			&t.CostSource, &t.Status, &t.Error, &t.StartNS, &t.DurationNS, &t.HeartbeatNS, &keys, &values, &t.Revision)
+		t, err := scanExportTurn(rows)
 		if err != nil {
-			return nil, fmt.Errorf("scan export turn: %w", err)
+			return nil, err
 		}
-		t.Truncated, t.Internal = truncated != 0, internal != 0
-		t.Attributes = zipAttrs(keys, values)
 		turns = append(turns, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -180,127 +224,25 @@ func (s Store) exportPage(ctx context.Context, threadID string, afterNS uint64, 
 	return turns, nil
 }
 
-// exportSpanColumns are the columns of a spans row an export carries,
-// in scanSpan's order.
-const exportSpanColumns = `
-SELECT trace_id, span_id, parent_span_id, project, thread_id, phase, round, speaker, agent, name, kind,
-       start_ns, duration_ns, status, status_message, operation, provider, model, tokens_in, tokens_out, cost_usd,
-       attributes.key, attributes.value, resource.key, resource.value, events.name, events.time_ns
-FROM spans`
-
-// selectExportSpans reads the spans of traces, one copy of each: the
-// trace is in the sort key.
-const selectExportSpans = exportSpanColumns + `
-WHERE trace_id IN ?
-ORDER BY trace_id, start_ns, span_id
-LIMIT 1 BY trace_id, span_id`
-
-// selectStraySpans reads the spans that name one of a set of threads but
-// belong to no trace of theirs that has a turn: one pass over the spans'
-// thread column for the whole set.
-const selectStraySpans = exportSpanColumns + `
-WHERE thread_id IN ?
-  AND trace_id NOT IN (SELECT DISTINCT trace_id FROM conversations WHERE thread_id IN ?)
-ORDER BY trace_id, start_ns, span_id
-LIMIT 1 BY trace_id, span_id`
-
-// traceChunk is how many trace ids one read of spans asks for.
-const traceChunk = 1000
-
-// ExportSpans calls fn with each span of traces, as stored, one copy of
-// each, one at a time: with StraySpans, every span a thread's pages show
-// (its traces' spans, those of other threads and of none included) and
-// every span that names it.
-func (s Store) ExportSpans(ctx context.Context, traces []string, fn func(*schema.Span) error) error {
-	for chunk := range slices.Chunk(traces, traceChunk) {
-		if err := s.readSpans(ctx, selectExportSpans, fn, idTuple(chunk)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// StraySpans returns, by thread, the spans that name one of threads but
-// are in no trace with a turn of theirs, which ExportSpans does not read.
-func (s Store) StraySpans(ctx context.Context, threads []string) (map[string][]schema.Span, error) {
-	stray := map[string][]schema.Span{}
-	if len(threads) == 0 {
-		return stray, nil
-	}
-	err := s.readSpans(ctx, selectStraySpans, func(r *schema.Span) error {
-		stray[r.ThreadID] = append(stray[r.ThreadID], *r)
-		return nil
-	}, idTuple(threads), idTuple(threads))
-	return stray, err
-}
-
-func (s Store) readSpans(ctx context.Context, query string, fn func(*schema.Span) error, args ...any) error {
-	rows, err := s.db.Query(ctx, query, args...)
+// scanExportTurn reads a row of selectExportTurns or selectGroupTurns.
+func scanExportTurn(rows driver.Rows) (schema.Turn, error) {
+	var (
+		t                   schema.Turn
+		truncated, internal uint8
+		keys, values        []string
+	)
+	err := rows.Scan(&t.TurnID, &t.TraceID, &t.SpanID, &t.ParentSpanID, &t.ParentTurnID, &t.Project,
+		&t.ThreadID, &t.SessionID, &t.Phase, &t.Speaker, &t.Agent, &t.Round, &t.Role, &t.Seq,
+		&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
+		&t.Content, &t.History, &t.ContentBytes, &truncated, &internal,
+		&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD,
+		&t.CostSource, &t.Status, &t.Error, &t.StartNS, &t.DurationNS, &t.HeartbeatNS, &keys, &values, &t.Revision)
 	if err != nil {
-		return fmt.Errorf("query export spans: %w", err)
+		return t, fmt.Errorf("scan export turn: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			r                  schema.Span
-			keys, values       []string
-			resKeys, resValues []string
-		)
-		err := rows.Scan(&r.TraceID, &r.SpanID, &r.ParentSpanID, &r.Project, &r.ThreadID, &r.Phase, &r.Round,
-			&r.Speaker, &r.Agent, &r.Name, &r.Kind, &r.StartNS, &r.DurationNS, &r.Status, &r.StatusMsg,
-			&r.Operation, &r.Provider, &r.Model, &r.TokensIn, &r.TokensOut, &r.CostUSD,
-			&keys, &values, &resKeys, &resValues, &r.EventNames, &r.EventTimesNS)
-		if err != nil {
-			return fmt.Errorf("scan export span: %w", err)
-		}
-		r.Attributes, r.Resource = zipAttrs(keys, values), zipAttrs(resKeys, resValues)
-		if err := fn(&r); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read export spans: %w", err)
-	}
-	return nil
-}
-
-// selectThreadsNotes reads the newest note of each turn of a set of
-// threads.
-const selectThreadsNotes = `
-SELECT thread_id, turn_id, argMax(starred, updated_ns) AS note_starred, argMax(memo, updated_ns) AS note_memo,
-       max(updated_ns) AS note_updated
-FROM turn_notes
-WHERE thread_id IN ?
-GROUP BY thread_id, turn_id
-ORDER BY thread_id, turn_id`
-
-// ExportNotes returns the newest note of each turn of threads, by thread,
-// in turn id order.
-func (s Store) ExportNotes(ctx context.Context, threads []string) (map[string][]Note, error) {
-	notes := map[string][]Note{}
-	if len(threads) == 0 {
-		return notes, nil
-	}
-	rows, err := s.db.Query(ctx, selectThreadsNotes, idTuple(threads))
-	if err != nil {
-		return nil, fmt.Errorf("query export notes: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			n       Note
-			starred uint8
-		)
-		if err := rows.Scan(&n.ThreadID, &n.TurnID, &starred, &n.Memo, &n.UpdatedNS); err != nil {
-			return nil, fmt.Errorf("scan export note: %w", err)
-		}
-		n.Starred = starred != 0
-		notes[n.ThreadID] = append(notes[n.ThreadID], n)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read export notes: %w", err)
-	}
-	return notes, nil
+	t.Truncated, t.Internal = truncated != 0, internal != 0
+	t.Attributes = zipAttrs(keys, values)
+	return t, nil
 }
 
 // zipAttrs pairs a Nested column's keys and values.

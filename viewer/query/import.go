@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
@@ -49,37 +50,79 @@ GROUP BY thread_id`
 	insertMetas = "INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns)"
 )
 
-// StoredTurns returns which of the turns named by threads × turns
-// conversations holds, by (thread, turn).
-func (s Store) StoredTurns(ctx context.Context, threads, turns []string) (map[RowKey]bool, error) {
-	return s.storedKeys(ctx, "turns", selectStoredTurns, threads, turns)
+// MaxListBytes bounds the ids one query names: an IN list is bound into
+// the query's text, which the server parses up to max_query_size (256 KiB
+// by default). A caller with more splits them (IDChunks).
+const MaxListBytes = 64 << 10
+
+// IDChunks splits ids into runs that each fit one query's list.
+func IDChunks(ids []string) [][]string {
+	return chunks(ids, func(id string) int { return len(id) })
 }
 
-// StoredSpans returns which of the spans named by traces × spans the
-// spans table holds, by (trace, span).
-func (s Store) StoredSpans(ctx context.Context, traces, spans []string) (map[RowKey]bool, error) {
-	return s.storedKeys(ctx, "spans", selectStoredSpans, traces, spans)
-}
-
-func (s Store) storedKeys(ctx context.Context, what, query string, a, b []string) (map[RowKey]bool, error) {
-	stored := map[RowKey]bool{}
-	if len(a) == 0 || len(b) == 0 {
-		return stored, nil
-	}
-	rows, err := s.db.Query(ctx, query, idTuple(a), idTuple(b))
-	if err != nil {
-		return nil, fmt.Errorf("query stored %s: %w", what, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k RowKey
-		if err := rows.Scan(&k[0], &k[1]); err != nil {
-			return nil, fmt.Errorf("scan stored %s: %w", what, err)
+// chunks splits items into runs of at most MaxListBytes of ids, size
+// telling an item's.
+func chunks[T any](items []T, size func(T) int) [][]T {
+	var (
+		out   [][]T
+		start int
+		bytes int
+	)
+	for i, it := range items {
+		n := size(it) + 4 // quotes, comma, space
+		if i > start && bytes+n > MaxListBytes {
+			out = append(out, items[start:i])
+			start, bytes = i, 0
 		}
-		stored[k] = true
+		bytes += n
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read stored %s: %w", what, err)
+	if start < len(items) {
+		out = append(out, items[start:])
+	}
+	return out
+}
+
+// StoredTurns returns which of the turns named by keys (thread, turn)
+// conversations holds.
+func (s Store) StoredTurns(ctx context.Context, keys []RowKey) (map[RowKey]bool, error) {
+	return s.storedKeys(ctx, "turns", selectStoredTurns, keys)
+}
+
+// StoredSpans returns which of the spans named by keys (trace, span) the
+// spans table holds.
+func (s Store) StoredSpans(ctx context.Context, keys []RowKey) (map[RowKey]bool, error) {
+	return s.storedKeys(ctx, "spans", selectStoredSpans, keys)
+}
+
+// storedKeys asks which of keys a table holds, a run of keys at a time:
+// the rows whose first id is one of the run's and whose second is too,
+// kept when the pair is one of keys.
+func (s Store) storedKeys(ctx context.Context, what, query string, keys []RowKey) (map[RowKey]bool, error) {
+	stored := map[RowKey]bool{}
+	for _, run := range chunks(keys, func(k RowKey) int { return len(k[0]) + len(k[1]) }) {
+		var firsts, seconds []string
+		for _, k := range run {
+			firsts, seconds = append(firsts, k[0]), append(seconds, k[1])
+		}
+		slices.Sort(firsts)
+		slices.Sort(seconds)
+		rows, err := s.db.Query(ctx, query, idTuple(slices.Compact(firsts)), idTuple(slices.Compact(seconds)))
+		if err != nil {
+			return nil, fmt.Errorf("query stored %s: %w", what, err)
+		}
+		for rows.Next() {
+			var k RowKey
+			if err := rows.Scan(&k[0], &k[1]); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("scan stored %s: %w", what, err)
+			}
+			stored[k] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read stored %s: %w", what, err)
+		}
 	}
 	return stored, nil
 }
@@ -98,26 +141,27 @@ func (s Store) MetaVersions(ctx context.Context, threads []string) (map[RowKey]u
 
 func (s Store) versions(ctx context.Context, what, query string, threads []string) (map[RowKey]uint64, error) {
 	versions := map[RowKey]uint64{}
-	if len(threads) == 0 {
-		return versions, nil
-	}
-	rows, err := s.db.Query(ctx, query, idTuple(threads))
-	if err != nil {
-		return nil, fmt.Errorf("query %s versions: %w", what, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			k RowKey
-			v uint64
-		)
-		if err := rows.Scan(&k[0], &k[1], &v); err != nil {
-			return nil, fmt.Errorf("scan %s version: %w", what, err)
+	for _, run := range IDChunks(threads) {
+		rows, err := s.db.Query(ctx, query, idTuple(run))
+		if err != nil {
+			return nil, fmt.Errorf("query %s versions: %w", what, err)
 		}
-		versions[k] = v
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read %s versions: %w", what, err)
+		for rows.Next() {
+			var (
+				k RowKey
+				v uint64
+			)
+			if err := rows.Scan(&k[0], &k[1], &v); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("scan %s version: %w", what, err)
+			}
+			versions[k] = v
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s versions: %w", what, err)
+		}
 	}
 	return versions, nil
 }

@@ -336,6 +336,7 @@ const selectContent = `
 SELECT content, history
 FROM conversations
 WHERE thread_id = ? AND turn_id = ?
+ORDER BY revision DESC
 LIMIT 1`
 
 // ErrTurnNotFound means the thread has no turn with the id asked for.
