@@ -1,0 +1,47 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/chcluster"
+	"github.com/convtrace/convtrace/internal/chserver"
+)
+
+// ClusterEnv is the environment variable that turns missing ZooKeeper,
+// java or ClickHouse from a skip of the cluster tests into a failure.
+const ClusterEnv = "CONVTRACE_REQUIRE_CLUSTER"
+
+// ClusterName is the name the test cluster's servers know it by.
+const ClusterName = "convtrace"
+
+// OwnCluster starts ZooKeeper and four ClickHouse servers as 2 shards × 2
+// replicas of the cluster ClusterName, for this test alone; they stop
+// when the test ends, failed or not.
+func OwnCluster(t testing.TB) *chcluster.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c, err := chcluster.Start(ctx, t.TempDir(), ClusterName, 2, 2)
+	switch {
+	case err == nil:
+	case (errors.Is(err, chcluster.ErrNoZooKeeper) || errors.Is(err, chserver.ErrNoBinary)) && os.Getenv(ClusterEnv) != "1":
+		t.Skipf("skipping cluster test: %v (set %s=1 to fail instead)", err, ClusterEnv)
+	default:
+		t.Fatalf("start clickhouse cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, srv := range c.Servers() {
+				t.Logf("clickhouse on port %d, end of its logs:\n%s", srv.TCPPort, srv.LogTail())
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c.Stop(ctx)
+	})
+	return c
+}
