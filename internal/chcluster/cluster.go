@@ -60,6 +60,7 @@ func Start(ctx context.Context, dir, name string, shards, replicas int) (*Cluste
 <zookeeper><node><host>127.0.0.1</host><port>%d</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>
 <macros><shard>%d</shard><replica>s%dr%d</replica></macros>
 <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>`, zk.Port, s+1, s+1, r+1)
+			n.Profile = Profile
 			wg.Add(1)
 			go func(s, r int) {
 				defer wg.Done()
@@ -75,6 +76,14 @@ func Start(ctx context.Context, dir, name string, shards, replicas int) (*Cluste
 	}
 	return c, nil
 }
+
+// Profile is what convtrace needs of its user's profile on a cluster, in
+// the server's users configuration (ClickHouse 18.16 takes no string
+// setting from clickhouse-go): a subquery over a Distributed table inside a
+// query over another runs once, its result sent to every shard; and, on
+// 18.x, the distributed DDL queue may create LowCardinality columns.
+const Profile = `<distributed_product_mode>global</distributed_product_mode>
+<allow_experimental_low_cardinality_type>1</allow_experimental_low_cardinality_type>`
 
 // remoteServers is the remote_servers section every node shares: a
 // replica of a shard is written to once and replicates the rest itself

@@ -72,6 +72,8 @@ type Node struct {
 	// Config holds XML elements of <yandex>, written to config.d: the
 	// cluster's remote_servers, ZooKeeper, macros, distributed_ddl.
 	Config string
+	// Profile holds settings of the default profile, written to users.d.
+	Profile string
 }
 
 // StartNode starts a server in dir as node, like Start.
@@ -366,7 +368,7 @@ const usersXML = `<?xml version="1.0"?>
 `
 
 func (s *Server) writeConfig() error {
-	for _, sub := range []string{"log", "data", "tmp", "user_files", "format_schemas", "config.d"} {
+	for _, sub := range []string{"log", "data", "tmp", "user_files", "format_schemas", "config.d", "users.d"} {
 		if err := os.MkdirAll(filepath.Join(s.dir, sub), 0o755); err != nil {
 			return fmt.Errorf("create server folder: %w", err)
 		}
@@ -387,6 +389,10 @@ func (s *Server) writeConfig() error {
 		xml := "<?xml version=\"1.0\"?>\n<yandex>\n" + s.node.Config + "\n</yandex>\n"
 		if err := os.WriteFile(filepath.Join(s.dir, "config.d", "node.xml"), []byte(xml), 0o644); err != nil {
 			return fmt.Errorf("write server node config: %w", err)
+		}
+		users := "<?xml version=\"1.0\"?>\n<yandex><profiles><default>\n" + s.node.Profile + "\n</default></profiles></yandex>\n"
+		if err := os.WriteFile(filepath.Join(s.dir, "users.d", "node.xml"), []byte(users), 0o644); err != nil {
+			return fmt.Errorf("write server node users: %w", err)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(s.dir, "users.xml"), []byte(usersXML), 0o644); err != nil {
