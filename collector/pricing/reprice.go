@@ -7,9 +7,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // DB is what Reprice needs of a connection to the convtrace
@@ -46,18 +48,66 @@ FROM conversations FINAL` + repriceScope + `
 GROUP BY model
 ORDER BY model`
 
-// updatePriced sets the cost of the turns of some models from one price.
-var updatePriced = `ALTER TABLE conversations UPDATE cost_usd = toNullable(` + costSQL + `), cost_source = 'priced'` +
+// updatePriced sets the cost of the turns of some models from one price,
+// in the table %s names (mutated).
+var updatePriced = `ALTER TABLE %s UPDATE cost_usd = toNullable(` + costSQL + `), cost_source = 'priced'` +
 	repriceScope + ` AND has(?, model)`
 
 const (
-	updateUnpriced = `ALTER TABLE conversations UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'` +
+	updateUnpriced = `ALTER TABLE %s UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'` +
 		repriceScope + ` AND has(?, model)`
+	// selectMutations counts the mutations of conversations not done in
+	// %s, system.mutations or that of every server of a cluster; %s is
+	// the table's database and name.
 	selectMutations = `
 SELECT count() AS pending, toUInt64(sum(parts_to_do)) AS parts
-FROM system.mutations
-WHERE database = currentDatabase() AND table = 'conversations' AND is_done = 0`
+FROM %s
+WHERE %s AND is_done = 0`
 )
+
+// mutated is where Reprice's mutations run and are waited for: on one
+// server, conversations; on a cluster, conversations_local ON CLUSTER,
+// waited for on every replica, so that no read meets an old cost after
+// Reprice returns (a replica that is down is not waited for).
+type mutated struct {
+	cluster  string
+	table    string // the ALTER TABLE target, ON CLUSTER included
+	progress string // selectMutations' FROM and WHERE
+	where    string
+}
+
+func mutationsOf(ctx context.Context, db DB) (mutated, error) {
+	cluster, database, err := ddl.ClusterOf(ctx, db)
+	if err != nil {
+		return mutated{}, err
+	}
+	if cluster == "" {
+		return mutated{table: "conversations", progress: "system.mutations",
+			where: "database = currentDatabase() AND table = 'conversations'"}, nil
+	}
+	every, err := ddl.EveryReplica(ctx, db, cluster, "mutations")
+	if err != nil {
+		return mutated{}, err
+	}
+	return mutated{cluster: cluster, table: "conversations" + ddl.LocalSuffix + " ON CLUSTER `" + cluster + "`",
+		progress: every, where: fmt.Sprintf("database = '%s' AND table = 'conversations%s'", database, ddl.LocalSuffix)}, nil
+}
+
+// exec runs a mutation: on a cluster, a distributed statement answered
+// with a row per server.
+func (m mutated) exec(ctx context.Context, db DB, query string, args ...any) error {
+	if m.cluster == "" {
+		return db.Exec(ctx, query, args...)
+	}
+	rows, err := db.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
+}
 
 // Reprice recomputes with p the cost of the turns in r that convtrace
 // priced, or could not price, at ingest: after a price change, or once an
@@ -101,6 +151,10 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 	if err := rows.Err(); err != nil {
 		return Result{}, fmt.Errorf("read models to reprice: %w", err)
 	}
+	m, err := mutationsOf(ctx, db)
+	if err != nil {
+		return Result{}, err
+	}
 	indexes := make([]int, 0, len(byPrice))
 	for i := range byPrice {
 		indexes = append(indexes, i)
@@ -109,16 +163,16 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 	for _, i := range indexes {
 		e := p.entries[i]
 		args := append(costArgs(e), scope...)
-		if err := db.Exec(ctx, updatePriced, append(args, byPrice[i])...); err != nil {
+		if err := m.exec(ctx, db, fmt.Sprintf(updatePriced, m.table), append(args, byPrice[i])...); err != nil {
 			return Result{}, fmt.Errorf("reprice %s: %w", e.Pattern, err)
 		}
 	}
 	if len(unpriced) > 0 {
-		if err := db.Exec(ctx, updateUnpriced, append(scope, unpriced)...); err != nil {
+		if err := m.exec(ctx, db, fmt.Sprintf(updateUnpriced, m.table), append(scope, unpriced)...); err != nil {
 			return Result{}, fmt.Errorf("unprice models without a price: %w", err)
 		}
 	}
-	if err := waitMutations(ctx, db, progress); err != nil {
+	if err := waitMutations(ctx, db, m, progress); err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -126,10 +180,13 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 
 // waitMutations polls system.mutations until the table has none left to
 // do.
-func waitMutations(ctx context.Context, db DB, progress func(mutations, parts uint64)) error {
+func waitMutations(ctx context.Context, db DB, m mutated, progress func(mutations, parts uint64)) error {
+	if m.cluster != "" {
+		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"skip_unavailable_shards": 1}))
+	}
 	for {
 		var pending, parts uint64
-		rows, err := db.Query(ctx, selectMutations)
+		rows, err := db.Query(ctx, fmt.Sprintf(selectMutations, m.progress, m.where))
 		if err != nil {
 			return fmt.Errorf("query mutations: %w", err)
 		}

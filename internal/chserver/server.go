@@ -317,7 +317,7 @@ func FreePorts(n int) ([]int, error) {
 var configTmpl = template.Must(template.New("config").Parse(`<?xml version="1.0"?>
 <yandex>
     <logger>
-        <level>warning</level>
+        <level>{{if .Node}}information{{else}}warning{{end}}</level>
         <log>{{.Dir}}/log/clickhouse-server.log</log>
         <errorlog>{{.Dir}}/log/clickhouse-server.err.log</errorlog>
         <size>100M</size>

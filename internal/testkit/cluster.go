@@ -20,18 +20,24 @@ const ClusterName = "convtrace"
 
 // OwnCluster starts ZooKeeper and four ClickHouse servers as 2 shards × 2
 // replicas of the cluster ClusterName, for this test alone; they stop
-// when the test ends, failed or not.
+// when the test ends, failed or not, and their folder is removed unless
+// the test failed.
 func OwnCluster(t testing.TB) *chcluster.Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := chcluster.Start(ctx, t.TempDir(), ClusterName, 2, 2)
+	dir, err := os.MkdirTemp("", "convtrace-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := chcluster.Start(ctx, dir, ClusterName, 2, 2)
 	switch {
 	case err == nil:
 	case (errors.Is(err, chcluster.ErrNoZooKeeper) || errors.Is(err, chserver.ErrNoBinary)) && os.Getenv(ClusterEnv) != "1":
+		_ = os.RemoveAll(dir)
 		t.Skipf("skipping cluster test: %v (set %s=1 to fail instead)", err, ClusterEnv)
 	default:
-		t.Fatalf("start clickhouse cluster: %v", err)
+		t.Fatalf("start clickhouse cluster (logs in %s): %v", dir, err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -42,6 +48,11 @@ func OwnCluster(t testing.TB) *chcluster.Cluster {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		c.Stop(ctx)
+		if t.Failed() {
+			t.Logf("the cluster's logs are kept in %s", dir)
+		} else {
+			_ = os.RemoveAll(dir)
+		}
 	})
 	return c
 }

@@ -160,4 +160,24 @@ func TestWriteReadOnCluster(t *testing.T) {
 	if len(holders) != 2 || holders[0]/2 != holders[1]/2 {
 		t.Errorf("servers holding the turn: %v, want both replicas of one shard", holders)
 	}
+
+	// The partition is listed from every shard, and dropped on all.
+	var partition string
+	if err := conn.QueryRow(ctx, "SELECT any(partition) FROM "+ddl.ActiveParts("conversations", c.Name, "convtrace")).Scan(&partition); err != nil || partition == "" {
+		t.Fatalf("partition of the turn: %q, %v", partition, err)
+	}
+	if err := ddl.DropPartition(ctx, conn, "conversations", partition, c.Name); err != nil {
+		t.Fatal(err)
+	}
+	for i, srv := range c.Servers() {
+		one, err := ddl.OpenExisting(ctx, srv.DSN("convtrace"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		if err := one.QueryRow(ctx, "SELECT count() FROM conversations_local").Scan(&n); err != nil || n != 0 {
+			t.Errorf("server %d after the partition was dropped: %d turns, %v; want none", i, n, err)
+		}
+		one.Close()
+	}
 }

@@ -202,16 +202,14 @@ func Migrate(ctx context.Context, db DB, opts ...Option) (Result, error) {
 		opts = append(opts, WithDatabase(cfg.database))
 		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clusterSettings()))
 	}
-	bookkeeping, err := cfg.forCluster([]string{migrationsDDL})
+	if err := createMigrations(ctx, db, cfg); err != nil {
+		return res, err
+	}
+	applied, err := appliedVersions(ctx, db)
 	if err != nil {
 		return res, err
 	}
-	for _, s := range bookkeeping {
-		if err := execDDL(ctx, db, s, cfg.cluster); err != nil {
-			return res, fmt.Errorf("create schema_migrations: %w", err)
-		}
-	}
-	applied, err := appliedVersions(ctx, db)
+	recordCtx, err := recordContext(ctx, db, cfg.cluster)
 	if err != nil {
 		return res, err
 	}
@@ -235,13 +233,48 @@ func Migrate(ctx context.Context, db DB, opts ...Option) (Result, error) {
 				return res, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}
-		if err := db.Exec(ctx, insertMigration, m.Version, m.Name); err != nil {
+		if err := db.Exec(recordCtx, insertMigration, m.Version, m.Name); err != nil {
 			return res, fmt.Errorf("record migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 		res.Version = m.Version
 		res.Applied = append(res.Applied, m)
 	}
 	return res, nil
+}
+
+// createMigrations creates schema_migrations. On a cluster, where a
+// distributed DDL statement waits for every server (distributed_ddl_task_timeout,
+// three minutes by default) and the collectors migrate whenever they
+// connect, it does so only when the connected server lacks the table: a
+// replica that is down stops no collector once the schema is current.
+func createMigrations(ctx context.Context, db DB, cfg config) error {
+	if cfg.cluster != "" {
+		rows, err := db.Query(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'schema_migrations'")
+		if err != nil {
+			return fmt.Errorf("look up schema_migrations: %w", err)
+		}
+		var n uint64
+		for rows.Next() {
+			if err := rows.Scan(&n); err != nil {
+				rows.Close()
+				return fmt.Errorf("look up schema_migrations: %w", err)
+			}
+		}
+		rows.Close()
+		if n > 0 {
+			return nil
+		}
+	}
+	stmts, err := cfg.forCluster([]string{migrationsDDL})
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if err := execDDL(ctx, db, s, cfg.cluster); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+	}
+	return nil
 }
 
 // execDDL runs one statement. A distributed (ON CLUSTER) one answers with
@@ -258,21 +291,6 @@ func execDDL(ctx context.Context, db DB, stmt, cluster string) error {
 	for rows.Next() {
 	}
 	return rows.Err()
-}
-
-func currentDatabase(ctx context.Context, db DB) (string, error) {
-	rows, err := db.Query(ctx, "SELECT currentDatabase()")
-	if err != nil {
-		return "", fmt.Errorf("query current database: %w", err)
-	}
-	defer rows.Close()
-	var name string
-	if rows.Next() {
-		if err := rows.Scan(&name); err != nil {
-			return "", fmt.Errorf("scan current database: %w", err)
-		}
-	}
-	return name, rows.Err()
 }
 
 // ServerCapabilities asks the server its version and derives what it supports.

@@ -95,24 +95,39 @@ func Open(ctx context.Context, dsn string) (driver.Conn, error) {
 		return nil, err
 	}
 	defer bootConn.Close()
-	create := "CREATE DATABASE IF NOT EXISTS " + quoteIdent(opts.Auth.Database)
-	cluster := DSNCluster(dsn)
-	if cluster != "" {
-		create += " ON CLUSTER " + quoteIdent(cluster)
-	}
-	if cluster != "" {
-		if err := checkProfile(ctx, bootConn, cluster); err != nil {
-			return nil, err
-		}
-	}
-	if err := execDDL(ctx, bootConn, create, cluster); err != nil {
-		return nil, fmt.Errorf("create database %s: %w", opts.Auth.Database, err)
+	if err := createDatabase(ctx, bootConn, opts.Auth.Database, DSNCluster(dsn)); err != nil {
+		return nil, err
 	}
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open clickhouse: %w", err)
 	}
 	return conn, nil
+}
+
+// createDatabase creates the database, on every server of cluster when it
+// is not empty. A distributed DDL statement waits for every server: it
+// runs only when the connected server lacks the database, so that a
+// replica that is down stops no writer (see createMigrations).
+func createDatabase(ctx context.Context, conn driver.Conn, db, cluster string) error {
+	create := "CREATE DATABASE IF NOT EXISTS " + quoteIdent(db)
+	if cluster != "" {
+		if err := checkProfile(ctx, conn, cluster); err != nil {
+			return err
+		}
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.databases WHERE name = ?", db).Scan(&n); err != nil {
+			return fmt.Errorf("look up database %s: %w", db, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		create += " ON CLUSTER " + quoteIdent(cluster)
+	}
+	if err := execDDL(ctx, conn, create, cluster); err != nil {
+		return fmt.Errorf("create database %s: %w", db, err)
+	}
+	return nil
 }
 
 // ErrNoSchema means the DSN's database does not exist or holds no
