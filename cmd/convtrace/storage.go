@@ -78,7 +78,7 @@ func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, 
 		return nil, err
 	}
 	s.conn = conn
-	res, err := ddl.Migrate(ctx, conn, ddl.WithCluster(ddl.DSNCluster(s.dsn)))
+	res, err := ddl.Migrate(ctx, conn, ddl.ForDSN(s.dsn))
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("migrate: %w", err)

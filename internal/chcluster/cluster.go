@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/convtrace/convtrace/internal/chserver"
 )
@@ -74,15 +78,55 @@ func Start(ctx context.Context, dir, name string, shards, replicas int) (*Cluste
 		c.Stop(ctx)
 		return nil, err
 	}
+	for _, srv := range c.Servers() {
+		if err := waitZooKeeper(ctx, srv); err != nil {
+			c.Stop(ctx)
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// waitZooKeeper waits until srv has its ZooKeeper session and the
+// distributed DDL queue exists. ClickHouse 18.16 answers queries before
+// it has a session, and crashes on a distributed DDL statement then.
+func waitZooKeeper(ctx context.Context, srv *chserver.Server) error {
+	q := url.Values{"query": {"SELECT count() FROM system.zookeeper WHERE path = '/clickhouse/task_queue' AND name = 'ddl'"}}
+	u := fmt.Sprintf("http://127.0.0.1:%d/?%s", srv.HTTPPort, q.Encode())
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var last string
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			body, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
+			res.Body.Close()
+			if last = strings.TrimSpace(string(body)); res.StatusCode == http.StatusOK && last == "1" {
+				return nil
+			}
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("clickhouse on port %d has no ZooKeeper session or DDL queue (%s): %w", srv.TCPPort, last, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Profile is what convtrace needs of its user's profile on a cluster, in
 // the server's users configuration (ClickHouse 18.16 takes no string
 // setting from clickhouse-go): a subquery over a Distributed table inside a
-// query over another runs once, its result sent to every shard; and, on
+// query over another runs once, its result sent to every shard; reads go
+// to the first replica of a shard that answers, so that the queries of one
+// summary refresh read the same replica (README, "Scaling out"); and, on
 // 18.x, the distributed DDL queue may create LowCardinality columns.
 const Profile = `<distributed_product_mode>global</distributed_product_mode>
+<load_balancing>in_order</load_balancing>
 <allow_experimental_low_cardinality_type>1</allow_experimental_low_cardinality_type>`
 
 // remoteServers is the remote_servers section every node shares: a

@@ -45,7 +45,8 @@ func OwnCluster(t testing.TB) *chcluster.Cluster {
 				t.Logf("clickhouse on port %d, end of its logs:\n%s", srv.TCPPort, srv.LogTail())
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// Its data goes with it: a server not gone at once is killed.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		c.Stop(ctx)
 		if t.Failed() {

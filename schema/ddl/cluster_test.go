@@ -82,7 +82,7 @@ func TestMigrateOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	res, err := ddl.Migrate(ctx, conn, ddl.WithCluster(c.Name))
+	res, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestMigrateOnCluster(t *testing.T) {
 	if len(res.Applied) != len(ms) {
 		t.Errorf("applied %d migrations, want %d", len(res.Applied), len(ms))
 	}
-	if res, err = ddl.Migrate(ctx, conn, ddl.WithCluster(c.Name)); err != nil || len(res.Applied) != 0 {
+	if res, err = ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil || len(res.Applied) != 0 {
 		t.Errorf("second migrate: applied %v, %v; want none", res.Applied, err)
 	}
 	for _, srv := range c.Servers() {
@@ -121,7 +121,7 @@ func TestWriteReadOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := ddl.Migrate(ctx, conn, ddl.WithCluster(c.Name)); err != nil {
+	if _, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil {
 		t.Fatal(err)
 	}
 	in := uint32(7)

@@ -41,6 +41,7 @@ type config struct {
 	retentionDays int
 	cluster       string // empty on one server
 	database      string // on a cluster, the database the DDL is for
+	dsn           string // on a cluster, how to reach its other servers
 }
 
 type optionFunc func(*config)
@@ -229,7 +230,7 @@ func Migrate(ctx context.Context, db DB, opts ...Option) (Result, error) {
 			return res, err
 		}
 		for _, s := range stmts {
-			if err := execDDL(ddlCtx, db, s, cfg.cluster); err != nil {
+			if err := cfg.exec(ddlCtx, db, s); err != nil {
 				return res, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}

@@ -87,7 +87,7 @@ func ParseDSN(dsn string) (*clickhouse.Options, error) {
 
 // Open connects to the DSN's database, creating the database first when it
 // does not exist (on every server of the DSN's cluster): for writers,
-// which then migrate, with WithCluster(DSNCluster(dsn)). It does not
+// which then migrate, with ForDSN(dsn). It does not
 // migrate.
 func Open(ctx context.Context, dsn string) (driver.Conn, error) {
 	opts, bootConn, err := openServer(ctx, dsn)
