@@ -93,6 +93,13 @@ func TestCluster(t *testing.T) {
 	compareViewers(t, a.Viewer, one.Viewer, thread)
 	t.Logf("answers compared after a reprice at %s", time.Since(began).Round(time.Millisecond))
 
+	// Nothing went wrong on the way, the background summarizer included.
+	for _, p := range []*testkit.Process{a, b} {
+		if out := p.Output(); strings.Contains(out, " WARN ") || strings.Contains(out, " ERROR ") {
+			t.Errorf("a collector warned or failed:\n%s", out)
+		}
+	}
+
 	// One replica of each shard down: writes and reads go on.
 	for _, i := range []int{1, 3} {
 		testkit.Signal(t, servers[i], syscall.SIGKILL)
