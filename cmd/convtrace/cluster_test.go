@@ -79,8 +79,10 @@ func TestCluster(t *testing.T) {
 	}
 	t.Logf("answers compared at %s", time.Since(began).Round(time.Millisecond))
 
-	// A price change rewrites costs in place: mutations of every shard's
-	// local table, waited for on every replica; then the same answers again.
+	// Notes written through each viewer; a price change rewrites costs in
+	// place (mutations of every shard's local table, waited for on every
+	// replica); then the same answers again.
+	putNotes(t, thread, a.Viewer, one.Viewer)
 	prices := filepath.Join(t.TempDir(), "prices.yaml")
 	if err := os.WriteFile(prices, []byte("prices:\n  - {pattern: 'gpt-4o-mini', provider: openai, input: 1, output: 2}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -299,8 +301,7 @@ func compareViewers(t *testing.T, got, want, demoThread string) {
 	for _, p := range slices.Compact(paths) {
 		w, werr := getBody(want, p)
 		g, gerr := getBody(got, p)
-		// The cost report says when it was asked.
-		w, g = costAsked.ReplaceAll(w, nil), costAsked.ReplaceAll(g, nil)
+		w, g = volatile.ReplaceAll(w, nil), volatile.ReplaceAll(g, nil)
 		if werr != nil || gerr != nil || string(g) != string(w) {
 			t.Errorf("GET %s: on the cluster (%v):\n%.2000s\non one server (%v):\n%.2000s", p, gerr, g, werr, w)
 		}
@@ -308,7 +309,45 @@ func compareViewers(t *testing.T, got, want, demoThread string) {
 	t.Logf("compared %d answers", len(paths))
 }
 
-var costAsked = regexp.MustCompile(`"to":"[^"]*"`)
+// volatile is what differs between the two viewers' answers by the clock:
+// when the cost report was asked, when a note was written.
+var volatile = regexp.MustCompile(`"to":"[^"]*"|"updated_ns":\d+`)
+
+// putNotes stars the first turns of thread, with a memo, through each
+// viewer.
+func putNotes(t *testing.T, thread string, viewers ...string) {
+	t.Helper()
+	body, err := getBody(viewers[0], "/api/threads/"+url.PathEscape(thread))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Turns []struct {
+			TurnID string `json:"turn_id"`
+		} `json:"turns"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil || len(page.Turns) < 3 {
+		t.Fatalf("thread %s: %d turns, %v", thread, len(page.Turns), err)
+	}
+	for _, v := range viewers {
+		for _, turn := range page.Turns[:3] {
+			req, err := http.NewRequest(http.MethodPut, "http://"+v+"/api/threads/"+url.PathEscape(thread)+"/turns/"+url.PathEscape(turn.TurnID)+"/note",
+				strings.NewReader(`{"starred": true, "memo": "noted on `+turn.TurnID+`"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("PUT a note on %s: %s", v, res.Status)
+			}
+		}
+	}
+}
 
 func getBody(addr, path string) ([]byte, error) {
 	res, err := http.Get("http://" + addr + path)
