@@ -134,15 +134,19 @@ func distributed(table string, cfg config) (string, error) {
 //     on their shards (by one replica each), not queued on the server
 //     that took it: acknowledged means durable;
 //   - identical blocks are stored twice, as on one server, where the
-//     readers fold copies: a Replicated table would drop the second.
+//     readers fold copies: a Replicated table would drop the second;
+//   - a read goes to a replica more than a second behind its peers only
+//     when no other answers (a replica back from an outage catches up
+//     before it is read).
 //
 // A third, distributed_product_mode = 'global', must be in the user's
 // profile on the servers: clickhouse-go sends ClickHouse 18.16 integer
 // settings only. checkProfile says so when it is missing.
 func clusterSettings() map[string]any {
 	return map[string]any{
-		"insert_distributed_sync": 1,
-		"insert_deduplicate":      0,
+		"insert_distributed_sync":                   1,
+		"insert_deduplicate":                        0,
+		"max_replica_delay_for_distributed_queries": 1,
 	}
 }
 
