@@ -12,20 +12,8 @@ import (
 // On a cluster the stager finds join_staging's hours on every shard and
 // drops those past stagingKept on every server, keeping the others.
 func TestStagerDropsOldHoursOnCluster(t *testing.T) {
-	c := testkit.OwnCluster(t)
+	c, conn, _ := testkit.OpenCluster(t)
 	ctx := context.Background()
-	dsn, err := ddl.WithDSNCluster(c.DSN("convtrace"), c.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ddl.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now()
 	old, fresh := now.Add(-2*stagingKept), now.Add(-time.Hour)
 	// Traces enough that both shards hold some of each hour.

@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/convtrace/convtrace/internal/chcluster"
 	"github.com/convtrace/convtrace/internal/chserver"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // ClusterEnv is the environment variable that turns missing ZooKeeper,
@@ -56,4 +59,27 @@ func OwnCluster(t testing.TB) *chcluster.Cluster {
 		}
 	})
 	return c
+}
+
+// OpenCluster starts a cluster of the test's own (OwnCluster) and returns
+// it, a connection to the database convtrace on its first server,
+// migrated on every server, and the DSN of that database, which names the
+// cluster.
+func OpenCluster(t testing.TB) (*chcluster.Cluster, driver.Conn, string) {
+	t.Helper()
+	c := OwnCluster(t)
+	ctx := context.Background()
+	dsn, err := ddl.WithDSNCluster(c.DSN("convtrace"), c.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ddl.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("open %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil {
+		t.Fatalf("migrate %s: %v", dsn, err)
+	}
+	return c, conn, dsn
 }

@@ -113,17 +113,8 @@ FROM system.tables WHERE database = currentDatabase()`).Scan(&replicated, &distr
 // one shard, by both its replicas, and read back through it from every
 // server, the cost_cells view included.
 func TestWriteReadOnCluster(t *testing.T) {
-	c := testkit.OwnCluster(t)
+	c, conn, _ := testkit.OpenCluster(t)
 	ctx := context.Background()
-	dsn, _ := ddl.WithDSNCluster(c.DSN("convtrace"), c.Name)
-	conn, err := ddl.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil {
-		t.Fatal(err)
-	}
 	in := uint32(7)
 	turn := schema.Turn{TurnID: "s:response:1", SpanID: "s", ThreadID: "th", Role: schema.RoleResponse, Seq: 1,
 		TokensIn: &in, CostSource: schema.CostPriced, StartNS: uint64(time.Now().UnixNano())}
