@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/ddl"
@@ -170,5 +171,25 @@ func TestWriteReadOnCluster(t *testing.T) {
 			t.Errorf("server %d after the partition was dropped: %d turns, %v; want none", i, n, err)
 		}
 		one.Close()
+	}
+}
+
+// A cluster whose profile lacks distributed_product_mode = 'global' is
+// refused with the fix, by writers and readers alike, before anything is
+// created.
+func TestClusterProfileChecked(t *testing.T) {
+	ctx := context.Background()
+	dsn, err := ddl.WithDSNCluster(testkit.DSN(t), "c") // one server: its profile denies
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, open := range map[string]func(context.Context, string) (driver.Conn, error){"Open": ddl.Open, "OpenExisting": ddl.OpenExisting} {
+		conn, err := open(ctx, dsn)
+		if err == nil {
+			conn.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "distributed_product_mode") || !strings.Contains(err.Error(), "Scaling out") {
+			t.Errorf("%s on a server whose profile denies distributed products: %v; want the fix named", name, err)
+		}
 	}
 }

@@ -143,6 +143,11 @@ func OpenExisting(ctx context.Context, dsn string) (driver.Conn, error) {
 		return nil, err
 	}
 	defer bootConn.Close()
+	if cluster := DSNCluster(dsn); cluster != "" {
+		if err := checkProfile(ctx, bootConn, cluster); err != nil {
+			return nil, err
+		}
+	}
 	db := opts.Auth.Database
 	var databases, tables uint64
 	if err := bootConn.QueryRow(ctx, `SELECT
