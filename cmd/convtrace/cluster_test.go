@@ -37,8 +37,8 @@ var clusterRawTables = []string{"conversations", "spans", "messages", "thread_me
 // land on both shards, identical
 // on both replicas of each; the viewer's answers and the cost report on
 // the cluster are those of one server holding the same rows; with one
-// replica of each shard killed, writes and reads go on, and the replicas
-// catch up once restarted.
+// replica of each shard frozen or killed, writes and reads go on, and the
+// replicas catch up once resumed or restarted.
 func TestCluster(t *testing.T) {
 	began := time.Now()
 	c := testkit.OwnCluster(t)
@@ -108,19 +108,21 @@ func TestCluster(t *testing.T) {
 		}
 	}
 
-	// One replica of each shard down: writes and reads go on.
-	for _, i := range []int{1, 3} {
-		testkit.Signal(t, servers[i], syscall.SIGKILL)
-		<-servers[i].Exited()
-	}
+	// One replica of each shard down, one frozen (SIGSTOP: it takes
+	// connections and answers nothing) and one killed: writes and reads go
+	// on.
+	testkit.Signal(t, servers[1], syscall.SIGSTOP)
+	testkit.Signal(t, servers[3], syscall.SIGKILL)
+	<-servers[3].Exited()
 	sendLoad(t, a.OTLPHTTP, b.OTLPHTTP, calls, 2*calls)
 	waitCalls(t, conn, 2*calls)
 	if _, err := getBody(a.Viewer, "/api/threads"); err != nil {
 		t.Errorf("threads list with a replica of each shard down: %v", err)
 	}
-	for _, i := range []int{1, 3} {
-		testkit.Restart(t, servers[i])
-	}
+	t.Logf("written and read with a replica of each shard down at %s", time.Since(began).Round(time.Millisecond))
+	testkit.Signal(t, servers[1], syscall.SIGCONT)
+	testkit.Restart(t, servers[3])
+	t.Logf("replicas back at %s", time.Since(began).Round(time.Millisecond))
 	checkShards(t, c)
 	t.Logf("done in %s", time.Since(began).Round(time.Millisecond))
 }
@@ -222,9 +224,7 @@ func checkShards(t *testing.T, c *chcluster.Cluster) {
 			sums[r] = map[string]string{}
 			for _, table := range clusterRawTables {
 				local := table + ddl.LocalSuffix
-				if err := conn.Exec(ctx, "SYSTEM SYNC REPLICA "+local); err != nil {
-					t.Fatalf("shard %d replica %d: sync %s: %v", s+1, r+1, local, err)
-				}
+				syncReplica(t, conn, local)
 				var n, h uint64
 				q := fmt.Sprintf("SELECT count(), sum(cityHash64(*)) FROM %s", local)
 				if table == "conversations" || table == "spans" {
@@ -248,6 +248,20 @@ func checkShards(t *testing.T, c *chcluster.Cluster) {
 		}
 		t.Logf("shard %d: %v", s+1, sums[0])
 	}
+}
+
+// syncReplica waits until the server has fetched every part of table its
+// peers have, retrying while its ZooKeeper session comes back (a replica
+// frozen longer than the session timeout reconnects once resumed).
+func syncReplica(t *testing.T, conn driver.Conn, table string) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if err = conn.Exec(context.Background(), "SYSTEM SYNC REPLICA "+table); err == nil {
+			return
+		}
+	}
+	t.Fatalf("sync %s: %v", table, err)
 }
 
 // compareViewers compares every JSON answer of the viewer at got with the
