@@ -3,7 +3,7 @@ GO   ?= go
 BIN  := bin/convtrace
 ROOT := $(shell id -u 2>/dev/null)
 
-.PHONY: run test build bench bench-viewer bench-cost clickhouse chdb chromium lint
+.PHONY: run test build bench bench-viewer bench-cost clickhouse zookeeper chdb chromium lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/convtrace
@@ -15,8 +15,8 @@ run: clickhouse build
 
 ## test: install what the tests need, then vet, check formatting and run
 ## every test against real servers the tests start themselves.
-test: clickhouse chdb chromium lint
-	CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CHDB=1 CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./...
+test: clickhouse zookeeper chdb chromium lint
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CLUSTER=1 CONVTRACE_REQUIRE_CHDB=1 CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -66,6 +66,18 @@ clickhouse:
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q clickhouse-server clickhouse-client; \
 	else \
 	  echo "no ClickHouse server found; install one with: sudo apt-get install -y clickhouse-server clickhouse-client" >&2; exit 1; \
+	fi
+
+# ZooKeeper for the cluster tests (2 shards × 2 replicas on loopback,
+# internal/chcluster): Debian's zookeeper package, which the tests run
+# standalone with java on a free port; its service is not used.
+zookeeper:
+	@if [ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null 2>&1; then :; \
+	elif [ "$(ROOT)" = 0 ]; then \
+	  echo "installing zookeeper with apt-get"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q zookeeper default-jre-headless; \
+	else \
+	  echo "no ZooKeeper found; install it with: sudo apt-get install -y zookeeper default-jre-headless" >&2; exit 1; \
 	fi
 
 # chDB (ClickHouse 26.x in-process, from npm) for the modern-server DDL check.

@@ -69,7 +69,8 @@ func NewIngester(dsn string, opts ...IngesterOption) (*Ingester, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ddl.ParseDSN(dsn); err != nil {
+	chOpts, err := ddl.ParseDSN(dsn)
+	if err != nil {
 		return nil, err
 	}
 	// A staged row is visible at most a write timeout after it is stamped;
@@ -83,7 +84,8 @@ func NewIngester(dsn string, opts ...IngesterOption) (*Ingester, error) {
 		probed:  make(chan struct{}),
 	}
 	in.st = &stager{w: in.w, window: cfg.joinWindow, grace: cfg.writeTimeout, turns: in.turns,
-		dial: func(ctx context.Context) (stagingConn, error) { return ddl.Open(ctx, dsn) }}
+		dial:    func(ctx context.Context) (stagingConn, error) { return ddl.Open(ctx, dsn) },
+		cluster: ddl.DSNCluster(dsn), database: chOpts.Auth.Database}
 	in.health = newHealth(func(ctx context.Context) (pinger, error) { return ddl.Open(ctx, dsn) })
 	go func() {
 		defer close(in.probed)

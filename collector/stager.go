@@ -13,6 +13,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // stagingConn is what a stager needs of a ClickHouse connection.
@@ -31,6 +32,9 @@ type stager struct {
 	grace  time.Duration // the longest a staged row takes to become visible
 	turns  func([]mapping.Span) []schema.Turn
 	dial   func(ctx context.Context) (stagingConn, error)
+	// cluster and database name where join_staging's parts are: on a
+	// cluster (ddl.WithCluster), on every shard.
+	cluster, database string
 
 	mu   sync.Mutex
 	conn stagingConn
@@ -282,8 +286,9 @@ func (st *stager) sweep(ctx context.Context, settle, margin time.Duration) (int,
 }
 
 // dropOld drops the hourly partitions of join_staging past stagingKept.
+// On a cluster, those of every shard.
 func (st *stager) dropOld(ctx context.Context, conn stagingConn, now time.Time) error {
-	rows, err := conn.Query(ctx, `SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = 'join_staging' AND active`)
+	rows, err := conn.Query(ctx, "SELECT DISTINCT partition FROM "+ddl.ActiveParts("join_staging", st.cluster, st.database))
 	if err != nil {
 		return fmt.Errorf("list join_staging partitions: %w", err)
 	}
@@ -301,7 +306,7 @@ func (st *stager) dropOld(ctx context.Context, conn stagingConn, now time.Time) 
 	}
 	rows.Close()
 	for _, p := range old {
-		if err := conn.Exec(ctx, "ALTER TABLE join_staging DROP PARTITION "+p); err != nil {
+		if err := ddl.DropPartition(ctx, conn, "join_staging", p, st.cluster); err != nil {
 			return fmt.Errorf("drop join_staging partition %s: %w", p, err)
 		}
 	}

@@ -26,14 +26,14 @@ type BatchConn interface {
 type dialer func(ctx context.Context) (BatchConn, error)
 
 // dialDSN returns a dialer that opens dsn's database (creating it) and
-// migrates it.
+// migrates it, on every server of the cluster the DSN names, if any.
 func dialDSN(dsn string) dialer {
 	return func(ctx context.Context) (BatchConn, error) {
 		conn, err := ddl.Open(ctx, dsn)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := ddl.Migrate(ctx, conn); err != nil {
+		if _, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil {
 			conn.Close()
 			return nil, err
 		}

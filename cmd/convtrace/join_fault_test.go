@@ -68,6 +68,9 @@ func (e *ackedSpans) Shutdown(ctx context.Context) error { return e.exp.Load().S
 // request of its own. Spans and log records may go to different
 // collectors.
 type officialForm struct {
+	// threads spreads the calls over that many threads, load-0 onwards;
+	// 0 puts them all in fault-thread.
+	threads     int
 	lp          *sdklog.LoggerProvider
 	tp          *sdktrace.TracerProvider
 	spansTo     *ackedSpans
@@ -96,9 +99,13 @@ func newOfficialForm(t *testing.T, logsTo, spansTo string) *officialForm {
 
 // start begins call i and sends its messages; ending the span sends it.
 func (f *officialForm) start(i int) trace.Span {
+	thread := "fault-thread"
+	if f.threads > 0 {
+		thread = fmt.Sprintf("load-%d", i%f.threads)
+	}
 	ctx, span := f.tp.Tracer("openai-like").Start(context.Background(), "chat gpt-4o-mini", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", "openai"),
-			attribute.String("gen_ai.request.model", "gpt-4o-mini"), attribute.String("gen_ai.conversation.id", "fault-thread"),
+			attribute.String("gen_ai.request.model", "gpt-4o-mini"), attribute.String("gen_ai.conversation.id", thread),
 			attribute.Int("convtrace.round", i),
 			attribute.Int("gen_ai.usage.input_tokens", 20), attribute.Int("gen_ai.usage.output_tokens", 4)))
 	logger := f.lp.Logger("openai-like")

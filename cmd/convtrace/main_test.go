@@ -46,6 +46,8 @@ func TestUsageAndErrors(t *testing.T) {
 		{[]string{"migrate", "--bogus"}, 2, "flag provided but not defined: -bogus"},
 		{[]string{"migrate", "--clickhouse", "postgres://x/y"}, 1, "scheme must be clickhouse://"},
 		{[]string{"migrate", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"migrate", "--cluster", "c"}, 1, "--cluster c needs --clickhouse DSN"},
+		{[]string{"cost", "--help"}, 0, "-cluster"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCapture(t, tt.args...)

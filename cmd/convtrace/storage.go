@@ -19,12 +19,15 @@ import (
 // storageFlags are the flags every command shares to find ClickHouse.
 type storageFlags struct {
 	dsn     string
+	cluster string
 	dataDir string
 }
 
 func (f *storageFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dsn, "clickhouse", os.Getenv("CONVTRACE_CLICKHOUSE"),
 		"ClickHouse DSN, e.g. clickhouse://127.0.0.1:9000/convtrace (env CONVTRACE_CLICKHOUSE); empty starts a local server")
+	fs.StringVar(&f.cluster, "cluster", os.Getenv("CONVTRACE_CLUSTER"),
+		"the ClickHouse cluster (its remote_servers name) the tables are spread over, replicated and sharded by thread; needs --clickhouse (env CONVTRACE_CLUSTER; README, \"Scaling out\")")
 	fs.StringVar(&f.dataDir, "data", localstore.Dir(),
 		"the local store used when no DSN is given, shared by every command and Go pipeline (env CONVTRACE_DATA; default $XDG_DATA_HOME/convtrace, else ~/.local/share/convtrace)")
 }
@@ -75,7 +78,7 @@ func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, 
 		return nil, err
 	}
 	s.conn = conn
-	res, err := ddl.Migrate(ctx, conn)
+	res, err := ddl.Migrate(ctx, conn, ddl.ForDSN(s.dsn))
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -86,10 +89,20 @@ func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, 
 	return s, nil
 }
 
-// locate returns the DSN, or that of a local server (reusing one already
-// running in the data folder, else starting one), without connecting.
+// locate returns the DSN, naming the cluster if any, or that of a local
+// server (reusing one already running in the data folder, else starting
+// one), without connecting.
 func (f *storageFlags) locate(ctx context.Context, progress io.Writer) (*storage, error) {
 	s := &storage{dsn: f.dsn}
+	if f.cluster != "" {
+		if s.dsn == "" {
+			return nil, fmt.Errorf("--cluster %s needs --clickhouse DSN, a server of that cluster: the local store is one server", f.cluster)
+		}
+		var err error
+		if s.dsn, err = ddl.WithDSNCluster(s.dsn, f.cluster); err != nil {
+			return nil, err
+		}
+	}
 	if s.dsn == "" {
 		dir := localstore.ClickHouseDir(f.dataDir)
 		srv, err := chserver.Ensure(ctx, dir)

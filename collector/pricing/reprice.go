@@ -46,14 +46,13 @@ FROM conversations FINAL` + repriceScope + `
 GROUP BY model
 ORDER BY model`
 
-// updatePriced sets the cost of the turns of some models from one price.
-var updatePriced = `ALTER TABLE conversations UPDATE cost_usd = toNullable(` + costSQL + `), cost_source = 'priced'` +
+// updatePriced sets the cost of the turns of some models from one price,
+// in the table %s names (ddl.Mutator's Table).
+var updatePriced = `ALTER TABLE %s UPDATE cost_usd = toNullable(` + costSQL + `), cost_source = 'priced'` +
 	repriceScope + ` AND has(?, model)`
 
-const (
-	updateUnpriced = `ALTER TABLE conversations UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'` +
-		repriceScope + ` AND has(?, model)`
-)
+const updateUnpriced = `ALTER TABLE %s UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'` +
+	repriceScope + ` AND has(?, model)`
 
 // Reprice recomputes with p the cost of the turns in r that convtrace
 // priced, or could not price, at ingest: after a price change, or once an
@@ -97,6 +96,10 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 	if err := rows.Err(); err != nil {
 		return Result{}, fmt.Errorf("read models to reprice: %w", err)
 	}
+	m, err := ddl.NewMutator(ctx, db)
+	if err != nil {
+		return Result{}, err
+	}
 	indexes := make([]int, 0, len(byPrice))
 	for i := range byPrice {
 		indexes = append(indexes, i)
@@ -105,16 +108,16 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 	for _, i := range indexes {
 		e := p.entries[i]
 		args := append(costArgs(e), scope...)
-		if err := db.Exec(ctx, updatePriced, append(args, byPrice[i])...); err != nil {
+		if err := m.Exec(ctx, db, fmt.Sprintf(updatePriced, m.Table("conversations")), append(args, byPrice[i])...); err != nil {
 			return Result{}, fmt.Errorf("reprice %s: %w", e.Pattern, err)
 		}
 	}
 	if len(unpriced) > 0 {
-		if err := db.Exec(ctx, updateUnpriced, append(scope, unpriced)...); err != nil {
+		if err := m.Exec(ctx, db, fmt.Sprintf(updateUnpriced, m.Table("conversations")), append(scope, unpriced)...); err != nil {
 			return Result{}, fmt.Errorf("unprice models without a price: %w", err)
 		}
 	}
-	if err := ddl.WaitMutations(ctx, db, []string{"conversations"}, progress); err != nil {
+	if err := m.Wait(ctx, db, []string{"conversations"}, progress); err != nil {
 		return Result{}, err
 	}
 	return res, nil

@@ -7,6 +7,9 @@
 // are text, which zstd keeps in about 60% of LZ4's bytes (BENCHMARKS.md,
 // issue 13).
 //
+// StartNode starts one server of several that name each other, with the
+// ports and configuration its cluster gives it (internal/chcluster).
+//
 // convtrace serve and demo use it when no --clickhouse DSN is given, make run
 // uses it through them, and every integration test uses it through testkit.
 package chserver

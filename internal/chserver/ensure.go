@@ -49,13 +49,13 @@ func Ensure(ctx context.Context, dir string) (*Server, error) {
 		tcp, http = DefaultTCPPort, DefaultHTTPPort
 	}
 	if portFree(tcp) && portFree(http) {
-		s, err := start(ctx, dir, bin, []int{tcp, http})
+		s, err := start(ctx, dir, bin, []int{tcp, http}, nil)
 		if err == nil {
 			return s, nil
 		}
 		// Another process may have taken a port since: free ones then.
 	}
-	return start(ctx, dir, bin, nil)
+	return start(ctx, dir, bin, nil, nil)
 }
 
 // Remembered returns the ports the last server started in dir by Ensure

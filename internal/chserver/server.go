@@ -25,6 +25,7 @@ type Server struct {
 	dir      string
 	TCPPort  int
 	HTTPPort int
+	node     *Node     // set for one server of several (StartNode)
 	cmd      *exec.Cmd // nil when attached to a server another process started
 	exited   chan struct{}
 	waitErr  error
@@ -58,22 +59,22 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, dir, bin, nil)
+	return start(ctx, dir, bin, nil, nil)
 }
 
 // start starts a server in dir on ports (TCP, HTTP), or on free ones when
 // ports is nil, and remembers the ports in dir.
-func start(ctx context.Context, dir string, bin []string, ports []int) (*Server, error) {
+func start(ctx context.Context, dir string, bin []string, ports []int, node *Node) (*Server, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
 	if ports == nil {
-		if ports, err = freePorts(2); err != nil {
+		if ports, err = FreePorts(2); err != nil {
 			return nil, err
 		}
 	}
-	s := &Server{dir: dir, TCPPort: ports[0], HTTPPort: ports[1]}
+	s := &Server{dir: dir, TCPPort: ports[0], HTTPPort: ports[1], node: node}
 	if err := s.writeConfig(); err != nil {
 		return nil, err
 	}
@@ -251,6 +252,9 @@ func (s *Server) ping(ctx context.Context) error {
 	return c.Close()
 }
 
+// LogTail returns the end of the server's logs, for a test that failed.
+func (s *Server) LogTail() string { return s.logTail() }
+
 // logTail returns the end of the server's error log, for start-up errors.
 func (s *Server) logTail() string {
 	var tail string
@@ -267,29 +271,10 @@ func (s *Server) logTail() string {
 	return strings.TrimSpace(tail)
 }
 
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 var configTmpl = template.Must(template.New("config").Parse(`<?xml version="1.0"?>
 <yandex>
     <logger>
-        <level>warning</level>
+        <level>{{if .Node}}information{{else}}warning{{end}}</level>
         <log>{{.Dir}}/log/clickhouse-server.log</log>
         <errorlog>{{.Dir}}/log/clickhouse-server.err.log</errorlog>
         <size>100M</size>
@@ -298,6 +283,10 @@ var configTmpl = template.Must(template.New("config").Parse(`<?xml version="1.0"
     <listen_host>127.0.0.1</listen_host>
     <tcp_port>{{.TCPPort}}</tcp_port>
     <http_port>{{.HTTPPort}}</http_port>
+    {{- if .Node}}
+    <interserver_http_host>127.0.0.1</interserver_http_host>
+    <interserver_http_port>{{.Node.InterserverPort}}</interserver_http_port>
+    {{- end}}
     <path>{{.Dir}}/data/</path>
     <tmp_path>{{.Dir}}/tmp/</tmp_path>
     <user_files_path>{{.Dir}}/user_files/</user_files_path>
@@ -336,7 +325,7 @@ const usersXML = `<?xml version="1.0"?>
 `
 
 func (s *Server) writeConfig() error {
-	for _, sub := range []string{"log", "data", "tmp", "user_files", "format_schemas"} {
+	for _, sub := range []string{"log", "data", "tmp", "user_files", "format_schemas", "config.d", "users.d"} {
 		if err := os.MkdirAll(filepath.Join(s.dir, sub), 0o755); err != nil {
 			return fmt.Errorf("create server folder: %w", err)
 		}
@@ -349,8 +338,19 @@ func (s *Server) writeConfig() error {
 	if err := configTmpl.Execute(f, struct {
 		Dir               string
 		TCPPort, HTTPPort int
-	}{s.dir, s.TCPPort, s.HTTPPort}); err != nil {
+		Node              *Node
+	}{s.dir, s.TCPPort, s.HTTPPort, s.node}); err != nil {
 		return fmt.Errorf("write server config: %w", err)
+	}
+	if s.node != nil {
+		xml := "<?xml version=\"1.0\"?>\n<yandex>\n" + s.node.Config + "\n</yandex>\n"
+		if err := os.WriteFile(filepath.Join(s.dir, "config.d", "node.xml"), []byte(xml), 0o644); err != nil {
+			return fmt.Errorf("write server node config: %w", err)
+		}
+		users := "<?xml version=\"1.0\"?>\n<yandex><profiles><default>\n" + s.node.Profile + "\n</default></profiles></yandex>\n"
+		if err := os.WriteFile(filepath.Join(s.dir, "users.d", "node.xml"), []byte(users), 0o644); err != nil {
+			return fmt.Errorf("write server node users: %w", err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(s.dir, "users.xml"), []byte(usersXML), 0o644); err != nil {
 		return fmt.Errorf("write server users: %w", err)

@@ -7,6 +7,8 @@
 //     (SIGSTOP), kill and restart (OwnClickHouse, Signal, Restart).
 //   - convtrace itself, built once per test binary and run as child
 //     processes a test may kill -9 (Binary, Start, Serve).
+//   - A ClickHouse cluster of a test's own, ZooKeeper and 2 shards × 2
+//     replicas (OwnCluster, internal/chcluster).
 //   - A headless Chromium driven with chromedp, with screenshots under
 //     test-output/screenshots or $CONVTRACE_TEST_OUTPUT (Browser,
 //     Screenshot).
@@ -14,6 +16,7 @@
 //     strings that are not valid UTF-8 (RawTraceRequest).
 //
 // Tests skip with a clear message when no ClickHouse or Chromium binary
-// exists, and fail instead when CONVTRACE_REQUIRE_CLICKHOUSE=1 or
+// exists (the cluster tests also when ZooKeeper or java is missing), and
+// fail instead when CONVTRACE_REQUIRE_CLICKHOUSE=1, CONVTRACE_REQUIRE_CLUSTER=1 or
 // CONVTRACE_REQUIRE_CHROMIUM=1 (as make test and CI set them).
 package testkit

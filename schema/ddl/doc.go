@@ -10,4 +10,9 @@
 // (Debian 12's package) to 26.x: column types stay inside the portable
 // subset and the decorations newer servers offer (codecs, TTL, data-skipping
 // indexes) are added to the DDL only when the server has them.
+//
+// The same DDL also runs on a ClickHouse cluster (WithCluster, ForDSN):
+// every statement ON CLUSTER, each table a Replicated*MergeTree local
+// table under a Distributed table of the old name, sharded so that a
+// thread lives on one shard (docs/architecture.md, "Cluster").
 package ddl

@@ -30,3 +30,22 @@ func ExampleDetectCapabilities() {
 	fmt.Printf("%+v\n", caps)
 	// Output: {Version:18.16.1 LowCardinalitySetting:true Codecs:false TTL:false SkipIndexes:false LightweightDelete:false}
 }
+
+// On a cluster the DSN names it: Open creates the database on every
+// server and Migrate makes every table there, a replicated local table
+// under a Distributed one.
+func ExampleForDSN() {
+	ctx := context.Background()
+	dsn, err := ddl.WithDSNCluster("clickhouse://ch-1a:9000/convtrace", "convtrace")
+	if err != nil {
+		log.Fatal(err)
+	}
+	conn, err := ddl.Open(ctx, dsn)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil {
+		log.Fatal(err)
+	}
+}

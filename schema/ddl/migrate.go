@@ -39,6 +39,9 @@ type Option interface{ apply(*config) }
 
 type config struct {
 	retentionDays int
+	cluster       string // empty on one server
+	database      string // on a cluster, the database the DDL is for
+	dsn           string // on a cluster, how to reach its other servers
 }
 
 type optionFunc func(*config)
@@ -98,6 +101,14 @@ func (m Migration) Statements(caps Capabilities, opts ...Option) ([]string, erro
 			}
 			return ""
 		},
+		// On a cluster, a subquery over a Distributed table inside a
+		// query over another is computed once and sent to every shard.
+		"global": func() string {
+			if cfg.cluster != "" {
+				return "GLOBAL "
+			}
+			return ""
+		},
 		"ttl": func(column string) string {
 			if caps.TTL && cfg.retentionDays > 0 {
 				return fmt.Sprintf("TTL %s + INTERVAL %d DAY", column, cfg.retentionDays)
@@ -119,7 +130,23 @@ func (m Migration) Statements(caps Capabilities, opts ...Option) ([]string, erro
 			stmts = append(stmts, s)
 		}
 	}
-	return stmts, nil
+	return cfg.forCluster(stmts)
+}
+
+// forCluster rewrites stmts for the configured cluster, if any.
+func (cfg config) forCluster(stmts []string) ([]string, error) {
+	if cfg.cluster == "" {
+		return stmts, nil
+	}
+	var out []string
+	for _, s := range stmts {
+		ss, err := onCluster(s, cfg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ss...)
+	}
+	return out, nil
 }
 
 func stripComments(sql string) string {
@@ -157,16 +184,33 @@ const insertMigration = "INSERT INTO schema_migrations (version, name) SELECT to
 // Migrate applies the migrations not yet recorded in schema_migrations, in
 // version order, and records each. Running it again changes nothing. Every
 // migration creates tables or adds columns: none rewrites existing data.
+// With WithCluster, it does so on every server of the cluster, from the one
+// db is connected to.
 func Migrate(ctx context.Context, db DB, opts ...Option) (Result, error) {
 	caps, err := ServerCapabilities(ctx, db)
 	if err != nil {
 		return Result{}, err
 	}
 	res := Result{Capabilities: caps}
-	if err := db.Exec(ctx, migrationsDDL); err != nil {
-		return res, fmt.Errorf("create schema_migrations: %w", err)
+	var cfg config
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if cfg.cluster != "" {
+		if cfg.database, err = currentDatabase(ctx, db); err != nil {
+			return res, err
+		}
+		opts = append(opts, WithDatabase(cfg.database))
+		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clusterSettings()))
+	}
+	if err := createMigrations(ctx, db, cfg); err != nil {
+		return res, err
 	}
 	applied, err := appliedVersions(ctx, db)
+	if err != nil {
+		return res, err
+	}
+	recordCtx, err := recordContext(ctx, db, cfg.cluster)
 	if err != nil {
 		return res, err
 	}
@@ -186,17 +230,68 @@ func Migrate(ctx context.Context, db DB, opts ...Option) (Result, error) {
 			return res, err
 		}
 		for _, s := range stmts {
-			if err := db.Exec(ddlCtx, s); err != nil {
+			if err := cfg.exec(ddlCtx, db, s); err != nil {
 				return res, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}
-		if err := db.Exec(ctx, insertMigration, m.Version, m.Name); err != nil {
+		if err := db.Exec(recordCtx, insertMigration, m.Version, m.Name); err != nil {
 			return res, fmt.Errorf("record migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 		res.Version = m.Version
 		res.Applied = append(res.Applied, m)
 	}
 	return res, nil
+}
+
+// createMigrations creates schema_migrations. On a cluster, where a
+// distributed DDL statement waits for every server (distributed_ddl_task_timeout,
+// three minutes by default) and the collectors migrate whenever they
+// connect, it does so only when the connected server lacks the table: a
+// replica that is down stops no collector once the schema is current.
+func createMigrations(ctx context.Context, db DB, cfg config) error {
+	if cfg.cluster != "" {
+		rows, err := db.Query(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'schema_migrations'")
+		if err != nil {
+			return fmt.Errorf("look up schema_migrations: %w", err)
+		}
+		var n uint64
+		for rows.Next() {
+			if err := rows.Scan(&n); err != nil {
+				rows.Close()
+				return fmt.Errorf("look up schema_migrations: %w", err)
+			}
+		}
+		rows.Close()
+		if n > 0 {
+			return nil
+		}
+	}
+	stmts, err := cfg.forCluster([]string{migrationsDDL})
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if err := execDDL(ctx, db, s, cfg.cluster); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+	}
+	return nil
+}
+
+// execDDL runs one statement. A distributed (ON CLUSTER) one answers with
+// a row per server, once each has run it, which is read to the end.
+func execDDL(ctx context.Context, db DB, stmt, cluster string) error {
+	if cluster == "" {
+		return db.Exec(ctx, stmt)
+	}
+	rows, err := db.Query(ctx, stmt)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
 }
 
 // ServerCapabilities asks the server its version and derives what it supports.

@@ -17,10 +17,49 @@ import (
 // DefaultDatabase is the database used when a DSN names none.
 const DefaultDatabase = "convtrace"
 
+// ClusterParam is the DSN parameter that names the ClickHouse cluster
+// convtrace's tables are spread over (WithCluster), as in
+// clickhouse://host:9000/convtrace?cluster=NAME: every part of convtrace
+// that connects with a DSN learns it there. It is not a server setting.
+const ClusterParam = "cluster"
+
+// DSNCluster returns the cluster a DSN names, empty for one server.
+func DSNCluster(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get(ClusterParam)
+}
+
+// WithDSNCluster returns dsn naming cluster (none when empty).
+func WithDSNCluster(dsn, cluster string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("parse clickhouse DSN: %w", err)
+	}
+	q := u.Query()
+	if cluster == "" {
+		q.Del(ClusterParam)
+	} else {
+		q.Set(ClusterParam, cluster)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
 // ParseDSN parses a clickhouse-go DSN such as
 // clickhouse://127.0.0.1:9000/convtrace, defaulting the database to
-// DefaultDatabase.
+// DefaultDatabase. A DSN that names a cluster (ClusterParam) gets the
+// settings every connection to it needs.
 func ParseDSN(dsn string) (*clickhouse.Options, error) {
+	cluster := DSNCluster(dsn)
+	if cluster != "" {
+		var err error
+		if dsn, err = WithDSNCluster(dsn, ""); err != nil {
+			return nil, err
+		}
+	}
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("parse clickhouse DSN: %w", err)
@@ -35,25 +74,60 @@ func ParseDSN(dsn string) (*clickhouse.Options, error) {
 	if opts.Auth.Database == "" || opts.Auth.Database == "default" {
 		opts.Auth.Database = DefaultDatabase
 	}
+	if cluster != "" {
+		if opts.Settings == nil {
+			opts.Settings = clickhouse.Settings{}
+		}
+		for k, v := range clusterSettings() {
+			opts.Settings[k] = v
+		}
+	}
 	return opts, nil
 }
 
 // Open connects to the DSN's database, creating the database first when it
-// does not exist: for writers, which then migrate. It does not migrate.
+// does not exist (on every server of the DSN's cluster): for writers,
+// which then migrate, with ForDSN(dsn). It does not
+// migrate.
 func Open(ctx context.Context, dsn string) (driver.Conn, error) {
 	opts, bootConn, err := openServer(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
 	defer bootConn.Close()
-	if err := bootConn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(opts.Auth.Database)); err != nil {
-		return nil, fmt.Errorf("create database %s: %w", opts.Auth.Database, err)
+	if err := createDatabase(ctx, bootConn, opts.Auth.Database, DSNCluster(dsn)); err != nil {
+		return nil, err
 	}
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("open clickhouse: %w", err)
 	}
 	return conn, nil
+}
+
+// createDatabase creates the database, on every server of cluster when it
+// is not empty. A distributed DDL statement waits for every server: it
+// runs only when the connected server lacks the database, so that a
+// replica that is down stops no writer (see createMigrations).
+func createDatabase(ctx context.Context, conn driver.Conn, db, cluster string) error {
+	create := "CREATE DATABASE IF NOT EXISTS " + quoteIdent(db)
+	if cluster != "" {
+		if err := checkProfile(ctx, conn, cluster); err != nil {
+			return err
+		}
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.databases WHERE name = ?", db).Scan(&n); err != nil {
+			return fmt.Errorf("look up database %s: %w", db, err)
+		}
+		if n > 0 {
+			return nil
+		}
+		create += " ON CLUSTER " + quoteIdent(cluster)
+	}
+	if err := execDDL(ctx, conn, create, cluster); err != nil {
+		return fmt.Errorf("create database %s: %w", db, err)
+	}
+	return nil
 }
 
 // ErrNoSchema means the DSN's database does not exist or holds no
@@ -69,6 +143,11 @@ func OpenExisting(ctx context.Context, dsn string) (driver.Conn, error) {
 		return nil, err
 	}
 	defer bootConn.Close()
+	if cluster := DSNCluster(dsn); cluster != "" {
+		if err := checkProfile(ctx, bootConn, cluster); err != nil {
+			return nil, err
+		}
+	}
 	db := opts.Auth.Database
 	var databases, tables uint64
 	if err := bootConn.QueryRow(ctx, `SELECT

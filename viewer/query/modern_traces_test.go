@@ -69,7 +69,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 				uint32(197001), q, q, uint64(101)))
 		}
 	}
-	queries = append(queries, selectSearchIndexes,
+	queries = append(queries, inline(t, selectSearchIndexes, "conversations"),
 		"EXPLAIN indexes = 1 "+inline(t, fmt.Sprintf(selectSearchKeys, searchMonthsUpTo, searchMatchIndexed)+searchNewestFirst,
 			uint32(197001), "100%_OFF", "100%_OFF", uint64(101)))
 	out := runModern(t, fixtures, queries)

@@ -64,12 +64,12 @@ FROM
 	// prunedNotes selects the notes of the turns a prune removes. Notes
 	// are few: the turns looked up are those of threads with notes, not
 	// every turn in scope.
+	// The %s are conversations and turn_notes, as a mutation of
+	// turn_notes names them (ddl.Mutator's Local).
 	prunedNotes = `(thread_id, turn_id) IN (
     SELECT thread_id, turn_id
-    FROM conversations
-    WHERE ` + pruneScope + ` AND thread_id IN (SELECT thread_id FROM turn_notes))`
-
-	selectPruneNotes = `SELECT uniqExact(thread_id, turn_id) FROM turn_notes WHERE ` + prunedNotes
+    FROM %s
+    WHERE ` + pruneScope + ` AND thread_id IN (SELECT thread_id FROM %s))`
 
 	// selectWholePartitions lists the partitions (toYYYYMM of ts, the
 	// partition key of conversations and of spans) of %s every row of
@@ -123,15 +123,20 @@ WHERE scope = ? AND cutoff_ns = ?`
 
 	// deletePrunedMessages is the condition of the deletion of a prune's
 	// history messages, once its turns are gone: those of its threads left
-	// with no turn.
-	deletePrunedMessages = `thread_id IN (SELECT thread_id FROM thread_shells WHERE scope = ? AND cutoff_ns = ?)
-  AND thread_id NOT IN (SELECT thread_id FROM conversations)`
+	// with no turn. The %s are thread_shells and conversations, as a
+	// mutation of messages names them (ddl.Mutator's Local).
+	deletePrunedMessages = `thread_id IN (SELECT thread_id FROM %s WHERE scope = ? AND cutoff_ns = ?)
+  AND thread_id NOT IN (SELECT thread_id FROM %s)`
 )
 
 // shellSummaryColumns are summaryColumns but for project and thread_id.
 const shellSummaryColumns = `providers, last_ns, turns, tokens_in_sum, tokens_out_sum, cost_sum,
     prompts, first_prompt_ns, first_prompt_seq, first_prompt, responses, last_response_ns, last_response_seq, last_response,
     contents, last_turn_ns, last_turn_seq, last_turn`
+
+// selectPruneNotes counts the notes of the turns a prune removes.
+var selectPruneNotes = `SELECT uniqExact(thread_id, turn_id) FROM turn_notes WHERE ` +
+	fmt.Sprintf(prunedNotes, "conversations", "turn_notes")
 
 // summarizeShells is summarizeThreads with the bytes of stored content.
 var summarizeShells = fmt.Sprintf(summarizeThreadsFrom, `,
@@ -241,7 +246,7 @@ func (s Store) unfinishedPrunes(ctx context.Context) ([]unfinishedPrune, error) 
 // removePruned removes the rows of a prune whose shells are stored, then
 // marks them done and brings the touched threads' summaries up to date.
 func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func(string)) error {
-	caps, err := ddl.ServerCapabilities(ctx, s.db)
+	m, err := ddl.NewMutator(ctx, s.db)
 	if err != nil {
 		return err
 	}
@@ -250,7 +255,8 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 			progress(fmt.Sprintf("deleting: %d mutations, %d parts to rewrite", mutations, parts))
 		}
 	}
-	if err := s.deleteFrom(ctx, caps, []string{"turn_notes"}, prunedNotes, waiting, scope.args()...); err != nil {
+	notes := fmt.Sprintf(prunedNotes, m.Local("conversations"), m.Local("turn_notes"))
+	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notes, waiting, scope.args()...); err != nil {
 		return err
 	}
 	lastDay := (scope.BeforeNS - 1) / schema.DayNS
@@ -263,19 +269,20 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 			return err
 		}
 		for _, p := range parts {
-			if err := s.db.Exec(ctx, "ALTER TABLE "+table+" DROP PARTITION "+p); err != nil {
-				return fmt.Errorf("drop partition %s of %s: %w", p, table, err)
+			if err := m.DropPartition(ctx, s.db, table, p); err != nil {
+				return err
 			}
 			progress(fmt.Sprintf("dropped partition %s of %s", p, table))
 		}
-		if err := s.deleteFrom(ctx, caps, []string{table}, pruneScope, waiting, scope.args()...); err != nil {
+		if err := s.deleteFrom(ctx, m, []string{table}, pruneScope, waiting, scope.args()...); err != nil {
 			return err
 		}
 	}
 	if err := s.invalidateDays(ctx, 0, lastDay); err != nil {
 		return err
 	}
-	if err := s.deleteFrom(ctx, caps, []string{"messages"}, deletePrunedMessages, waiting, scope.Project, scope.BeforeNS); err != nil {
+	messages := fmt.Sprintf(deletePrunedMessages, m.Local("thread_shells"), m.Local("conversations"))
+	if err := s.deleteFrom(ctx, m, []string{"messages"}, messages, waiting, scope.Project, scope.BeforeNS); err != nil {
 		return err
 	}
 	if err := s.db.Exec(ctx, insertShellsDone, uint64(time.Now().UnixNano()), scope.Project, scope.BeforeNS); err != nil {

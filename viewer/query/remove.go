@@ -74,20 +74,20 @@ func (s Store) DeleteThread(ctx context.Context, id string, progress func(mutati
 	if err != nil {
 		return Removal{}, err
 	}
-	caps, err := ddl.ServerCapabilities(ctx, s.db)
+	m, err := ddl.NewMutator(ctx, s.db)
 	if err != nil {
 		return Removal{}, err
 	}
 	if err := s.invalidateDays(ctx, days[0], days[1]); err != nil {
 		return Removal{}, err
 	}
-	if err := s.deleteFrom(ctx, caps, threadTables, "thread_id = ?", progress, id); err != nil {
+	if err := s.deleteFrom(ctx, m, threadTables, "thread_id = ?", progress, id); err != nil {
 		return Removal{}, err
 	}
 	if err := s.invalidateDays(ctx, days[0], days[1]); err != nil {
 		return Removal{}, err
 	}
-	if err := s.deleteFrom(ctx, caps, []string{"thread_summary"}, "thread_id = ?", progress, id); err != nil {
+	if err := s.deleteFrom(ctx, m, []string{"thread_summary"}, "thread_id = ?", progress, id); err != nil {
 		return Removal{}, err
 	}
 	return r, nil
@@ -95,13 +95,13 @@ func (s Store) DeleteThread(ctx context.Context, id string, progress func(mutati
 
 // deleteFrom deletes from each of tables the rows cond selects, then waits
 // for the deletions to be done.
-func (s Store) deleteFrom(ctx context.Context, caps ddl.Capabilities, tables []string, cond string, progress func(mutations, parts uint64), args ...any) error {
+func (s Store) deleteFrom(ctx context.Context, m ddl.Mutator, tables []string, cond string, progress func(mutations, parts uint64), args ...any) error {
 	for _, table := range tables {
-		if err := s.db.Exec(ctx, ddl.DeleteStatement(caps, table, cond), args...); err != nil {
-			return fmt.Errorf("delete from %s: %w", table, err)
+		if err := m.Delete(ctx, s.db, table, cond, args...); err != nil {
+			return err
 		}
 	}
-	return ddl.WaitMutations(ctx, s.db, tables, progress)
+	return m.Wait(ctx, s.db, tables, progress)
 }
 
 // invalidateDays marks the cost summaries of days [first, last] stale.

@@ -52,10 +52,11 @@ type SearchHit struct {
 // edges. A turn that matched by speaker only shows the start of its
 // content. A turn delivered twice is one hit: its copies share a key.
 const (
+	// selectSearchPartitions reads the months of the parts of %s
+	// (layout.parts).
 	selectSearchPartitions = `
 SELECT DISTINCT toUInt32(partition) AS month
-FROM system.parts
-WHERE database = currentDatabase() AND table = 'conversations' AND active
+FROM %s
 ORDER BY month`
 
 	// selectSearchKeys reads the months the first %s (one of the
@@ -79,7 +80,7 @@ WHERE %s
 	selectSearchIndexes = `
 SELECT count()
 FROM system.data_skipping_indices
-WHERE database = currentDatabase() AND table = 'conversations' AND name IN ('idx_content_ngrams', 'idx_speakers')`
+WHERE database = currentDatabase() AND table = ? AND name IN ('idx_content_ngrams', 'idx_speakers')`
 	searchMonthIs     = `toYYYYMM(ts) = ?`
 	searchMonthsUpTo  = `toYYYYMM(ts) <= ?`
 	searchMonthsAfter = `toYYYYMM(ts) >= ?`
@@ -279,7 +280,11 @@ func searchKeysQuery(f SearchFilter, months, match string) (string, []any) {
 // searchMonths returns the months (YYYYMM) of conversations' partitions
 // that f's bounds and cursor leave, in the order the page reads them.
 func (s Store) searchMonths(ctx context.Context, f SearchFilter) ([]uint32, error) {
-	rows, err := s.db.Query(ctx, selectSearchPartitions)
+	l, err := s.layout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.Query(ctx, fmt.Sprintf(selectSearchPartitions, l.parts()))
 	if err != nil {
 		return nil, fmt.Errorf("query partitions: %w", err)
 	}
@@ -356,23 +361,8 @@ func (s Store) ThreadTitles(ctx context.Context, hits []SearchHit) (map[string]s
 // SnippetRunes is how much text around a search match a result shows.
 const SnippetRunes = 160
 
-// searchIndexed reports whether conversations has the search indexes,
-// asking the server once: a server without them (18.16 has no
-// data-skipping indexes) answers with an error, taken as no.
+// searchIndexed reports whether conversations has the search indexes.
 func (s Store) searchIndexed(ctx context.Context) bool {
-	if s.indexes == nil {
-		return false // a store of one caller (New makes them all)
-	}
-	s.indexes.once.Do(func() {
-		var n uint64
-		rows, err := s.db.Query(ctx, selectSearchIndexes)
-		if err != nil {
-			return
-		}
-		defer rows.Close()
-		if rows.Next() && rows.Scan(&n) == nil {
-			s.indexes.search = n == 2
-		}
-	})
-	return s.indexes.search
+	l, err := s.layout(ctx)
+	return err == nil && l.search
 }

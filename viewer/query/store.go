@@ -3,7 +3,6 @@ package query
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -25,14 +24,8 @@ type Store struct {
 	// table instead of each recomputing the same rows; nil shares none
 	// (the store of RecentContext and QueryCost, which serve one caller).
 	flights *singleflight.Group
-	// indexes is what the server's tables offer the queries, asked once.
-	indexes *tableIndexes
-}
-
-// tableIndexes says which optional indexes conversations has.
-type tableIndexes struct {
-	once   sync.Once
-	search bool // idx_content_ngrams and idx_speakers (searchIndexed)
+	// tables is how conversations is stored, asked once (layout.go).
+	tables *layout
 }
 
 // New returns the queries over db: the threads list shows at most
@@ -41,7 +34,7 @@ type tableIndexes struct {
 // refresh of a summary table.
 func New(db DB, threadLimit int, interruptedAfter time.Duration) Store {
 	return Store{db: db, ThreadLimit: threadLimit, interruptedAfter: interruptedAfter,
-		flights: new(singleflight.Group), indexes: new(tableIndexes)}
+		flights: new(singleflight.Group), tables: new(layout)}
 }
 
 // aliveSince is the cutoff of callAlive: a call that has not ended and

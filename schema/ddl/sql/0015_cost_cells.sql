@@ -13,7 +13,7 @@ CREATE VIEW IF NOT EXISTS cost_cells AS
 SELECT project, day, model, provider, phase, speaker, agent, calls, tokens_in, tokens_out,
        tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, unpriced
 FROM cost_daily
-WHERE (day, computed_ns) IN
+WHERE (day, computed_ns) {{global}}IN
 (
     SELECT day, max(computed_ns)
     FROM cost_days
@@ -31,7 +31,7 @@ FROM
     SELECT project, thread_id, turn_id, start_ns, model, provider, phase, speaker, agent, tokens_in, tokens_out,
            tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source
     FROM conversations
-    PREWHERE intDiv(toUInt32(ts), 86400) NOT IN
+    PREWHERE intDiv(toUInt32(ts), 86400) {{global}}NOT IN
     (
         SELECT day
         FROM cost_days

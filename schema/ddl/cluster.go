@@ -1,0 +1,172 @@
+package ddl
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// On a cluster every table of the single-server DDL becomes two, created
+// ON CLUSTER on every server: TABLE_local, the data, with the Replicated
+// engine of the same family (one ZooKeeper path per shard, one replica per
+// server), and TABLE, a Distributed table over them under the old name,
+// which every reader and writer uses as before. A row's shard is chosen by
+// its table's shard key: a thread's turns, spans' of a trace, a day's
+// summaries each live on one shard, so copies of a row (same sort key)
+// always meet on one shard and fold there as on one server.
+// docs/architecture.md, "Cluster", says why each key.
+var shardKeys = map[string]string{
+	"conversations":     "cityHash64(thread_id)",
+	"messages":          "cityHash64(thread_id)",
+	"thread_meta":       "cityHash64(thread_id)",
+	"turn_notes":        "cityHash64(thread_id)",
+	"thread_summary":    "cityHash64(thread_id)",
+	"thread_shells":     "cityHash64(thread_id)",
+	"cost_thread_daily": "cityHash64(thread_id)",
+	"spans":             "cityHash64(trace_id)",
+	"join_staging":      "cityHash64(trace_id)",
+	"cost_daily":        "day",
+	"cost_days":         "day",
+	"seen_parts":        "cityHash64(summary)",
+	"schema_migrations": "version",
+}
+
+// LocalSuffix names a Distributed table's local table on a cluster.
+const LocalSuffix = "_local"
+
+// WithCluster renders the DDL for the ClickHouse cluster name (as the
+// servers' remote_servers name it): every statement ON CLUSTER, each table
+// as a Replicated*MergeTree TABLE_local and a Distributed TABLE over it.
+// Empty means one server, as without the option.
+func WithCluster(name string) Option {
+	return optionFunc(func(c *config) { c.cluster = name })
+}
+
+// ForDSN renders and applies the DDL for the cluster the DSN names, if
+// any (DSNCluster), reaching its servers with the DSN's user: a writer's
+// Migrate(ctx, conn, ForDSN(dsn)) with conn from Open(ctx, dsn).
+func ForDSN(dsn string) Option {
+	return optionFunc(func(c *config) { c.cluster, c.dsn = DSNCluster(dsn), dsn })
+}
+
+// WithDatabase names the database the cluster's DDL is for: its
+// Distributed tables and ZooKeeper paths name it. Migrate sets it to the
+// connection's.
+func WithDatabase(name string) Option {
+	return optionFunc(func(c *config) { c.database = name })
+}
+
+var (
+	createTable = regexp.MustCompile(`(?s)^CREATE TABLE IF NOT EXISTS (\w+)\s*(\(.*\))\s*ENGINE = (\w*MergeTree)(?:\(([^)]*)\))?(.*)$`)
+	createView  = regexp.MustCompile(`(?s)^CREATE VIEW IF NOT EXISTS (\w+)\s+(AS\s.*)$`)
+	viewTables  = regexp.MustCompile(`\bFROM (\w+)\b`)
+	alterTable  = regexp.MustCompile(`(?s)^ALTER TABLE (\w+) (ADD (COLUMN|INDEX) .*)$`)
+)
+
+// onCluster rewrites one statement of the single-server DDL for the
+// cluster cfg names.
+func onCluster(stmt string, cfg config) ([]string, error) {
+	if cfg.database == "" {
+		return nil, fmt.Errorf("cluster DDL for %q: no database named", cfg.cluster)
+	}
+	on := " ON CLUSTER " + quoteIdent(cfg.cluster)
+	db := quoteIdent(cfg.database)
+	if m := createTable.FindStringSubmatch(stmt); m != nil {
+		table, columns, engine, args, rest := m[1], m[2], m[3], m[4], m[5]
+		local := table + LocalSuffix
+		replicated := fmt.Sprintf("'/clickhouse/tables/{shard}/%s/%s', '{replica}'", cfg.database, local)
+		if args != "" {
+			replicated += ", " + args
+		}
+		dist, err := distributed(table, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return []string{
+			fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s%s\n%s\nENGINE = Replicated%s(%s)%s", db, local, on, columns, engine, replicated, rest),
+			dist,
+		}, nil
+	}
+	if m := createView.FindStringSubmatch(stmt); m != nil {
+		// Every server runs it in its default database: the tables it
+		// reads are named with theirs.
+		body := viewTables.ReplaceAllString(m[2], "FROM "+strings.ReplaceAll(db, "$", "$$")+".$1")
+		return []string{fmt.Sprintf("CREATE VIEW IF NOT EXISTS %s.%s%s %s", db, m[1], on, body)}, nil
+	}
+	if m := alterTable.FindStringSubmatch(stmt); m != nil {
+		table, change, what := m[1], m[2], m[3]
+		stmts := []string{fmt.Sprintf("ALTER TABLE %s.%s%s%s %s", db, table, LocalSuffix, on, change)}
+		if what == "COLUMN" {
+			// ClickHouse 18.16 alters no Distributed table ON CLUSTER when
+			// the shards replicate themselves: it is made again over the
+			// altered local table instead. It holds no rows (inserts are
+			// synchronous, clusterSettings) and readers resolve it by name.
+			dist, err := distributed(table, cfg)
+			if err != nil {
+				return nil, err
+			}
+			stmts = append(stmts, fmt.Sprintf("DROP TABLE IF EXISTS %s.%s%s", db, table, on), dist)
+		}
+		return stmts, nil
+	}
+	return nil, fmt.Errorf("cluster DDL: no cluster form of %.60q", strings.TrimSpace(stmt))
+}
+
+// distributed is the Distributed table over table's local table.
+func distributed(table string, cfg config) (string, error) {
+	key, ok := shardKeys[table]
+	if !ok {
+		return "", fmt.Errorf("cluster DDL: table %s has no shard key", table)
+	}
+	db, cluster := quoteIdent(cfg.database), quoteIdent(cfg.cluster)
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s ON CLUSTER %s AS %s.%s%s\nENGINE = Distributed(%s, %s, %s%s, %s)",
+		db, table, cluster, db, table, LocalSuffix, cluster, db, table, LocalSuffix, key), nil
+}
+
+// clusterSettings are the settings of every connection to a cluster:
+//   - an INSERT into a Distributed table returns once its rows are stored
+//     on their shards (by one replica each), not queued on the server
+//     that took it: acknowledged means durable;
+//   - identical blocks are stored twice, as on one server, where the
+//     readers fold copies: a Replicated table would drop the second;
+//   - a read goes to a replica more than a second behind its peers only
+//     when no other answers (a replica back from an outage catches up
+//     before it is read).
+//
+// A third, distributed_product_mode = 'global', must be in the user's
+// profile on the servers: clickhouse-go sends ClickHouse 18.16 integer
+// settings only. checkProfile says so when it is missing.
+func clusterSettings() map[string]any {
+	return map[string]any{
+		"insert_distributed_sync":                   1,
+		"insert_deduplicate":                        0,
+		"max_replica_delay_for_distributed_queries": 1,
+	}
+}
+
+// checkProfile fails when the user's profile lacks what convtrace's
+// queries need on a cluster: without distributed_product_mode = 'global'
+// the server refuses a subquery over a Distributed table inside a query
+// over another (it runs the subquery once and sends its result to every
+// shard, GLOBAL IN).
+func checkProfile(ctx context.Context, db DB, cluster string) error {
+	rows, err := db.Query(ctx, "SELECT value FROM system.settings WHERE name = 'distributed_product_mode'")
+	if err != nil {
+		return fmt.Errorf("query settings: %w", err)
+	}
+	defer rows.Close()
+	var mode string
+	if rows.Next() {
+		if err := rows.Scan(&mode); err != nil {
+			return fmt.Errorf("scan settings: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read settings: %w", err)
+	}
+	if mode != "global" {
+		return fmt.Errorf("cluster %s: the user's profile has distributed_product_mode = %q: convtrace needs 'global' (README, \"Scaling out\")", cluster, mode)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package ddl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+)
+
+// localAlter is a distributed ALTER of a local table, as onCluster renders
+// it.
+var localAlter = regexp.MustCompile("^ALTER TABLE (`[^`]+`)\\.(\\w+) ON CLUSTER `[^`]+` (ADD (COLUMN|INDEX) (?:IF NOT EXISTS )?(\\w+) .*)$")
+
+// exec runs one statement of a migration. ClickHouse 18.16 may hang a
+// distributed ALTER of a Replicated table for good (fixed in 20.12,
+// ClickHouse#17089): with a DSN to reach the servers, the ALTER of a
+// local table runs on one replica of each shard instead, which
+// replication carries to the others, and Migrate waits until every
+// server has the column.
+func (cfg config) exec(ctx context.Context, db DB, stmt string) error {
+	m := localAlter.FindStringSubmatch(strings.ReplaceAll(stmt, "\n", " "))
+	if cfg.cluster == "" || cfg.dsn == "" || m == nil {
+		return execDDL(ctx, db, stmt, cfg.cluster)
+	}
+	table, change, what, name := m[2], m[3], m[4], m[5]
+	shards, err := shardAddrs(ctx, db, cfg.cluster)
+	if err != nil {
+		return err
+	}
+	for _, replicas := range shards {
+		if err := cfg.alterShard(ctx, replicas, table, change, what, name); err != nil {
+			return err
+		}
+	}
+	if what != "COLUMN" {
+		return nil
+	}
+	every, err := EveryReplica(ctx, db, cfg.cluster, "columns")
+	if err != nil {
+		return err
+	}
+	want := 0
+	for _, replicas := range shards {
+		want += len(replicas)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		var n uint64
+		rows, err := db.Query(ctx, "SELECT count() FROM "+every+" WHERE database = ? AND table = ? AND name = ?", cfg.database, table, name)
+		if err != nil {
+			return fmt.Errorf("wait for column %s.%s on every server: %w", table, name, err)
+		}
+		for rows.Next() {
+			err = rows.Scan(&n)
+		}
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("wait for column %s.%s on every server: %w", table, name, err)
+		}
+		if n >= uint64(want) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("column %s.%s on %d of %d servers: %w", table, name, n, want, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// alterShard runs ALTER TABLE table change on the first replica of a
+// shard that answers, unless it has the column already (a migration
+// interrupted after some shards, run again).
+func (cfg config) alterShard(ctx context.Context, replicas []string, table, change, what, name string) error {
+	var errs []error
+	for _, addr := range replicas {
+		opts, err := ParseDSN(cfg.dsn)
+		if err != nil {
+			return err
+		}
+		opts.Addr = []string{addr}
+		conn, err := clickhouse.Open(opts)
+		if err != nil {
+			return fmt.Errorf("open clickhouse at %s: %w", addr, err)
+		}
+		err = func() error {
+			defer conn.Close()
+			if what == "COLUMN" {
+				var n uint64
+				if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = ? AND name = ?", table, name).Scan(&n); err != nil {
+					return err
+				}
+				if n > 0 {
+					return nil
+				}
+			}
+			return conn.Exec(ctx, "ALTER TABLE "+quoteIdent(table)+" "+change)
+		}()
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+	}
+	return fmt.Errorf("alter %s on no replica of a shard: %w", table, errors.Join(errs...))
+}
+
+// shardAddrs returns the addresses of every server of cluster, shard by
+// shard.
+func shardAddrs(ctx context.Context, db DB, cluster string) ([][]string, error) {
+	rows, err := db.Query(ctx, "SELECT shard_num, host_address, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", cluster)
+	if err != nil {
+		return nil, fmt.Errorf("query the servers of cluster %s: %w", cluster, err)
+	}
+	defer rows.Close()
+	var shards [][]string
+	last := uint32(0)
+	for rows.Next() {
+		var shard uint32
+		var host string
+		var port uint16
+		if err := rows.Scan(&shard, &host, &port); err != nil {
+			return nil, fmt.Errorf("scan the servers of cluster %s: %w", cluster, err)
+		}
+		if shard != last || len(shards) == 0 {
+			shards = append(shards, nil)
+			last = shard
+		}
+		shards[len(shards)-1] = append(shards[len(shards)-1], net.JoinHostPort(host, strconv.Itoa(int(port))))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the servers of cluster %s: %w", cluster, err)
+	}
+	return shards, nil
+}
+
+// recordContext is the context migrations are recorded with. On a
+// cluster a migration is recorded on every replica of its shard before
+// Migrate goes on (insert_quorum): a read of schema_migrations, which may
+// go to any replica, then never misses it and applies it again.
+func recordContext(ctx context.Context, db DB, cluster string) (context.Context, error) {
+	if cluster == "" {
+		return ctx, nil
+	}
+	rows, err := db.Query(ctx, `SELECT min(n) FROM (SELECT shard_num, count() AS n FROM system.clusters WHERE cluster = ? GROUP BY shard_num)`, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("count the replicas of cluster %s: %w", cluster, err)
+	}
+	defer rows.Close()
+	var replicas uint64
+	for rows.Next() {
+		if err := rows.Scan(&replicas); err != nil {
+			return nil, fmt.Errorf("count the replicas of cluster %s: %w", cluster, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count the replicas of cluster %s: %w", cluster, err)
+	}
+	if replicas < 2 {
+		return ctx, nil
+	}
+	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
+		"insert_distributed_sync": 1, "insert_deduplicate": 0, "insert_quorum": int(replicas),
+	})), nil
+}
+
+func currentDatabase(ctx context.Context, db DB) (string, error) {
+	rows, err := db.Query(ctx, "SELECT currentDatabase()")
+	if err != nil {
+		return "", fmt.Errorf("query current database: %w", err)
+	}
+	defer rows.Close()
+	var name string
+	if rows.Next() {
+		if err := rows.Scan(&name); err != nil {
+			return "", fmt.Errorf("scan current database: %w", err)
+		}
+	}
+	return name, rows.Err()
+}
