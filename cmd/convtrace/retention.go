@@ -51,7 +51,7 @@ func keepArchived(ctx context.Context, db query.DB, after time.Duration, dir str
 		if err != nil || res.Threads == 0 {
 			return "", err
 		}
-		return fmt.Sprintf("archived %d threads (%d turns) to %s", res.Threads, res.Turns, dir), nil
+		return fmt.Sprintf("archived %d threads (%d turns) to %s", res.Threads, res.Counts.Turns, dir), nil
 	})
 }
 

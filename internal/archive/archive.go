@@ -29,7 +29,6 @@ const Ext = ".jsonl.zst"
 // Result is what a run archived.
 type Result struct {
 	Threads int             `json:"threads"`
-	Turns   int64           `json:"turns"`
 	Bytes   int64           `json:"bytes"` // of the files written
 	Counts  transfer.Counts `json:"counts"`
 	Files   []string        `json:"files"`
@@ -62,12 +61,8 @@ func Run(ctx context.Context, db query.DB, dir string, before time.Time, project
 			return res, fmt.Errorf("archive thread %q: %w", t.ID, err)
 		}
 		res.Threads++
-		res.Turns += n.Turns
 		res.Bytes += size
-		res.Counts.Threads += n.Threads
-		res.Counts.Turns += n.Turns
-		res.Counts.Spans += n.Spans
-		res.Counts.Notes += n.Notes
+		res.Counts.Add(n)
 		res.Files = append(res.Files, path)
 		if progress != nil {
 			progress(i+1, len(threads))

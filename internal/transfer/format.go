@@ -100,7 +100,8 @@ type Counts struct {
 	Notes   int64 `json:"notes"`
 }
 
-func (c *Counts) add(o Counts) {
+// Add adds o's counts to c's.
+func (c *Counts) Add(o Counts) {
 	c.Threads += o.Threads
 	c.Turns += o.Turns
 	c.Spans += o.Spans

@@ -156,7 +156,7 @@ func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, erro
 		{"notes", selectPruneNotes, scope.args(), []any{&p.Notes}},
 	}
 	for _, r := range reads {
-		if err := s.queryRow(ctx, r.query, r.args, r.dest...); err != nil {
+		if err := queryRow(ctx, s.db, r.query, r.args, r.dest...); err != nil {
 			return PrunePlan{}, fmt.Errorf("read the %s to prune: %w", r.what, err)
 		}
 	}

@@ -47,7 +47,7 @@ func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, e
 		metas uint64
 	)
 	args := []any{id, id, id, id, id, id, id}
-	if err := s.queryRow(ctx, selectThreadSize, args, &r.Turns, &r.Bytes, &days[0], &days[1], &r.Spans, &r.Notes, &metas); err != nil {
+	if err := queryRow(ctx, s.db, selectThreadSize, args, &r.Turns, &r.Bytes, &days[0], &days[1], &r.Spans, &r.Notes, &metas); err != nil {
 		return Removal{}, days, fmt.Errorf("read the size of thread %s: %w", id, err)
 	}
 	if r.Turns == 0 && r.Spans == 0 && r.Notes == 0 && metas == 0 {

@@ -66,19 +66,3 @@ type notFoundError string
 
 func (e notFoundError) Error() string        { return string(e) }
 func (e notFoundError) Is(target error) bool { return target == ErrNotFound }
-
-// queryRow runs a query of one row and scans it into dest; a query that
-// returns no row leaves dest as it was.
-func (s Store) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
-	rows, err := s.db.Query(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	if rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
