@@ -177,7 +177,7 @@ func copyToOne(t *testing.T, port int) (*testkit.Process, string) {
 }
 
 // clusterConn connects to server i of the cluster.
-func clusterConn(t *testing.T, c *chcluster.Cluster, i int) driver.Conn {
+func clusterConn(t testing.TB, c *chcluster.Cluster, i int) driver.Conn {
 	t.Helper()
 	dsn, err := ddl.WithDSNCluster(c.Servers()[i].DSN("convtrace"), c.Name)
 	if err != nil {
