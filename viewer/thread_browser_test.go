@@ -72,16 +72,35 @@ func TestThreadPageInBrowser(t *testing.T) {
 	}
 	testkit.Screenshot(ctx, t, "thread-all")
 
-	// Turning the Review chip off drops the review turns, and only them.
+	// The Review chip clicked alone shows only the review turns, with a URL
+	// that names that phase and nothing else.
+	headings := func() string {
+		return evalJS[string](ctx, t, `[...document.querySelectorAll("section.phase h2")].map(h => h.textContent).join(",")`)
+	}
 	submitAndWait(ctx, t, chromedp.Click(chromedp.CSS(`input[name=phase][value=review]`)))
-	if got := evalJS[int](ctx, t, `document.querySelectorAll("article.turn").length`); got != all-reviews {
-		t.Errorf("Review chip off: %d turns, want %d", got, all-reviews)
+	if got := evalJS[int](ctx, t, `document.querySelectorAll("article.turn").length`); got != reviews {
+		t.Errorf("Review chip alone: %d turns, want the %d review turns", got, reviews)
 	}
-	if headings := evalJS[string](ctx, t, `[...document.querySelectorAll("section.phase h2")].map(h => h.textContent).join(",")`); strings.Contains(headings, "Review") {
-		t.Errorf("Review chip off: phase headings %q", headings)
+	if h := headings(); h != "Review" {
+		t.Errorf("Review chip alone: phase headings %q", h)
 	}
-	if loc := evalJS[string](ctx, t, `location.search`); !strings.Contains(loc, "phase=plan") || strings.Contains(loc, "phase=review") {
-		t.Errorf("Review chip off: URL query %q, want the other phases", loc)
+	if loc := evalJS[string](ctx, t, `location.search`); loc != "?phase=review" {
+		t.Errorf("Review chip alone: URL query %q, want ?phase=review", loc)
+	}
+	// Shift-click adds Plan; shift-click on Review then takes it away.
+	shiftClick := func(phase string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`document.querySelector("input[name=phase][value=` + phase + `]").dispatchEvent(new MouseEvent("click", {shiftKey: true, bubbles: true, cancelable: true}))`)
+	}
+	submitAndWait(ctx, t, shiftClick("plan"))
+	if h := headings(); h != "Plan,Review" {
+		t.Errorf("shift-click on Plan: phase headings %q, want Plan,Review", h)
+	}
+	if loc := evalJS[string](ctx, t, `location.search`); loc != "?phase=plan&phase=review" {
+		t.Errorf("shift-click on Plan: URL query %q", loc)
+	}
+	submitAndWait(ctx, t, shiftClick("review"))
+	if h := headings(); h != "Plan" {
+		t.Errorf("shift-click on Review: phase headings %q, want Plan", h)
 	}
 
 	// A Korean search keeps the matching turn and marks the match.

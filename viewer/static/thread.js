@@ -19,6 +19,35 @@
     }
   });
 
+  // A phase chip clicked alone shows only its phase; with shift, ctrl or
+  // ⌘ it is added to, or taken from, the phases shown.
+  const chips = [...filters.querySelectorAll(".chips input[name=phase]")];
+  for (const chip of chips) {
+    chip.addEventListener("click", (event) => {
+      if (!(event.shiftKey || event.ctrlKey || event.metaKey)) {
+        for (const other of chips) {
+          other.checked = other === chip;
+        }
+      }
+    });
+  }
+
+  // The URL carries only the filters in use: no empty field, and no phase
+  // when every phase is shown.
+  filters.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const data = new FormData(filters);
+    const everyPhase = data.getAll("phase").length === chips.length;
+    const params = new URLSearchParams();
+    for (const [name, value] of data) {
+      if (value !== "" && !(name === "phase" && everyPhase)) {
+        params.append(name, value);
+      }
+    }
+    const query = params.toString();
+    window.location.assign(filters.action + (query ? "?" + query : ""));
+  });
+
   // flash shows a short status next to the button that caused it.
   function flash(el, text) {
     if (!el) {
