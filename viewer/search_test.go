@@ -133,6 +133,33 @@ func TestSearchSnippet(t *testing.T) {
 	}
 }
 
+// A turn stored as messages JSON shows the text of its messages around
+// the match, never the JSON around them.
+func TestSearchSnippetFromMessages(t *testing.T) {
+	h, conn := newServer(t)
+	prompt := `[{"role":"system","parts":[{"type":"text","content":"You plan releases."}]},` +
+		`{"role":"user","parts":[{"type":"text","content":"Check the 배포 NEEDLE\nbefore Friday"}]}]`
+	p, r := call("th1", "s1", "plan", 0, "planner", "openai", "gpt-5", 0, prompt, "ok")
+	testkit.InsertTurns(t, conn, p, r)
+	var got searchAnswer
+	getJSON(t, h, "/api/search?q=needle", http.StatusOK, &got)
+	if len(got.Results) != 1 {
+		t.Fatalf("results = %+v, want one", got.Results)
+	}
+	var b strings.Builder
+	for _, s := range got.Results[0].Snippet {
+		if s.Match {
+			fmt.Fprintf(&b, "[%s]", s.Text)
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	if s := b.String(); !strings.Contains(s, "Check the 배포 [NEEDLE] before Friday") ||
+		strings.Contains(s, `"role"`) || strings.Contains(s, "parts") || strings.Contains(s, "{") {
+		t.Errorf("snippet = %q, want the messages' text around the match, no JSON", s)
+	}
+}
+
 // Paging forward then back visits every match once, in order, newest first:
 // 250 matches over 3 pages, some at the same instant, some delivered twice.
 func TestSearchPaging(t *testing.T) {

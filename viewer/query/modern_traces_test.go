@@ -41,7 +41,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectTraceCalls, "tr", uint64(6000), "tr"),
 		inline(t, selectSpanTurns, uint64(spanTurnRunes), "tr", "a"),
 		// The snippets of the keys the query below finds.
-		inline(t, selectSearchHits, q, uint64(aroundBytesBefore), window, sqlLiteral("('p', 'th1', 2000, 'a:prompt:0')")),
+		inline(t, selectSearchHits, q, uint64(aroundBytesBefore), window, uint64(searchTextBytes), sqlLiteral("('p', 'th1', 2000, 'a:prompt:0')")),
 		// Keys of the month of ts 0, the fixtures', by speaker: the
 		// response delivered twice is one key once folded in Go.
 		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthIs, searchMatch)+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",

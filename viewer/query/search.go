@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // SearchFilter is a search across threads: the text to find and the bounds
@@ -108,7 +110,9 @@ SELECT turn_id, thread_id, project, phase, speaker, role, model, start_ns, inter
        position(lowerUTF8(content), lowerUTF8(?)) AS match_byte,
        toUInt64(greatest(toInt64(match_byte) - ?, 1)) AS around_from,
        substring(content, around_from, ?) AS around,
-       toUInt8(around_from + length(around) <= length(content)) AS cut_after
+       toUInt8(around_from + length(around) <= length(content)) AS cut_after,
+       substring(content, 1, ?) AS head,
+       length(content) AS content_len
 FROM conversations
 WHERE (project, thread_id, start_ns, turn_id) IN (?)
 ORDER BY start_ns DESC, turn_id DESC, revision DESC
@@ -117,10 +121,13 @@ LIMIT 1 BY turn_id`
 
 // The window read around a match holds more characters than snippet shows
 // on either side, even at four bytes a character, so that snippet decides
-// where the shown text starts and ends.
+// where the shown text starts and ends. A turn of at most searchTextBytes
+// is also read whole: when it is messages JSON and their text holds the
+// match, the hit shows that text, not the JSON around it.
 const (
 	aroundBytesBefore = 4 * SnippetRunes / 2
 	aroundBytesAfter  = 4 * SnippetRunes
+	searchTextBytes   = 64 << 10
 )
 
 // searchKey is the sort key of a matching turn.
@@ -142,7 +149,7 @@ func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchH
 		set[i] = clickhouse.GroupSet{Value: []any{k.project, k.thread, k.startNS, k.turnID}}
 	}
 	window := aroundBytesBefore + len(f.Q) + aroundBytesAfter
-	rows, err := s.db.Query(ctx, selectSearchHits, f.Q, uint64(aroundBytesBefore), uint64(window), set)
+	rows, err := s.db.Query(ctx, selectSearchHits, f.Q, uint64(aroundBytesBefore), uint64(window), uint64(searchTextBytes), set)
 	if err != nil {
 		return nil, fmt.Errorf("query search hits: %w", err)
 	}
@@ -150,15 +157,21 @@ func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchH
 	var hits []SearchHit
 	for rows.Next() {
 		var (
-			h                   SearchHit
-			matchAt, aroundFrom uint64
-			cutAfter, internal  uint8
+			h                               SearchHit
+			matchAt, aroundFrom, contentLen uint64
+			cutAfter, internal              uint8
+			head                            string
 		)
 		if err := rows.Scan(&h.TurnID, &h.ThreadID, &h.Project, &h.Phase, &h.Speaker, &h.Role, &h.Model,
-			&h.StartNS, &internal, &matchAt, &aroundFrom, &h.Around, &cutAfter); err != nil {
+			&h.StartNS, &internal, &matchAt, &aroundFrom, &h.Around, &cutAfter, &head, &contentLen); err != nil {
 			return nil, fmt.Errorf("scan search hit: %w", err)
 		}
 		h.Internal = internal != 0
+		if text, ok := messagesText(head, f.Q); ok && uint64(len(head)) == contentLen {
+			h.Around = text
+			hits = append(hits, h)
+			continue
+		}
 		h.Around = strings.ToValidUTF8(h.Around, "")
 		if aroundFrom > 1 {
 			h.Around = "…" + h.Around
@@ -365,4 +378,22 @@ const SnippetRunes = 160
 func (s Store) searchIndexed(ctx context.Context) bool {
 	l, err := s.layout(ctx)
 	return err == nil && l.search
+}
+
+// messagesText is the text of the messages content holds when it is
+// messages JSON and that text holds q (any case); else false, and the hit
+// shows the window of content around the match.
+func messagesText(content, q string) (string, bool) {
+	ms, ok := genai.Parse(content)
+	if !ok {
+		return "", false
+	}
+	texts := make([]string, 0, len(ms))
+	for _, m := range ms {
+		if t := m.Text(); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	text := strings.Join(texts, "\n")
+	return text, strings.Contains(strings.ToLower(text), strings.ToLower(q))
 }
