@@ -66,6 +66,30 @@ type searchView struct {
 	Roles    []string       `json:"-"`
 }
 
+// searchGroup is a thread's hits on a page of results, in their order.
+type searchGroup struct {
+	ThreadID, Title, Project, URL string
+	Hits                          []SearchResult
+}
+
+// Groups are the page's results under their threads, each thread once, in
+// the order of its newest hit on the page: the page shows a title once,
+// then its hits.
+func (v searchView) Groups() []searchGroup {
+	var groups []searchGroup
+	at := map[string]int{}
+	for _, r := range v.Results {
+		i, ok := at[r.ThreadID]
+		if !ok {
+			i = len(groups)
+			at[r.ThreadID] = i
+			groups = append(groups, searchGroup{ThreadID: r.ThreadID, Title: r.ThreadTitle, Project: r.Project, URL: threadURL(r.ThreadID)})
+		}
+		groups[i].Hits = append(groups[i].Hits, r)
+	}
+	return groups
+}
+
 // NextURL is the page of older results, "" when there is none.
 func (v searchView) NextURL() string { return v.pageURL("after", v.Next) }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -157,6 +158,33 @@ func TestSearchSnippetFromMessages(t *testing.T) {
 	if s := b.String(); !strings.Contains(s, "Check the 배포 [NEEDLE] before Friday") ||
 		strings.Contains(s, `"role"`) || strings.Contains(s, "parts") || strings.Contains(s, "{") {
 		t.Errorf("snippet = %q, want the messages' text around the match, no JSON", s)
+	}
+}
+
+// The page shows each thread's title once, then its hits, threads in the
+// order of their newest hit.
+func TestSearchGroupsByThread(t *testing.T) {
+	h, conn := newServer(t)
+	var turns []schema.Turn
+	for i, th := range []string{"alpha", "alpha", "beta", "alpha"} {
+		p, r := call(th, fmt.Sprintf("s%d", i), "plan", 0, "planner", "openai", "gpt-5", 10*i, "the "+th+" marker question", "a marker answer")
+		turns = append(turns, p, r)
+	}
+	testkit.InsertTurns(t, conn, turns...)
+	page := get(t, h, "/search?q=marker").body
+	if n := strings.Count(page, `class="result"`); n != 8 {
+		t.Errorf("%d hits on the page, want 8", n)
+	}
+	heads := regexp.MustCompile(`class="group-link" href="/threads/(\w+)">`).FindAllStringSubmatch(page, -1)
+	var order []string
+	for _, m := range heads {
+		order = append(order, m[1])
+	}
+	if strings.Join(order, ",") != "alpha,beta" {
+		t.Errorf("groups %v, want alpha (newest hit) then beta, each once", order)
+	}
+	if !strings.Contains(page, "6 hits") || !strings.Contains(page, "2 hits") {
+		t.Errorf("group counts missing: want 6 hits under alpha and 2 under beta")
 	}
 }
 
