@@ -140,24 +140,32 @@ func TestSearchSnippetFromMessages(t *testing.T) {
 	h, conn := newServer(t)
 	prompt := `[{"role":"system","parts":[{"type":"text","content":"You plan releases."}]},` +
 		`{"role":"user","parts":[{"type":"text","content":"Check the 배포 NEEDLE\nbefore Friday"}]}]`
+	// A turn too long to read whole: the window around its match, its JSON
+	// taken away.
+	long := `[{"role":"user","parts":[{"type":"text","content":"` + strings.Repeat("filler ", 20_000) + `"}]},` +
+		`{"role":"assistant","parts":[{"type":"text","content":"Check the 배포 NEEDLE\nbefore Friday"}]},` +
+		`{"role":"user","parts":[{"type":"text","content":"` + strings.Repeat("more ", 20_000) + `"}]}]`
 	p, r := call("th1", "s1", "plan", 0, "planner", "openai", "gpt-5", 0, prompt, "ok")
-	testkit.InsertTurns(t, conn, p, r)
+	lp, lr := call("th2", "s2", "plan", 0, "planner", "openai", "gpt-5", 10, long, "ok")
+	testkit.InsertTurns(t, conn, p, r, lp, lr)
 	var got searchAnswer
 	getJSON(t, h, "/api/search?q=needle", http.StatusOK, &got)
-	if len(got.Results) != 1 {
-		t.Fatalf("results = %+v, want one", got.Results)
+	if len(got.Results) != 2 {
+		t.Fatalf("results = %+v, want two", got.Results)
 	}
-	var b strings.Builder
-	for _, s := range got.Results[0].Snippet {
-		if s.Match {
-			fmt.Fprintf(&b, "[%s]", s.Text)
-		} else {
-			b.WriteString(s.Text)
+	for _, res := range got.Results {
+		var b strings.Builder
+		for _, s := range res.Snippet {
+			if s.Match {
+				fmt.Fprintf(&b, "[%s]", s.Text)
+			} else {
+				b.WriteString(s.Text)
+			}
 		}
-	}
-	if s := b.String(); !strings.Contains(s, "Check the 배포 [NEEDLE] before Friday") ||
-		strings.Contains(s, `"role"`) || strings.Contains(s, "parts") || strings.Contains(s, "{") {
-		t.Errorf("snippet = %q, want the messages' text around the match, no JSON", s)
+		if s := b.String(); !strings.Contains(s, "Check the 배포 [NEEDLE] before Friday") ||
+			strings.Contains(s, `"role"`) || strings.Contains(s, "parts") || strings.Contains(s, "{") {
+			t.Errorf("snippet of %s = %q, want the messages' text around the match, no JSON", res.ThreadID, s)
+		}
 	}
 }
 
