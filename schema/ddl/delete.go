@@ -113,10 +113,15 @@ func DeleteStatement(caps Capabilities, table, cond string) string {
 
 // selectMutations counts the mutations of some tables still to do, and the
 // parts they have left to rewrite. %s is the system.mutations to read.
+// A replica whose table is read-only (its ZooKeeper session not back, as
+// after a restart) does no mutation until it is writable again, then does
+// it from the replication log: it is not waited for, as one that is down
+// is not; the IN runs on each replica, against its own system.replicas.
 const selectMutations = `
 SELECT count() AS pending, toUInt64(sum(parts_to_do)) AS parts
 FROM %s
-WHERE database = ? AND has(?, table) AND is_done = 0`
+WHERE database = ? AND has(?, table) AND is_done = 0
+  AND (database, table) NOT IN (SELECT database, table FROM system.replicas WHERE is_readonly)`
 
 // Wait polls the mutations of tables until none is left to do, calling
 // progress (when not nil) with the mutations and parts still to do, each
