@@ -18,16 +18,19 @@ type Removal struct {
 	Notes   uint64 `json:"notes"`
 }
 
-// selectThreadSize reads what one thread holds, and the days of its turns.
-const selectThreadSize = `
+// selectThreadTurns reads a thread's turns, their bytes and the span of
+// their starts, in one pass; selectThreadRest what it holds elsewhere.
+const (
+	selectThreadTurns = `
+SELECT uniqExact(turn_id), sum(length(content)), min(start_ns), max(start_ns)
+FROM conversations
+WHERE thread_id = ?`
+	selectThreadRest = `
 SELECT
-    (SELECT uniqExact(turn_id) FROM conversations WHERE thread_id = ?) AS thread_turns,
-    (SELECT sum(length(content)) FROM conversations WHERE thread_id = ?) AS thread_bytes,
-    (SELECT min(start_ns) FROM conversations WHERE thread_id = ?) AS first_ns,
-    (SELECT max(start_ns) FROM conversations WHERE thread_id = ?) AS last_ns,
     (SELECT uniqExact(span_id) FROM spans WHERE thread_id = ?) AS thread_spans,
     (SELECT uniqExact(turn_id) FROM turn_notes WHERE thread_id = ?) AS thread_notes,
     (SELECT count() FROM thread_meta WHERE thread_id = ?) AS thread_metas`
+)
 
 // threadTables are the tables that hold a thread's rows, each with a
 // thread_id column: what DeleteThread removes before its summary.
@@ -46,8 +49,10 @@ func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, e
 		days  [2]uint64
 		metas uint64
 	)
-	args := []any{id, id, id, id, id, id, id}
-	if err := queryRow(ctx, s.db, selectThreadSize, args, &r.Turns, &r.Bytes, &days[0], &days[1], &r.Spans, &r.Notes, &metas); err != nil {
+	if err := queryRow(ctx, s.db, selectThreadTurns, []any{id}, &r.Turns, &r.Bytes, &days[0], &days[1]); err != nil {
+		return Removal{}, days, fmt.Errorf("read the turns of thread %s: %w", id, err)
+	}
+	if err := queryRow(ctx, s.db, selectThreadRest, []any{id, id, id}, &r.Spans, &r.Notes, &metas); err != nil {
 		return Removal{}, days, fmt.Errorf("read the size of thread %s: %w", id, err)
 	}
 	if r.Turns == 0 && r.Spans == 0 && r.Notes == 0 && metas == 0 {

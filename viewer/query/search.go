@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
-
-	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // SearchFilter is a search across threads: the text to find and the bounds
@@ -167,7 +165,7 @@ func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchH
 			return nil, fmt.Errorf("scan search hit: %w", err)
 		}
 		h.Internal = internal != 0
-		if text, ok := messagesText(head, f.Q); ok && uint64(len(head)) == contentLen {
+		if text, ok := messagesText(head, f.Q, uint64(len(head)) == contentLen); ok {
 			h.Around = text
 			hits = append(hits, h)
 			continue
@@ -378,22 +376,4 @@ const SnippetRunes = 160
 func (s Store) searchIndexed(ctx context.Context) bool {
 	l, err := s.layout(ctx)
 	return err == nil && l.search
-}
-
-// messagesText is the text of the messages content holds when it is
-// messages JSON and that text holds q (any case); else false, and the hit
-// shows the window of content around the match.
-func messagesText(content, q string) (string, bool) {
-	ms, ok := genai.Parse(content)
-	if !ok {
-		return "", false
-	}
-	texts := make([]string, 0, len(ms))
-	for _, m := range ms {
-		if t := m.Text(); t != "" {
-			texts = append(texts, t)
-		}
-	}
-	text := strings.Join(texts, "\n")
-	return text, strings.Contains(strings.ToLower(text), strings.ToLower(q))
 }

@@ -3,6 +3,8 @@ package query
 import (
 	"strconv"
 	"strings"
+
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // fragmentText is the text of a window cut out of messages JSON (a turn
@@ -108,4 +110,25 @@ func unescapeJSON(lit string) string {
 		}
 	}
 	return b.String()
+}
+
+// messagesText is the text of the messages content holds when it is the
+// turn's whole content (whole), messages JSON, and that text holds q (any
+// case); else false, and the hit shows the window around the match.
+func messagesText(content, q string, whole bool) (string, bool) {
+	if !whole {
+		return "", false
+	}
+	ms, ok := genai.Parse(content)
+	if !ok {
+		return "", false
+	}
+	texts := make([]string, 0, len(ms))
+	for _, m := range ms {
+		if t := m.Text(); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	text := strings.Join(texts, "\n")
+	return text, strings.Contains(strings.ToLower(text), strings.ToLower(q))
 }
