@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -197,7 +198,8 @@ func TestMCPServer(t *testing.T) {
 		}
 		for _, h := range got.Hits {
 			if h.ThreadID != thread || h.ThreadTitle == "" || h.TurnID == "" || h.Speaker == "" || h.Phase == "" || h.Role != schema.RolePrompt ||
-				!strings.Contains(strings.ToLower(h.Snippet), "critique plan") || strings.Contains(h.Snippet, `"role"`) {
+				!strings.Contains(strings.ToLower(h.Snippet), "critique plan") || strings.Contains(h.Snippet, `"role"`) ||
+				utf8.RuneCountInString(h.Snippet) > query.SnippetRunes+2 {
 				t.Errorf("search hit %+v: want a prompt of the demo thread with a text snippet around the match", h)
 			}
 		}

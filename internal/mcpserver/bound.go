@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"encoding/json"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/convtrace/convtrace/viewer/query"
@@ -76,6 +75,3 @@ func shrink[T any](n, items int, build func(textBytes, drop int) T) T {
 	}
 	return out
 }
-
-// oneLine puts s on one line, runs of white space as one space.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -11,9 +11,8 @@ import (
 
 // Bounds of search.
 const (
-	defaultHits  = 20
-	maxHits      = 100
-	snippetBytes = 4 * query.SnippetRunes
+	defaultHits = 20
+	maxHits     = 100
 )
 
 const searchDoc = `Find turns across all threads whose content or speaker holds a text (any case, any script), ` +
@@ -93,14 +92,10 @@ func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
 		return searchOut{}, err
 	}
 	for _, h := range hits {
-		snippet, cut := cutText(oneLine(h.Around), snippetBytes)
-		if cut {
-			snippet += "…"
-		}
 		out.Hits = append(out.Hits, hitOut{
 			ThreadID: h.ThreadID, ThreadTitle: cmp.Or(titles[h.ThreadID], h.ThreadID), Project: h.Project,
 			TurnID: h.TurnID, Speaker: h.Speaker, Phase: h.Phase, Role: h.Role, Model: h.Model,
-			Time: time.Unix(0, int64(h.StartNS)).UTC(), Snippet: snippet, Internal: h.Internal,
+			Time: time.Unix(0, int64(h.StartNS)).UTC(), Snippet: query.Snippet(h.Around, f.Q), Internal: h.Internal,
 		})
 	}
 	return out, nil
