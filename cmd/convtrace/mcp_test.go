@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -360,4 +362,70 @@ func bigTurns(thread string, n, size int) []schema.Turn {
 func usageJSON(u query.CostUsage) string {
 	b, _ := json.Marshal(u)
 	return string(b)
+}
+
+// convtrace mcp writes the protocol alone on stdout, one JSON-RPC message
+// a line, and ends with exit status 0 when its client closes stdin.
+func TestMCPStdoutIsProtocol(t *testing.T) {
+	_, dsn := testkit.Open(t)
+	cmd := exec.Command(testkit.Binary(t), "mcp", "--clickhouse", dsn)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := new(testkit.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	exchange := func(request string, id int) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(stdin, request+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() {
+			t.Fatalf("no answer to %s: %v\nstderr:\n%s", request, lines.Err(), stderr)
+		}
+		var msg map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &msg); err != nil || msg["jsonrpc"] != "2.0" || msg["id"] != float64(id) {
+			t.Fatalf("stdout line %q: not the JSON-RPC answer %d (%v)", lines.Text(), id, err)
+		}
+		return msg
+	}
+	init := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, 1)
+	if info := init["result"].(map[string]any)["serverInfo"].(map[string]any); info["name"] != "convtrace" {
+		t.Errorf("serverInfo %v, want convtrace", info)
+	}
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	res := exchange(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_threads","arguments":{}}}`, 2)
+	if res["result"].(map[string]any)["isError"] == true {
+		t.Errorf("list_threads on an empty store: %v", res)
+	}
+	stdin.Close()
+	if lines.Scan() {
+		t.Errorf("stdout after the last answer: %q", lines.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("convtrace mcp after stdin closed: %v\nstderr:\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr.String(), "convtrace MCP server on stdio") {
+		t.Errorf("stderr %q, want the server's start line", stderr)
+	}
+}
+
+func TestMCPWithoutStore(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCapture(t, "mcp", "--data", dir)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "no local store in "+dir) {
+		t.Errorf("convtrace mcp --data %s: exit %d, stdout %q, stderr %q; want exit 1 naming the missing store", dir, code, stdout, stderr)
+	}
 }
