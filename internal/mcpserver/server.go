@@ -106,6 +106,8 @@ func toolError(err error) error {
 	switch {
 	case errors.As(err, &pe):
 		return fmt.Errorf("bad argument %s", pe.Error())
+	case errors.Is(err, query.ErrTurnNotFound):
+		return fmt.Errorf("%w: get_thread without turn_id lists the thread's turns", err)
 	case errors.Is(err, query.ErrNotFound):
 		return fmt.Errorf("%w: list_threads or search gives the ids of stored threads", err)
 	}
