@@ -1,7 +1,6 @@
 package viewer
 
 import (
-	"encoding/base64"
 	"net/url"
 	"strconv"
 	"strings"
@@ -80,18 +79,4 @@ func checkParams(u *url.URL) error {
 		}
 	}
 	return nil
-}
-
-// parseCursor reads a Cursor written by Cursor.String; "" is no cursor.
-func parseCursor(param, value string) (*query.Cursor, error) {
-	if value == "" {
-		return nil, nil
-	}
-	ns, id, ok := strings.Cut(value, ".")
-	n, err := strconv.ParseUint(ns, 10, 64)
-	raw, err2 := base64.RawURLEncoding.DecodeString(id)
-	if !ok || err != nil || err2 != nil {
-		return nil, query.BadParam(param, "%q is not a page cursor: take it from a Newer or Older link", value)
-	}
-	return &query.Cursor{LastNS: n, ID: string(raw)}, nil
 }

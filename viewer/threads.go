@@ -138,10 +138,10 @@ func (s *Server) threadFilter(c *gin.Context) (query.ThreadFilter, error) {
 	if f.Limit, err = parseLimit("limit", c.Query("limit"), def, max); err != nil {
 		return f, err
 	}
-	if f.Before, err = parseCursor("before", c.Query("before")); err != nil {
+	if f.Before, err = query.ParseCursor("before", c.Query("before")); err != nil {
 		return f, err
 	}
-	if f.After, err = parseCursor("after", c.Query("after")); err != nil {
+	if f.After, err = query.ParseCursor("after", c.Query("after")); err != nil {
 		return f, err
 	}
 	if f.Before != nil && f.After != nil {

@@ -3,8 +3,6 @@ package viewer
 import (
 	"testing"
 	"time"
-
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 func TestRelativeTime(t *testing.T) {
@@ -31,22 +29,5 @@ func TestRelativeTime(t *testing.T) {
 		if got := relativeTime(now, now.Add(-tt.ago)); got != tt.want {
 			t.Errorf("relativeTime(now, now-%v) = %q, want %q", tt.ago, got, tt.want)
 		}
-	}
-}
-
-func TestCursor(t *testing.T) {
-	for _, c := range []query.Cursor{{LastNS: 0, ID: ""}, {LastNS: 1777626111000000000, ID: "th-long"}, {LastNS: 5, ID: "team/a b?c=d.e"}, {LastNS: 7, ID: "데이터 🚀"}} {
-		got, err := parseCursor("before", c.String())
-		if err != nil || got == nil || *got != c {
-			t.Errorf("parseCursor(%q) = %v, %v; want %v", c.String(), got, err, c)
-		}
-	}
-	for _, bad := range []string{"x", "12", "12.!!", "-1.YQ", "1.YQ=", ".YQ"} {
-		if got, err := parseCursor("before", bad); err == nil {
-			t.Errorf("parseCursor(%q) = %v, want an error", bad, got)
-		}
-	}
-	if got, err := parseCursor("before", ""); got != nil || err != nil {
-		t.Errorf(`parseCursor("") = %v, %v; want no cursor`, got, err)
 	}
 }

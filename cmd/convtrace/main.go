@@ -39,6 +39,7 @@ var commands = []command{
 	{"demo", "record one demo pipeline run through the in-process exporter", false, demoCmd},
 	{"status", "print the local store's DSN, viewer URL and OTLP endpoints", false, statusCmd},
 	{"migrate", "apply pending schema migrations and print the schema version", false, migrateCmd},
+	{"mcp", "serve the history to an agent as MCP tools on stdio (list_threads, get_thread, search, ...)", false, mcpCmd},
 	{"cost", "print token usage and cost grouped by day, model, provider, phase, speaker or agent", false, costCmd},
 	{"reprice", "recompute the priced costs of a time range after a price change", false, repriceCmd},
 	{"export", "write threads (one, a project's, a time range's) as a versioned JSON or JSONL export", false, exportCmd},

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/convtrace/convtrace/internal/mcpserver"
+	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/query"
+)
+
+// mcpCmd serves the history over MCP on the command's standard input and
+// output, which carry the protocol alone: progress and logs go to stderr.
+func mcpCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
+	var sf storageFlags
+	sf.register(fs)
+	prices := fs.String("prices", "", "price file (YAML or JSON) over the built-in table, for the cost tool's cache savings")
+	return func(ctx context.Context, out streams, _ []string) error {
+		p, err := loadPrices(*prices)
+		if err != nil {
+			return err
+		}
+		st, err := sf.openExisting(ctx, out.stderr)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		store := query.New(st.conn, viewer.DefaultThreadLimit, viewer.DefaultInterruptedAfter)
+		logger := slog.New(slog.NewTextHandler(out.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		srv := mcpserver.New(store, buildVersion(), mcpserver.WithPrices(p), mcpserver.WithLogger(logger))
+		fmt.Fprintln(out.stderr, "convtrace MCP server on stdio: list_threads, get_thread, search, recent_context, cost")
+		t := &mcp.IOTransport{Reader: io.NopCloser(out.stdin), Writer: nopWriteCloser{out.stdout}}
+		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			return err
+		}
+		return nil
+	}
+}
+
+// nopWriteCloser is a writer the transport may close without closing it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// buildVersion is the module version convtrace was built at, "(devel)"
+// for a build from a checkout.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}

@@ -1,0 +1,431 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/convtrace/convtrace/internal/mcpserver"
+	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/query"
+)
+
+// mcpSession runs `convtrace mcp` on dsn as a child process and connects
+// the SDK's client to it; both end with the test. What the server prints
+// on stderr goes to the returned buffer.
+func mcpSession(t *testing.T, dsn string) (*mcp.ClientSession, *testkit.Buffer) {
+	t.Helper()
+	stderr := new(testkit.Buffer)
+	cmd := exec.Command(testkit.Binary(t), "mcp", "--clickhouse", dsn)
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "convtrace-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to convtrace mcp: %v\nstderr:\n%s", err, stderr)
+	}
+	t.Cleanup(func() {
+		if err := session.Close(); err != nil {
+			t.Logf("close session: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("convtrace mcp stderr:\n%s", stderr)
+		}
+	})
+	return session, stderr
+}
+
+// callTool calls a tool and decodes its structured answer into out; it
+// returns the result, whose IsError says whether the tool refused.
+func callTool(t *testing.T, s *mcp.ClientSession, name string, args map[string]any, out any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	if res.IsError || out == nil {
+		return res
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: decode %s: %v", name, b, err)
+	}
+	return res
+}
+
+// resultText is the text of a tool's answer.
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// The MCP server, as a client sees it over the real `convtrace mcp`
+// process: five tools with schemas, each answering from the demo run what
+// the viewer and `convtrace cost` say, bad arguments refused with a
+// message, and a thread of large turns cut to the size bound.
+func TestMCPServer(t *testing.T) {
+	dsn := testkit.DSN(t)
+	code, out, stderr := runCapture(t, "demo", "--clickhouse", dsn)
+	if code != 0 {
+		t.Fatalf("demo: exit %d, stderr %q", code, stderr)
+	}
+	thread := strings.TrimSpace(out)
+	conn, err := ddl.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const bigThread = "th-mcp-big"
+	testkit.InsertTurns(t, conn, bigTurns(bigThread, 30, 100<<10)...)
+
+	session, _ := mcpSession(t, dsn)
+
+	t.Run("tools", func(t *testing.T) {
+		res, err := session.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+			schema, _ := tool.InputSchema.(map[string]any)
+			if schema["type"] != "object" || len(schema["properties"].(map[string]any)) == 0 {
+				t.Errorf("tool %s: input schema %v, want an object with properties", tool.Name, tool.InputSchema)
+			}
+			if tool.Annotations == nil || !tool.Annotations.ReadOnlyHint || !strings.Contains(tool.Description, "At most") {
+				t.Errorf("tool %s: annotations %+v, description %q; want read-only and its bounds said", tool.Name, tool.Annotations, tool.Description)
+			}
+		}
+		slices.Sort(names)
+		if want := []string{"cost", "get_thread", "list_threads", "recent_context", "search"}; !slices.Equal(names, want) {
+			t.Errorf("tools %v, want %v", names, want)
+		}
+	})
+
+	t.Run("list_threads", func(t *testing.T) {
+		var got struct {
+			Threads []query.Thread `json:"threads"`
+			Older   string         `json:"older"`
+		}
+		callTool(t, session, "list_threads", map[string]any{"limit": 1}, &got)
+		if len(got.Threads) != 1 || got.Older == "" {
+			t.Fatalf("list_threads limit 1: %+v, want one thread and an older cursor", got)
+		}
+		first := got.Threads[0].ID
+		callTool(t, session, "list_threads", map[string]any{"before": got.Older}, &got)
+		ids := []string{first}
+		for _, th := range got.Threads {
+			ids = append(ids, th.ID)
+		}
+		if !slices.Contains(ids, thread) || !slices.Contains(ids, bigThread) || len(ids) != 2 {
+			t.Errorf("list_threads pages: %v, want the demo thread %s and %s", ids, thread, bigThread)
+		}
+		callTool(t, session, "list_threads", map[string]any{"project": "demo"}, &got)
+		if len(got.Threads) != 1 || got.Threads[0].ID != thread || got.Threads[0].Turns == 0 || got.Threads[0].Title == "" {
+			t.Errorf("list_threads project demo: %+v, want the demo thread with its title and turns", got.Threads)
+		}
+	})
+
+	t.Run("get_thread", func(t *testing.T) {
+		var got mcpThread
+		callTool(t, session, "get_thread", map[string]any{"thread_id": thread}, &got)
+		if got.Thread.ID != thread || got.Shown == 0 || got.Shown != got.Total || strings.Contains(got.More, "older turns") {
+			t.Fatalf("get_thread: thread %q, shown %d of %d, more %q", got.Thread.ID, got.Shown, got.Total, got.More)
+		}
+		if phases, want := got.phases(), "plan,review,execute,verify,revision"; phases != want {
+			t.Errorf("get_thread phases %s, want %s", phases, want)
+		}
+		turns := 0
+		for _, p := range got.Phases {
+			for _, r := range p.Rounds {
+				for _, turn := range r.Turns {
+					turns++
+					if turn.TurnID == "" || (turn.Text == "" && len(turn.Messages) == 0 && turn.Role != schema.RoleToolCall) {
+						t.Errorf("turn %+v has no id or no text", turn)
+					}
+				}
+			}
+		}
+		if turns != got.Shown {
+			t.Errorf("get_thread: %d turns in phases, shown says %d", turns, got.Shown)
+		}
+		var review mcpThread
+		callTool(t, session, "get_thread", map[string]any{"thread_id": thread, "phase": []string{"Review"}, "role": "response"}, &review)
+		if review.phases() != "review" || review.Total == 0 || review.Total >= got.Total {
+			t.Errorf("get_thread phase Review, role response: phases %q, %d of %d turns", review.phases(), review.Total, got.Total)
+		}
+	})
+
+	t.Run("search", func(t *testing.T) {
+		var got struct {
+			Hits []struct {
+				ThreadID    string `json:"thread_id"`
+				ThreadTitle string `json:"thread_title"`
+				TurnID      string `json:"turn_id"`
+				Speaker     string `json:"speaker"`
+				Phase       string `json:"phase"`
+				Role        string `json:"role"`
+				Snippet     string `json:"snippet"`
+			} `json:"hits"`
+		}
+		callTool(t, session, "search", map[string]any{"q": "critique plan", "limit": 100}, &got)
+		if len(got.Hits) == 0 {
+			t.Fatal("search critique plan: no hit in the demo")
+		}
+		for _, h := range got.Hits {
+			if h.ThreadID != thread || h.ThreadTitle == "" || h.TurnID == "" || h.Speaker == "" || h.Phase == "" || h.Role != schema.RolePrompt ||
+				!strings.Contains(strings.ToLower(h.Snippet), "critique plan") || strings.Contains(h.Snippet, `"role"`) ||
+				utf8.RuneCountInString(h.Snippet) > query.SnippetRunes+2 {
+				t.Errorf("search hit %+v: want a prompt of the demo thread with a text snippet around the match", h)
+			}
+		}
+	})
+
+	t.Run("recent_context", func(t *testing.T) {
+		var got struct {
+			ThreadID string                 `json:"thread_id"`
+			Messages []query.ContextMessage `json:"messages"`
+		}
+		callTool(t, session, "recent_context", map[string]any{"thread_id": thread, "limit": 7}, &got)
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/api/threads/"+thread+"/context?limit=7", nil)
+		req.Host = "127.0.0.1"
+		viewer.New(conn).Handler().ServeHTTP(rec, req)
+		var want struct {
+			Messages []query.ContextMessage `json:"messages"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &want); rec.Code != http.StatusOK || err != nil {
+			t.Fatalf("viewer context API: %d %s", rec.Code, rec.Body)
+		}
+		if len(got.Messages) != 7 || !reflect.DeepEqual(got.Messages, want.Messages) {
+			t.Errorf("recent_context:\n%+v\nwant the viewer API's\n%+v", got.Messages, want.Messages)
+		}
+	})
+
+	t.Run("cost", func(t *testing.T) {
+		var got struct {
+			Totals query.CostUsage `json:"totals"`
+			Table  query.CostTable `json:"table"`
+		}
+		callTool(t, session, "cost", map[string]any{"from": "7d", "by": []string{"phase", "model"}}, &got)
+		code, out, stderr := runCapture(t, "cost", "--clickhouse", dsn, "--since", "7d", "--by", "phase,model", "--format", "json")
+		if code != 0 {
+			t.Fatalf("convtrace cost: exit %d, %s", code, stderr)
+		}
+		var want struct {
+			Totals query.CostUsage `json:"totals"`
+			Rows   []query.CostGroup
+		}
+		if err := json.Unmarshal([]byte(out), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got.Totals.Calls == 0 || query.Deref(got.Totals.CostUSD) == 0 || !reflect.DeepEqual(got.Totals, want.Totals) {
+			t.Errorf("cost totals %s, want convtrace cost's %s", usageJSON(got.Totals), usageJSON(want.Totals))
+		}
+		if !reflect.DeepEqual(got.Table.By, []string{"phase", "model"}) || !reflect.DeepEqual(got.Table.Rows, want.Rows) {
+			t.Errorf("cost table by %v: %d rows, want convtrace cost's %d", got.Table.By, len(got.Table.Rows), len(want.Rows))
+		}
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		tests := []struct {
+			tool string
+			args map[string]any
+			want string
+		}{
+			{"get_thread", map[string]any{"thread_id": "no-such-thread"}, `thread "no-such-thread": thread not found`},
+			{"get_thread", map[string]any{"thread_id": thread, "limit": 500}, "limit: 500 is not a number from 1 to 200"},
+			{"get_thread", map[string]any{"thread_id": thread, "from": "last week"}, `from: "last week" is not a time`},
+			{"get_thread", map[string]any{"thread_id": thread, "from": "1h", "to": "2h"}, `to: "2h" is before from "1h"`},
+			{"get_thread", map[string]any{"thread_id": thread, "turn_id": "nope"}, "turn not found"},
+			{"get_thread", map[string]any{}, "thread_id"},
+			{"list_threads", map[string]any{"limit": 0.5}, "limit"},
+			{"list_threads", map[string]any{"limit": 101}, "limit: 101 is not a number from 1 to 100"},
+			{"list_threads", map[string]any{"before": "garbage"}, `before: "garbage" is not a page cursor`},
+			{"search", map[string]any{"q": " "}, "q: is empty"},
+			{"search", map[string]any{"q": "plan", "colour": "red"}, "colour"},
+			{"recent_context", map[string]any{"thread_id": "no-such-thread"}, "thread not found"},
+			{"recent_context", map[string]any{"thread_id": thread, "limit": 201}, "limit: 201 is not a number from 1 to 200"},
+			{"cost", map[string]any{"by": []string{"colour"}}, `by: "colour" is not one of day, model`},
+			{"cost", map[string]any{"from": "tomorrow"}, `from: "tomorrow" is not a time`},
+		}
+		for _, tt := range tests {
+			res := callTool(t, session, tt.tool, tt.args, nil)
+			if text := resultText(res); !res.IsError || !strings.Contains(text, tt.want) {
+				t.Errorf("%s %v: error %v, %q; want a tool error saying %q", tt.tool, tt.args, res.IsError, text, tt.want)
+			}
+		}
+		// The server is still up after them.
+		if _, err := session.ListTools(context.Background(), nil); err != nil {
+			t.Errorf("list tools after the bad calls: %v", err)
+		}
+	})
+
+	t.Run("size bound", func(t *testing.T) {
+		var got mcpThread
+		res := callTool(t, session, "get_thread", map[string]any{"thread_id": bigThread, "limit": 200, "text_bytes": 65536}, &got)
+		wire, _ := json.Marshal(res)
+		if len(wire) > mcpserver.MaxAnswerBytes+1<<10 {
+			t.Errorf("get_thread of 30 turns of 100 KB: %d bytes, over %d", len(wire), mcpserver.MaxAnswerBytes)
+		}
+		if got.Total != 30 || got.TextBytes >= 65536 || !strings.Contains(got.More, "turn_id") {
+			t.Errorf("get_thread of large turns: total %d, text_bytes %d, more %q; want 30, a smaller cut, and how to read more", got.Total, got.TextBytes, got.More)
+		}
+		last := got.Phases[len(got.Phases)-1].Rounds[0].Turns
+		turn := last[len(last)-1]
+		if !turn.Cut || len(turn.Text) > got.TextBytes {
+			t.Errorf("a 100 KB turn: cut %v, %d bytes of text; want cut to %d", turn.Cut, len(turn.Text), got.TextBytes)
+		}
+		var one mcpThread
+		callTool(t, session, "get_thread", map[string]any{"thread_id": bigThread, "turn_id": turn.TurnID, "text_bytes": 65536}, &one)
+		if one.Shown != 1 || len(one.Phases[0].Rounds[0].Turns[0].Text) != 65536 || !one.Phases[0].Rounds[0].Turns[0].Cut {
+			t.Errorf("get_thread turn_id %s text_bytes 65536: %+v; want its first 65536 bytes, cut", turn.TurnID, one.Phases)
+		}
+	})
+}
+
+// mcpThread is get_thread's answer as a client reads it.
+type mcpThread struct {
+	Thread    query.Thread `json:"thread"`
+	Shown     int          `json:"shown"`
+	Total     int          `json:"total"`
+	TextBytes int          `json:"text_bytes"`
+	More      string       `json:"more"`
+	Phases    []struct {
+		Phase  string `json:"phase"`
+		Rounds []struct {
+			Round uint16 `json:"round"`
+			Turns []struct {
+				TurnID   string `json:"turn_id"`
+				Role     string `json:"role"`
+				Text     string `json:"text"`
+				Messages []struct{ Role, Text string }
+				Cut      bool `json:"cut"`
+			} `json:"turns"`
+		} `json:"rounds"`
+	} `json:"phases"`
+}
+
+// phases lists the answer's phase keys in order.
+func (th mcpThread) phases() string {
+	var keys []string
+	for _, p := range th.Phases {
+		keys = append(keys, p.Phase)
+	}
+	return strings.Join(keys, ",")
+}
+
+// bigTurns are n responses of a thread, each of size bytes of text.
+func bigTurns(thread string, n, size int) []schema.Turn {
+	text := strings.Repeat("0123456789abcdef", size/16)
+	start := time.Now().Add(-time.Hour)
+	turns := make([]schema.Turn, n)
+	for i := range turns {
+		span := thread + "-" + string(rune('a'+i))
+		turns[i] = schema.Turn{
+			TurnID: schema.ResponseTurnID(span, false), TraceID: "trace-" + thread, SpanID: span, Project: "big",
+			ThreadID: thread, Phase: "execute", Speaker: "writer", Role: schema.RoleResponse, Seq: 1,
+			Status: schema.StatusOK, StartNS: uint64(start.Add(time.Duration(i) * time.Second).UnixNano()),
+			Content: text, ContentBytes: uint32(len(text)),
+		}
+	}
+	return turns
+}
+
+// usageJSON prints a CostUsage's sums for a test's message.
+func usageJSON(u query.CostUsage) string {
+	b, _ := json.Marshal(u)
+	return string(b)
+}
+
+// convtrace mcp writes the protocol alone on stdout, one JSON-RPC message
+// a line, and ends with exit status 0 when its client closes stdin.
+func TestMCPStdoutIsProtocol(t *testing.T) {
+	_, dsn := testkit.Open(t)
+	cmd := exec.Command(testkit.Binary(t), "mcp", "--clickhouse", dsn)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := new(testkit.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	exchange := func(request string, id int) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(stdin, request+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !lines.Scan() {
+			t.Fatalf("no answer to %s: %v\nstderr:\n%s", request, lines.Err(), stderr)
+		}
+		var msg map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &msg); err != nil || msg["jsonrpc"] != "2.0" || msg["id"] != float64(id) {
+			t.Fatalf("stdout line %q: not the JSON-RPC answer %d (%v)", lines.Text(), id, err)
+		}
+		return msg
+	}
+	init := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, 1)
+	if info := init["result"].(map[string]any)["serverInfo"].(map[string]any); info["name"] != "convtrace" {
+		t.Errorf("serverInfo %v, want convtrace", info)
+	}
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	res := exchange(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_threads","arguments":{}}}`, 2)
+	if res["result"].(map[string]any)["isError"] == true {
+		t.Errorf("list_threads on an empty store: %v", res)
+	}
+	stdin.Close()
+	if lines.Scan() {
+		t.Errorf("stdout after the last answer: %q", lines.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("convtrace mcp after stdin closed: %v\nstderr:\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr.String(), "convtrace MCP server on stdio") {
+		t.Errorf("stderr %q, want the server's start line", stderr)
+	}
+}
+
+func TestMCPWithoutStore(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runCapture(t, "mcp", "--data", dir)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "no local store in "+dir) {
+		t.Errorf("convtrace mcp --data %s: exit %d, stdout %q, stderr %q; want exit 1 naming the missing store", dir, code, stdout, stderr)
+	}
+}

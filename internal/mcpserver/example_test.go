@@ -1,0 +1,30 @@
+package mcpserver_test
+
+import (
+	"context"
+	"log"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/convtrace/convtrace/internal/mcpserver"
+	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/viewer/query"
+)
+
+// Serve the tools on standard input and output over a convtrace database,
+// as `convtrace mcp` does. The example needs a ClickHouse server, so it is
+// compiled but not run; the package's tests run the same wiring against a
+// real one.
+func ExampleNew() {
+	ctx := context.Background()
+	conn, err := ddl.OpenExisting(ctx, "clickhouse://127.0.0.1:9000/convtrace")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	srv := mcpserver.New(query.New(conn, 200, 5*time.Minute), "v1.0.0")
+	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
+		log.Fatal(err)
+	}
+}

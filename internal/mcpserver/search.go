@@ -1,0 +1,102 @@
+package mcpserver
+
+import (
+	"cmp"
+	"context"
+	"strings"
+	"time"
+
+	"github.com/convtrace/convtrace/viewer/query"
+)
+
+// Bounds of search.
+const (
+	defaultHits = 20
+	maxHits     = 100
+)
+
+const searchDoc = `Find turns across all threads whose content or speaker holds a text (any case, any script), ` +
+	`newest first, as the viewer's search page does: each hit with its thread id and title, turn id, speaker, phase, ` +
+	`role, model, time and a one-line snippet of the message text around the match. Filter by project, role and time ` +
+	`(from/to: RFC 3339, a date, or an age such as 7d). At most 100 hits a call (limit, default 20); pass next ` +
+	`as after for the older hits. Read a hit's turn whole with get_thread (thread_id, turn_id).`
+
+type searchIn struct {
+	Q       string        `json:"q" jsonschema:"the text to find"`
+	Project string        `json:"project,omitempty" jsonschema:"only this project"`
+	Role    string        `json:"role,omitempty" jsonschema:"only this role: prompt, response, system, tool_call, tool_result, error, ..."`
+	From    string        `json:"from,omitempty" jsonschema:"only turns that started at or after this time: RFC 3339, a date, or an age such as 24h"`
+	To      string        `json:"to,omitempty" jsonschema:"only turns that started at or before this time, like from"`
+	Limit   int           `json:"limit,omitempty" jsonschema:"how many hits: 1 to 100 (default 20)"`
+	After   *searchCursor `json:"after,omitempty" jsonschema:"next of an earlier answer: the hits older than it"`
+}
+
+type searchOut struct {
+	Hits []hitOut `json:"hits"`
+	// Next is where the older hits start (after of the next call), nil
+	// when there are none.
+	Next *searchCursor `json:"next"`
+}
+
+// searchCursor is where a page of hits ends: hits are ordered by start
+// time, then turn id, newest first.
+type searchCursor struct {
+	StartNS uint64 `json:"start_ns"`
+	TurnID  string `json:"turn_id"`
+}
+
+type hitOut struct {
+	ThreadID    string    `json:"thread_id"`
+	ThreadTitle string    `json:"thread_title"`
+	Project     string    `json:"project,omitempty"`
+	TurnID      string    `json:"turn_id"`
+	Speaker     string    `json:"speaker,omitempty"`
+	Phase       string    `json:"phase,omitempty"`
+	Role        string    `json:"role"`
+	Model       string    `json:"model,omitempty"`
+	Time        time.Time `json:"time"`
+	Snippet     string    `json:"snippet"`
+	Internal    bool      `json:"internal,omitempty"`
+}
+
+func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
+	f := query.SearchFilter{Q: strings.TrimSpace(in.Q), Project: in.Project, Role: in.Role}
+	if in.After != nil {
+		f.After = &query.SearchCursor{StartNS: in.After.StartNS, TurnID: in.After.TurnID}
+	}
+	switch {
+	case f.Q == "":
+		return searchOut{}, query.BadParam("q", "is empty: give the text to find")
+	case len(f.Q) > maxQueryRunes:
+		return searchOut{}, query.BadParam("q", "is longer than %d bytes", maxQueryRunes)
+	}
+	limit, err := inRange("limit", in.Limit, defaultHits, 1, maxHits)
+	if err != nil {
+		return searchOut{}, err
+	}
+	if f.FromNS, f.ToNS, err = query.TimeRange(in.From, in.To, time.Now()); err != nil {
+		return searchOut{}, err
+	}
+	hits, err := s.store.Search(ctx, f, limit+1)
+	if err != nil {
+		return searchOut{}, err
+	}
+	out := searchOut{Hits: []hitOut{}}
+	if len(hits) > limit {
+		hits = hits[:limit]
+		last := hits[limit-1]
+		out.Next = &searchCursor{StartNS: last.StartNS, TurnID: last.TurnID}
+	}
+	titles, err := s.store.ThreadTitles(ctx, hits)
+	if err != nil {
+		return searchOut{}, err
+	}
+	for _, h := range hits {
+		out.Hits = append(out.Hits, hitOut{
+			ThreadID: h.ThreadID, ThreadTitle: cmp.Or(titles[h.ThreadID], h.ThreadID), Project: h.Project,
+			TurnID: h.TurnID, Speaker: h.Speaker, Phase: h.Phase, Role: h.Role, Model: h.Model,
+			Time: time.Unix(0, int64(h.StartNS)).UTC(), Snippet: query.Snippet(h.Around, f.Q), Internal: h.Internal,
+		})
+	}
+	return out, nil
+}
