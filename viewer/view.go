@@ -3,7 +3,6 @@ package viewer
 import (
 	"hash/fnv"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -113,35 +112,20 @@ func newThreadView(th query.Thread, turns []query.Turn, q string) threadView {
 		v.LastNS = max(v.LastNS, t.StartNS)
 	}
 	calls := groupCalls(views, q)
-
-	type group struct {
-		name   string
-		rounds map[uint16][]*callView
-	}
-	groups := map[string]*group{}
-	var firstSeen []string // phase keys in order of first appearance
-	for _, c := range calls {
-		g, ok := groups[c.PhaseKey]
-		if !ok {
-			g = &group{name: query.PhaseName(c.PhaseKey, c.Phase), rounds: map[uint16][]*callView{}}
-			groups[c.PhaseKey] = g
-			firstSeen = append(firstSeen, c.PhaseKey)
+	at := func(c *callView) (string, uint16) { return c.Phase, c.Round }
+	for _, g := range query.GroupItemsByPhase(calls, at, func(c *callView) *callView { return c }) {
+		pv := phaseView{Key: g.Key, Name: g.Name}
+		for _, r := range g.Rounds {
+			pv.Rounds = append(pv.Rounds, roundView{Round: r.Round, Calls: r.Turns})
 		}
-		g.rounds[c.Round] = append(g.rounds[c.Round], c)
+		v.Phases = append(v.Phases, pv)
+	}
+	for _, c := range calls {
 		if n := len(v.Bands); n == 0 || v.Bands[n-1].Key != c.PhaseKey || v.Bands[n-1].Round != c.Round {
-			v.Bands = append(v.Bands, bandView{Key: c.PhaseKey, Name: g.name, Round: c.Round})
+			v.Bands = append(v.Bands, bandView{Key: c.PhaseKey, Name: query.PhaseName(c.PhaseKey, c.Phase), Round: c.Round})
 		}
 		band := &v.Bands[len(v.Bands)-1]
 		band.Calls = append(band.Calls, c)
-	}
-	for _, key := range query.PhaseOrder(firstSeen) {
-		g := groups[key]
-		pv := phaseView{Key: key, Name: g.name}
-		for r, cs := range g.rounds {
-			pv.Rounds = append(pv.Rounds, roundView{Round: r, Calls: cs})
-		}
-		slices.SortFunc(pv.Rounds, func(a, b roundView) int { return int(a.Round) - int(b.Round) })
-		v.Phases = append(v.Phases, pv)
 	}
 	return v
 }
