@@ -24,12 +24,12 @@ type callView struct {
 
 	// Of the call as a whole, from its turns.
 	Speaker, Agent, Phase, PhaseKey, Model, Provider, Tool string
-	SpeakerSegs                                          []Segment
-	Round                                                uint16
-	StartNS, DurationNS                                  uint64
-	TokensIn, TokensOut, TokensCacheRead                 *uint32
-	CostUSD                                              *float64
-	Running, Interrupted, Failed                         bool
+	SpeakerSegs                                            []Segment
+	Round                                                  uint16
+	StartNS, DurationNS                                    uint64
+	TokensIn, TokensOut, TokensCacheRead                   *uint32
+	CostUSD                                                *float64
+	Running, Interrupted, Failed                           bool
 
 	// The call this one answers (a review, a critique, a revision): its
 	// card's id when it is on the page, and its label.
