@@ -170,7 +170,7 @@ func (s *Server) loadThreadView(c *gin.Context, page bool) (threadView, threadTu
 		g, ctx = errgroup.WithContext(c.Request.Context())
 	)
 	g.Go(func() (err error) {
-		tt, err = s.readTurns(ctx, id, f, form, query.PageContentBytes)
+		tt, err = s.readTurns(ctx, id, f, form, contentBytes(page))
 		return err
 	})
 	s.readThreadContext(ctx, g, id, form.Internal, &tc)
@@ -187,6 +187,20 @@ func (s *Server) loadThreadView(c *gin.Context, page bool) (threadView, threadTu
 		v.Traces = append(v.Traces, traceLink{ID: id, URL: traceURL(id)})
 	}
 	return v, tt, nil
+}
+
+// pageContentBytes is how much of a turn a thread page reads: a card
+// shows only its start (previewRunes), and a message cut short shows the
+// text of what was read.
+const pageContentBytes = 16 << 10
+
+// contentBytes is how much of each turn a thread page or its JSON twin
+// reads.
+func contentBytes(page bool) int {
+	if page {
+		return pageContentBytes
+	}
+	return query.PageContentBytes
 }
 
 // threadPage renders one thread grouped by phase and round.

@@ -77,7 +77,7 @@ func (s *Server) threadLive(c *gin.Context) {
 		return
 	}
 	f.Changed, f.LeaveHistory = ch, true
-	turns, err := s.store.Turns(c.Request.Context(), c.Param("id"), f, form.Limit, query.PageContentBytes)
+	turns, err := s.store.Turns(c.Request.Context(), c.Param("id"), f, form.Limit, pageContentBytes)
 	if err != nil {
 		s.apiError(c, err)
 		return

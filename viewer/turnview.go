@@ -3,7 +3,6 @@ package viewer
 import (
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
@@ -79,17 +78,17 @@ func (p preview) Empty() bool {
 
 // previewOf returns the start of s a card shows and whether it is cut.
 func previewOf(s string) (string, bool) {
-	lines, cut := 0, false
-	for i := range s {
-		if lines >= previewLines || utf8.RuneCountInString(s[:i]) >= previewRunes {
-			s, cut = s[:i], true
-			break
+	lines, runes := 0, 0
+	for i, r := range s {
+		if lines >= previewLines || runes >= previewRunes {
+			return s[:i], true
 		}
-		if s[i] == '\n' {
+		if r == '\n' {
 			lines++
 		}
+		runes++
 	}
-	return s, cut
+	return s, false
 }
 
 // ShowContent says whether the content adds anything to the error message
@@ -140,8 +139,15 @@ func messageKey(role, text string) string { return role + "\x00" + strings.TrimS
 // view returns the view of t; call it for each turn in the order said.
 func (b *turnBuilder) view(t query.Turn) turnView {
 	tv := turnView{Turn: t, Failed: t.Failed(), Cut: t.ContentCut}
-	if msgs, complete := genai.Decode(t.Content); len(msgs) > 0 && (complete || t.ContentCut) {
+	msgs, rest, complete := genai.DecodePrefix(t.Content)
+	// A page reads the start of a long turn: its last message may be cut.
+	partial := t.ContentCut && !complete && genai.RoleOf(rest) != ""
+	if len(msgs) > 0 && (complete || t.ContentCut) || partial {
 		b.messages(&tv, msgs)
+		if partial {
+			text, _ := previewOf(query.FragmentText(rest))
+			tv.Messages = append(tv.Messages, messageView{Role: genai.RoleOf(rest), Text: preview{Segs: highlight(text, b.q), Cut: true}})
+		}
 	} else if t.Role == schema.RoleToolCall && !t.ContentCut {
 		tv.Args = b.args([]byte(t.Content))
 		for _, a := range tv.Args {
