@@ -32,7 +32,7 @@ func parseWeight(v string) (string, error) {
 const (
 	graphMargin  = 16.0
 	graphTop     = 40.0 // below the column headings
-	columnGap    = 250.0
+	columnGap    = 40.0 // between a column's widest label and the next column's nodes
 	rowGap       = 76.0
 	toolRowGap   = 48.0
 	minRadius    = 9.0
@@ -40,8 +40,9 @@ const (
 	minHalf      = 6.0 // half the side of a tool's square
 	maxHalf      = 13.0
 	labelGap     = 8.0
-	labelWidth   = 180.0 // room right of a node for its label
-	labelUnits   = 22    // a label's length in narrow characters before it is cut
+	nameWidth    = 7.6 // of a narrow character of a node's name, roughly
+	figureWidth  = 6.4 // of a narrow character of its figures
+	labelUnits   = 22  // a label's length in narrow characters before it is cut
 	minEdgeWidth = 1.5
 	maxEdgeWidth = 8.0
 	arrowLength  = 9.0
@@ -54,6 +55,7 @@ type graphView struct {
 	ThreadURL     string
 	APIURL        string
 	Width, Height int
+	ShiftX        float64 // how far right everything is drawn, to make room for curves
 	Columns       []graphColumn
 	Nodes         []svgNode
 	Edges         []svgEdge
@@ -92,6 +94,7 @@ type svgEdge struct {
 	Title            string
 	Path             string
 	Width            float64
+	left             float64 // the smallest x of its curve
 }
 
 // kindNames are the edge kinds as the page says them.
@@ -142,24 +145,36 @@ func newGraphView(g agentGraph, weight string) graphView {
 	for i, col := range columns {
 		v.Columns = append(v.Columns, graphColumn{X: round1(x - maxRadius), Label: query.PhaseName(phases[i], phases[i])})
 		top := graphTop + (height-float64(len(col))*rowGap)/2
+		labels := 0.0
 		for j, n := range col {
 			r := minRadius + (maxRadius-minRadius)*scale(nodeWeight(n), maxSpeaker)
-			v.Nodes = append(v.Nodes, placeNode(n, x, top+(float64(j)+0.5)*rowGap, r))
+			node := placeNode(n, x, top+(float64(j)+0.5)*rowGap, r)
+			v.Nodes = append(v.Nodes, node)
+			labels = max(labels, node.labelWidth())
 		}
-		x += columnGap
+		x += 2*maxRadius + labelGap + labels + columnGap
 	}
 	if len(tools) > 0 {
 		v.Columns = append(v.Columns, graphColumn{X: round1(x - maxRadius), Label: "Tools"})
 		top := graphTop + (height-float64(len(tools))*toolRowGap)/2
+		labels := 0.0
 		for j, n := range tools {
 			half := minHalf + (maxHalf-minHalf)*scale(nodeWeight(n), maxTool)
-			v.Nodes = append(v.Nodes, placeNode(n, x, top+(float64(j)+0.5)*toolRowGap, half))
+			node := placeNode(n, x, top+(float64(j)+0.5)*toolRowGap, half)
+			v.Nodes = append(v.Nodes, node)
+			labels = max(labels, node.labelWidth())
 		}
-		x += columnGap
+		x += 2*maxRadius + labelGap + labels + columnGap
 	}
-	v.Width = int(math.Ceil(x - columnGap + maxRadius + labelGap + labelWidth + graphMargin))
+	v.Width = int(math.Ceil(x - columnGap - maxRadius + graphMargin))
 	v.Height = int(math.Ceil(graphTop + height + graphMargin))
 	v.Edges = layoutEdges(g.Edges, v.Nodes, weight)
+	// Edges along the first column bend left of it: shift everything right
+	// to make room.
+	for _, e := range v.Edges {
+		v.ShiftX = max(v.ShiftX, math.Ceil(graphMargin-e.left))
+	}
+	v.Width += int(v.ShiftX)
 	return v
 }
 
@@ -172,11 +187,17 @@ func placeNode(n graphNode, x, y, r float64) svgNode {
 		s.Figures += " · " + formatCost(n.CostUSD)
 	}
 	s.Title = n.Name + ": " + s.Figures
-	s.TextX, s.NameY, s.FiguresY = round1(x+r+labelGap), round1(y-1), round1(y+13)
+	s.TextX, s.NameY, s.FiguresY = round1(x+r+labelGap), round1(y-4), round1(y+15)
 	if s.Tool {
 		s.SquareX, s.SquareY, s.SquareLen = round1(x-r), round1(y-r), round1(2*r)
 	}
 	return s
+}
+
+// labelWidth is about how wide n's label is drawn, its name or its
+// figures, whichever is longer.
+func (n svgNode) labelWidth() float64 {
+	return max(float64(textUnits(n.Label))*nameWidth, float64(textUnits(n.Figures))*figureWidth)
 }
 
 // layoutEdges draws each edge as a quadratic curve between its nodes'
@@ -206,8 +227,9 @@ func layoutEdges(edges []graphEdge, nodes []svgNode, weight string) []svgEdge {
 			graphEdge: e, FromName: from.Name, ToName: to.Name, FromURL: from.URL, ToURL: to.URL,
 			KindName: kindNames[e.Kind],
 			Width:    round1(minEdgeWidth + (maxEdgeWidth-minEdgeWidth)*scale(edgeWeight(e), top)),
-			Path:     curve(from, to, seen[pair]),
 		}
+		q := curve(from, to, seen[pair])
+		s.Path, s.left = q.path(), q.left()
 		seen[pair]++
 		unit := "call"
 		if e.Kind == edgeHandoff {
@@ -224,23 +246,46 @@ func layoutEdges(edges []graphEdge, nodes []svgNode, weight string) []svgEdge {
 	return out
 }
 
-// curve is the SVG path of the k-th edge from a to b: it leaves a's
-// boundary toward the bend and ends an arrow's length before b's.
-func curve(a, b *svgNode, k int) string {
+// quad is a quadratic Bézier curve: from s, bent toward c, to e.
+type quad struct{ sx, sy, cx, cy, ex, ey float64 }
+
+// path is q as an SVG path.
+func (q quad) path() string {
+	return fmt.Sprintf("M%.1f %.1f Q%.1f %.1f %.1f %.1f", q.sx, q.sy, q.cx, q.cy, q.ex, q.ey)
+}
+
+// left is the smallest x of q: an end, or where it turns back.
+func (q quad) left() float64 {
+	x := min(q.sx, q.ex)
+	if d := q.sx - 2*q.cx + q.ex; d != 0 {
+		if t := (q.sx - q.cx) / d; t > 0 && t < 1 {
+			x = min(x, (1-t)*(1-t)*q.sx+2*(1-t)*t*q.cx+t*t*q.ex)
+		}
+	}
+	return x
+}
+
+// curve is the k-th edge from a to b: it leaves a's boundary toward the
+// bend and ends an arrow's length before b's.
+func curve(a, b *svgNode, k int) quad {
 	dx, dy := b.X-a.X, b.Y-a.Y
 	length := math.Hypot(dx, dy)
 	bend := 14 + 0.1*length + 18*float64(k)
-	if math.Abs(dx) < 1 { // along a column: around the nodes between
-		bend = 24 + 0.3*length + 18*float64(k)
-	}
 	cx, cy := (a.X+b.X)/2-dy/length*bend, (a.Y+b.Y)/2+dx/length*bend
+	if math.Abs(dx) < 1 { // along a column: left of it, around the nodes between and away from the labels
+		bend = 24 + 0.3*length + 18*float64(k)
+		if dy > 0 { // apart from the edges the other way
+			bend += 16
+		}
+		cx, cy = a.X-bend, (a.Y+b.Y)/2
+	}
 	toward := func(x, y, d float64) (float64, float64) {
 		l := math.Hypot(cx-x, cy-y)
 		return x + (cx-x)/l*d, y + (cy-y)/l*d
 	}
 	sx, sy := toward(a.X, a.Y, a.R)
 	ex, ey := toward(b.X, b.Y, b.R+arrowLength)
-	return fmt.Sprintf("M%.1f %.1f Q%.1f %.1f %.1f %.1f", sx, sy, cx, cy, ex, ey)
+	return quad{sx, sy, cx, cy, ex, ey}
 }
 
 // scale maps w in [0, top] to [0, 1] by its square root, so that an area
@@ -273,11 +318,7 @@ func plural(n int, unit string) string {
 // cutLabel cuts s to units narrow characters, a wide one (CJK, emoji)
 // counting two, the last one a … when cut.
 func cutLabel(s string, units int) string {
-	total := 0
-	for _, r := range s {
-		total += runeUnits(r)
-	}
-	if total <= units {
+	if textUnits(s) <= units {
 		return s
 	}
 	used := 0
@@ -287,6 +328,15 @@ func cutLabel(s string, units int) string {
 		}
 	}
 	return s
+}
+
+// textUnits is how many narrow characters s takes.
+func textUnits(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeUnits(r)
+	}
+	return n
 }
 
 // runeUnits is how many narrow characters r takes, roughly: two from the
