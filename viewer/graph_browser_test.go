@@ -11,6 +11,18 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 )
 
+// overlappingLabels lists the pairs of texts of the graph (labels,
+// column headings) whose boxes overlap, as drawn.
+const overlappingLabels = `(() => {
+	const boxes = [...document.querySelectorAll("svg.agent-graph text")].map(e => [e.textContent, e.getBoundingClientRect()]);
+	const out = [];
+	for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+		const [a, p] = boxes[i], [b, q] = boxes[j];
+		if (p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom) out.push(a + " / " + b);
+	}
+	return out;
+})()`
+
 // The demo's agent graph in a real browser: every speaker is a node,
 // clicking one opens the thread filtered by that speaker, and at 390 px
 // the page does not scroll sideways (the graph scrolls in its own box).
@@ -29,17 +41,7 @@ func TestGraphPageInBrowser(t *testing.T) {
 	if got := strings.Join(speakers, ","); got != want {
 		t.Errorf("speaker nodes %s, want %s", got, want)
 	}
-	// No two node labels overlap.
-	overlaps := evalJS[[]string](ctx, t, `(() => {
-		const boxes = [...document.querySelectorAll("svg.agent-graph text")].map(e => [e.textContent, e.getBoundingClientRect()]);
-		const out = [];
-		for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
-			const [a, p] = boxes[i], [b, q] = boxes[j];
-			if (p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom) out.push(a + " / " + b);
-		}
-		return out;
-	})()`)
-	if len(overlaps) > 0 {
+	if overlaps := evalJS[[]string](ctx, t, overlappingLabels); len(overlaps) > 0 {
 		t.Errorf("overlapping labels: %q", overlaps)
 	}
 	testkit.Screenshot(ctx, t, "graph-demo")
@@ -78,4 +80,24 @@ func TestGraphPageInBrowser(t *testing.T) {
 		t.Errorf("at 390 px the graph does not scroll in its own box")
 	}
 	testkit.Screenshot(ctx, t, "graph-demo-390")
+}
+
+// The graph of a 1,000-turn thread of 20 speakers and 30 tools draws
+// every node with no two labels overlapping.
+func TestLargeGraphPageInBrowser(t *testing.T) {
+	ctx := browserTab(t)
+	h, conn := newServer(t)
+	bigGraphThread(t, conn, "big")
+	base := serve(t, h)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/threads/big/graph"),
+		chromedp.WaitVisible(chromedp.CSS("svg.agent-graph a.node"))); err != nil {
+		t.Fatal(err)
+	}
+	if n := evalJS[int](ctx, t, `document.querySelectorAll("svg.agent-graph a.node").length`); n != 50 {
+		t.Errorf("%d nodes drawn, want 50", n)
+	}
+	if overlaps := evalJS[[]string](ctx, t, overlappingLabels); len(overlaps) > 0 {
+		t.Errorf("overlapping labels: %q", overlaps)
+	}
+	testkit.Screenshot(ctx, t, "graph-large")
 }

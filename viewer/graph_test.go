@@ -10,8 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // graphJSON is GET /api/threads/:id/graph as a client reads it.
@@ -403,4 +406,54 @@ ORDER BY speaker`, thread)
 			t.Errorf("edge %s: %q, want %q", edge, edges[edge], want)
 		}
 	}
+}
+
+// bigGraphThread writes thread id of 1,000 turns: 350 provider calls of
+// 20 speakers over the seven canonical phases, each answering the call
+// before it, and 150 calls of 30 tools.
+func bigGraphThread(t testing.TB, conn driver.Conn, id string) {
+	t.Helper()
+	var turns []schema.Turn
+	prev := ""
+	for i := range 350 {
+		speaker := fmt.Sprintf("agent-%02d-%s", i%20, strings.Repeat("x", i%20))
+		phase := query.CanonicalPhases[(i/10)%len(query.CanonicalPhases)]
+		span := fmt.Sprintf("c%03d", i)
+		p, r := call(id, span, phase, 0, speaker, "openai", "gpt-5", 3*i, "ask", "answer")
+		p.ParentTurnID, r.ParentTurnID, r.CostUSD = prev, prev, f64(0.001*float64(i%7))
+		turns = append(turns, p, r)
+		prev = r.TurnID
+		if i%7 < 3 {
+			span := fmt.Sprintf("t%03d", i)
+			c := schema.Turn{TurnID: span + ":tool_call:0", SpanID: span, ThreadID: id, Phase: phase, Speaker: speaker,
+				Role: schema.RoleToolCall, ToolName: fmt.Sprintf("tool_%02d", i%30), Status: schema.StatusOK, StartNS: at(3*i + 2)}
+			res := c
+			res.TurnID, res.Role, res.Seq = span+":tool_result:1", schema.RoleToolResult, 1
+			turns = append(turns, c, res)
+		}
+	}
+	testkit.InsertTurns(t, conn, turns...)
+}
+
+// A 1,000-turn thread of 20 speakers and 30 tools: every speaker and tool
+// is a node, and the page is the same when drawn twice.
+func TestGraphOfLargeThread(t *testing.T) {
+	h, conn := newServer(t)
+	bigGraphThread(t, conn, "big")
+	var g graphJSON
+	getJSON(t, h, "/api/threads/big/graph", http.StatusOK, &g)
+	kinds := map[string]int{}
+	calls := 0
+	for _, n := range g.Nodes {
+		kinds[n.Kind]++
+		calls += n.Calls
+	}
+	if kinds["speaker"] != 20 || kinds["tool"] != 30 || calls != 350+150 {
+		t.Errorf("%v nodes with %d calls, want 20 speakers and 30 tools with 500", kinds, calls)
+	}
+	first, second := get(t, h, "/threads/big/graph").body, get(t, h, "/threads/big/graph").body
+	if first != second {
+		t.Errorf("the page differs between two draws")
+	}
+	graphSVG(t, first)
 }
