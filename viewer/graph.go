@@ -105,8 +105,8 @@ type llmCall struct {
 type graphBuilder struct {
 	thread string
 	g      agentGraph
-	nodes  map[string]int // node id -> index in g.Nodes
-	edges  map[[3]string]int
+	nodes  map[string]int    // node id -> index in g.Nodes
+	edges  map[[3]string]int // from, to, kind -> index in g.Edges
 	calls  []*llmCall
 	byKey  map[string]*llmCall
 	actors map[string]string // turn id -> node id of who said it

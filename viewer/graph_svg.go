@@ -110,61 +110,34 @@ func newGraphView(g agentGraph, weight string) graphView {
 		return float64(n.Calls)
 	}
 	var speakers, tools []graphNode
-	var phases []string
 	maxSpeaker, maxTool := 0.0, 0.0
 	for _, n := range g.Nodes {
 		if n.Kind == nodeTool {
 			tools = append(tools, n)
 			maxTool = max(maxTool, nodeWeight(n))
-			continue
+		} else {
+			speakers = append(speakers, n)
+			maxSpeaker = max(maxSpeaker, nodeWeight(n))
 		}
-		speakers = append(speakers, n)
-		maxSpeaker = max(maxSpeaker, nodeWeight(n))
-		if n.FirstPhase != "" && !slices.Contains(phases, n.FirstPhase) {
-			phases = append(phases, n.FirstPhase)
-		}
-	}
-	phases = query.PhaseOrder(phases)
-	if slices.ContainsFunc(speakers, func(n graphNode) bool { return n.FirstPhase == "" }) {
-		phases = append(phases, "")
 	}
 	slices.SortStableFunc(tools, func(a, b graphNode) int { return strings.Compare(a.Name, b.Name) })
-
-	columns := make([][]graphNode, len(phases))
+	phases, columns := phaseColumns(speakers)
 	rows := 0
-	for i, p := range phases {
-		for _, n := range speakers {
-			if n.FirstPhase == p {
-				columns[i] = append(columns[i], n)
-			}
-		}
-		rows = max(rows, len(columns[i]))
+	for _, col := range columns {
+		rows = max(rows, len(col))
 	}
 	height := max(float64(rows)*rowGap, float64(len(tools))*toolRowGap)
+	radius := func(n graphNode) float64 {
+		return minRadius + (maxRadius-minRadius)*scale(nodeWeight(n), maxSpeaker)
+	}
 	x := graphMargin + maxRadius
 	for i, col := range columns {
-		v.Columns = append(v.Columns, graphColumn{X: round1(x - maxRadius), Label: query.PhaseName(phases[i], phases[i])})
-		top := graphTop + (height-float64(len(col))*rowGap)/2
-		labels := 0.0
-		for j, n := range col {
-			r := minRadius + (maxRadius-minRadius)*scale(nodeWeight(n), maxSpeaker)
-			node := placeNode(n, x, top+(float64(j)+0.5)*rowGap, r)
-			v.Nodes = append(v.Nodes, node)
-			labels = max(labels, node.labelWidth())
-		}
-		x += 2*maxRadius + labelGap + labels + columnGap
+		x = v.column(query.PhaseName(phases[i], phases[i]), col, x, height, rowGap, radius)
 	}
 	if len(tools) > 0 {
-		v.Columns = append(v.Columns, graphColumn{X: round1(x - maxRadius), Label: "Tools"})
-		top := graphTop + (height-float64(len(tools))*toolRowGap)/2
-		labels := 0.0
-		for j, n := range tools {
-			half := minHalf + (maxHalf-minHalf)*scale(nodeWeight(n), maxTool)
-			node := placeNode(n, x, top+(float64(j)+0.5)*toolRowGap, half)
-			v.Nodes = append(v.Nodes, node)
-			labels = max(labels, node.labelWidth())
-		}
-		x += 2*maxRadius + labelGap + labels + columnGap
+		x = v.column("Tools", tools, x, height, toolRowGap, func(n graphNode) float64 {
+			return minHalf + (maxHalf-minHalf)*scale(nodeWeight(n), maxTool)
+		})
 	}
 	v.Width = int(math.Ceil(x - columnGap - maxRadius + graphMargin))
 	v.Height = int(math.Ceil(graphTop + height + graphMargin))
@@ -176,6 +149,45 @@ func newGraphView(g agentGraph, weight string) graphView {
 	}
 	v.Width += int(v.ShiftX)
 	return v
+}
+
+// phaseColumns groups speakers by the phase they first spoke in, the
+// phases in page order and those without one last, each column in the
+// order its speakers first spoke.
+func phaseColumns(speakers []graphNode) (phases []string, columns [][]graphNode) {
+	for _, n := range speakers {
+		if n.FirstPhase != "" && !slices.Contains(phases, n.FirstPhase) {
+			phases = append(phases, n.FirstPhase)
+		}
+	}
+	phases = query.PhaseOrder(phases)
+	if slices.ContainsFunc(speakers, func(n graphNode) bool { return n.FirstPhase == "" }) {
+		phases = append(phases, "")
+	}
+	columns = make([][]graphNode, len(phases))
+	for i, p := range phases {
+		for _, n := range speakers {
+			if n.FirstPhase == p {
+				columns[i] = append(columns[i], n)
+			}
+		}
+	}
+	return phases, columns
+}
+
+// column places nodes one under another at x, gap apart and centred in
+// height, each of size, under heading; it returns the x of the next
+// column, clear of this one's widest label.
+func (v *graphView) column(heading string, nodes []graphNode, x, height, gap float64, size func(graphNode) float64) float64 {
+	v.Columns = append(v.Columns, graphColumn{X: round1(x - maxRadius), Label: heading})
+	top := graphTop + (height-float64(len(nodes))*gap)/2
+	labels := 0.0
+	for j, n := range nodes {
+		node := placeNode(n, x, top+(float64(j)+0.5)*gap, size(n))
+		v.Nodes = append(v.Nodes, node)
+		labels = max(labels, node.labelWidth())
+	}
+	return x + 2*maxRadius + labelGap + labels + columnGap
 }
 
 // placeNode puts n's centre at x, y with radius (or half side) r.

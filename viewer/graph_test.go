@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer"
 	"github.com/convtrace/convtrace/viewer/query"
 )
 
@@ -456,4 +458,23 @@ func TestGraphOfLargeThread(t *testing.T) {
 		t.Errorf("the page differs between two draws")
 	}
 	graphSVG(t, first)
+}
+
+// BenchmarkGraph measures the agent graph of a 1,000-turn thread: its
+// JSON (the read and the fold) and its page (the layout and the SVG).
+func BenchmarkGraph(b *testing.B) {
+	conn, _ := testkit.Open(b)
+	bigGraphThread(b, conn, "big")
+	h := viewer.New(conn).Handler()
+	for _, path := range []string{"/api/threads/big/graph", "/threads/big/graph"} {
+		b.Run(path, func(b *testing.B) {
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, newRequest(http.MethodGet, path, nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("GET %s: status %d", path, rec.Code)
+				}
+			}
+		})
+	}
 }
