@@ -335,13 +335,24 @@ func TestGraphPageNamesAndWeights(t *testing.T) {
 	}
 }
 
-// An unknown thread is a 404, page and API.
-func TestGraphUnknownThread(t *testing.T) {
-	h, _ := newServer(t)
+// An unknown thread is a 404, page and API; a thread of internal turns
+// only has a graph without nodes.
+func TestGraphUnknownOrEmptyThread(t *testing.T) {
+	h, conn := newServer(t)
 	for _, path := range []string{"/threads/nope/graph", "/api/threads/nope/graph"} {
 		if res := get(t, h, path); res.status != http.StatusNotFound {
 			t.Errorf("GET %s: status %d, want 404", path, res.status)
 		}
+	}
+	p, r := call("quiet", "a", "plan", 0, "planner", "openai", "gpt-5", 0, "q", "a")
+	p.Internal, r.Internal = true, true
+	testkit.InsertTurns(t, conn, p, r)
+	var g graphJSON
+	if body := getJSON(t, h, "/api/threads/quiet/graph", http.StatusOK, &g); len(g.Nodes) != 0 || !strings.Contains(body, `"nodes":[]`) {
+		t.Errorf("graph of internal turns only: %s, want no nodes", body)
+	}
+	if res := get(t, h, "/threads/quiet/graph"); res.status != http.StatusOK || !strings.Contains(res.body, "no turns to draw") {
+		t.Errorf("page of internal turns only: status %d, want 200 saying so:\n%s", res.status, res.body)
 	}
 }
 
