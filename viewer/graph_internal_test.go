@@ -5,6 +5,8 @@ import (
 	"testing"
 )
 
+// A name is cut to the room of a label, a wide character taking two
+// narrow ones' room and the … one.
 func TestCutLabel(t *testing.T) {
 	tests := []struct {
 		in    string
@@ -25,6 +27,7 @@ func TestCutLabel(t *testing.T) {
 	}
 }
 
+// The leftmost point of a curve, which the layout keeps in view.
 func TestQuadLeft(t *testing.T) {
 	tests := []struct {
 		name string
