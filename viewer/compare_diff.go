@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -22,44 +23,83 @@ type diffChunk struct {
 	Text string `json:"text"`
 }
 
-// diffTimeout bounds one diff: past it, diffmatchpatch returns a coarser
-// but still correct diff instead of the minimal one.
-const diffTimeout = 2 * time.Second
+// diffTimeout bounds one diff: past it, diffmatchpatch gives up finding
+// the fewest edits and marks the rest as replaced, a coarser diff but a
+// correct one. Two unrelated long answers reach it; two versions of one
+// answer stay far below (BenchmarkWordDiff60KB*).
+const diffTimeout = 500 * time.Millisecond
 
-// wordDiff returns the word-level diff that turns a into b. Each word,
-// run of white space, or other character is one unit: diffmatchpatch
-// diffs runes, so each distinct unit is mapped to a rune of its own (as
-// its DiffLinesToRunes does with lines) and the diff mapped back. The
-// chunks' texts joined give a (without the inserts) or b (without the
-// deletes), white space and line breaks included.
+// wordDiff returns the word-level diff that turns a into b. Like
+// diffmatchpatch's own line mode, it diffs lines first, then each run of
+// replaced lines word by word: the second pass then only sees what
+// changed. Each pass maps its units (a line; a word, a run of white
+// space, another character) to runes, one per distinct unit, as
+// diffmatchpatch's DiffLinesToRunes does, diffs the runes and maps them
+// back. The chunks' texts joined give a (without the inserts) or b
+// (without the deletes), white space and line breaks included.
 func wordDiff(a, b string) []diffChunk {
+	deadline := time.Now().Add(diffTimeout)
+	var (
+		chunks   []diffChunk
+		del, ins strings.Builder
+	)
+	rediff := func() {
+		if left := time.Until(deadline); left > 0 {
+			chunks = append(chunks, diffUnits(splitWords(del.String()), splitWords(ins.String()), left, true)...)
+		} else {
+			chunks = append(chunks, diffChunk{opDelete, del.String()}, diffChunk{opInsert, ins.String()})
+		}
+		del.Reset()
+		ins.Reset()
+	}
+	for _, d := range diffUnits(splitLines(a), splitLines(b), diffTimeout, false) {
+		switch d.Op {
+		case opDelete:
+			del.WriteString(d.Text)
+		case opInsert:
+			ins.WriteString(d.Text)
+		default:
+			rediff()
+			chunks = append(chunks, d)
+		}
+	}
+	rediff()
+	return mergeChunks(chunks)
+}
+
+// diffUnits diffs the units of two texts within timeout; semantic cleans
+// up equalities too short to matter between edits (a space between two
+// replaced words).
+func diffUnits(a, b []string, timeout time.Duration, semantic bool) []diffChunk {
 	var (
 		units []string
 		ids   = map[string]rune{}
 	)
-	encode := func(s string) []rune {
-		var rs []rune
-		for _, w := range splitWords(s) {
-			r, ok := ids[w]
+	encode := func(us []string) []rune {
+		rs := make([]rune, len(us))
+		for i, u := range us {
+			r, ok := ids[u]
 			if !ok {
 				r = unitRune(len(units))
-				ids[w] = r
-				units = append(units, w)
+				ids[u] = r
+				units = append(units, u)
 			}
-			rs = append(rs, r)
+			rs[i] = r
 		}
 		return rs
 	}
 	ra, rb := encode(a), encode(b)
 	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = diffTimeout
-	diffs := dmp.DiffCleanupSemantic(dmp.DiffMainRunes(ra, rb, false))
-
+	dmp.DiffTimeout = timeout
+	diffs := dmp.DiffMainRunes(ra, rb, false)
+	if semantic {
+		diffs = dmp.DiffCleanupSemantic(diffs)
+	}
 	chunks := make([]diffChunk, 0, len(diffs))
 	for _, d := range diffs {
-		var text []byte
+		var text strings.Builder
 		for _, r := range d.Text {
-			text = append(text, units[runeUnit(r)]...)
+			text.WriteString(units[runeUnit(r)])
 		}
 		op := opEqual
 		switch d.Type {
@@ -68,9 +108,29 @@ func wordDiff(a, b string) []diffChunk {
 		case diffmatchpatch.DiffDelete:
 			op = opDelete
 		}
-		chunks = append(chunks, diffChunk{Op: op, Text: string(text)})
+		chunks = append(chunks, diffChunk{Op: op, Text: text.String()})
 	}
 	return chunks
+}
+
+// mergeChunks drops empty chunks and joins neighbours of one operation.
+func mergeChunks(chunks []diffChunk) []diffChunk {
+	out := []diffChunk{}
+	for _, c := range chunks {
+		switch n := len(out); {
+		case c.Text == "":
+		case n > 0 && out[n-1].Op == c.Op:
+			out[n-1].Text += c.Text
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// splitLines cuts s after each line break; joined, the lines are s.
+func splitLines(s string) []string {
+	return strings.SplitAfter(s, "\n")
 }
 
 // surrogates is the range of code points that are no runes: unitRune
