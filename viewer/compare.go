@@ -2,6 +2,7 @@ package viewer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
@@ -204,24 +206,31 @@ type compareResponse struct {
 // turn's or a call's id.
 func (s *Server) apiCompare(c *gin.Context) {
 	thread := c.Param("id")
-	var sides [2]compareSide
-	g, ctx := errgroup.WithContext(c.Request.Context())
-	g.Go(func() error { _, err := s.store.Thread(ctx, thread); return err })
+	var ids [2]string
 	for i, param := range []string{"a", "b"} {
-		id := c.Query(param)
-		if id == "" {
+		if ids[i] = c.Query(param); ids[i] == "" {
 			s.apiError(c, query.BadParam(param, "missing: give the id of a turn or call of the thread"))
 			return
 		}
-		g.Go(func() (err error) { sides[i], err = s.readSide(ctx, thread, param, id); return err })
 	}
-	if err := g.Wait(); err != nil {
+	var (
+		sides [2]compareSide
+		errs  [3]error // the thread's, a's, b's: a missing thread explains a missing call
+		wg    sync.WaitGroup
+		ctx   = c.Request.Context()
+	)
+	wg.Go(func() { _, errs[0] = s.store.Thread(ctx, thread) })
+	for i, param := range []string{"a", "b"} {
+		wg.Go(func() { sides[i], errs[i+1] = s.readSide(ctx, thread, param, ids[i]) })
+	}
+	wg.Wait()
+	if err := cmp.Or(errs[:]...); err != nil {
 		s.apiError(c, err)
 		return
 	}
-	cmp := compare(sides[0], sides[1])
+	res := compare(sides[0], sides[1])
 	s.writeJSON(c, http.StatusOK, compareResponse{
-		ThreadID: thread, A: cmp.A, B: cmp.B, Changed: cmp.Changed, Diff: cmp.Diff, MaxBytes: compareMaxBytes,
+		ThreadID: thread, A: res.A, B: res.B, Changed: res.Changed, Diff: res.Diff, MaxBytes: compareMaxBytes,
 	})
 }
 
@@ -271,17 +280,20 @@ func (s *Server) comparePage(c *gin.Context) {
 	var (
 		sides [2]compareSide
 		turns []query.Turn
+		errs  [4]error // the thread's first: a missing thread explains a missing call
+		wg    sync.WaitGroup
+		ctx   = c.Request.Context()
 	)
-	g, ctx := errgroup.WithContext(c.Request.Context())
-	g.Go(func() (err error) { v.Thread, err = s.store.Thread(ctx, thread); return err })
-	g.Go(func() (err error) { turns, err = s.store.CallTurns(ctx, thread, compareListTurns); return err })
+	wg.Go(func() { v.Thread, errs[0] = s.store.Thread(ctx, thread) })
+	wg.Go(func() { turns, errs[1] = s.store.CallTurns(ctx, thread, compareListTurns) })
 	both := ids[0] != "" && ids[1] != ""
 	if both {
 		for i, param := range []string{"a", "b"} {
-			g.Go(func() (err error) { sides[i], err = s.readSide(ctx, thread, param, ids[i]); return err })
+			wg.Go(func() { sides[i], errs[i+2] = s.readSide(ctx, thread, param, ids[i]) })
 		}
 	}
-	err := g.Wait()
+	wg.Wait()
+	err := cmp.Or(errs[:]...)
 	if errors.Is(err, query.ErrNotFound) {
 		msg := "No thread has the id " + thread + "."
 		if nf, ok := errors.AsType[callNotFound](err); ok {

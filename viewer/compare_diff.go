@@ -90,8 +90,7 @@ func diffUnits(a, b []string, timeout time.Duration, semantic bool) []diffChunk 
 	}
 	ra, rb := encode(a), encode(b)
 	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = timeout
-	diffs := dmp.DiffMainRunes(ra, rb, false)
+	diffs := runeDiff(dmp, ra, rb, time.Now().Add(timeout))
 	if semantic {
 		diffs = dmp.DiffCleanupSemantic(diffs)
 	}
@@ -111,6 +110,21 @@ func diffUnits(a, b []string, timeout time.Duration, semantic bool) []diffChunk 
 		chunks = append(chunks, diffChunk{Op: op, Text: text.String()})
 	}
 	return chunks
+}
+
+// runeDiff diffs a and b, the bisection giving up at deadline.
+// DiffMainRunes with a timeout first looks for a common run half as long
+// as the longer text, which costs the product of the lengths on
+// repetitive text whatever the timeout; without a timeout (dmp's
+// DiffTimeout 0) it does not, and DiffBisect honours the deadline it is
+// given. DiffBisect needs two runes a side: below, DiffMainRunes is
+// linear.
+func runeDiff(dmp *diffmatchpatch.DiffMatchPatch, a, b []rune, deadline time.Time) []diffmatchpatch.Diff {
+	dmp.DiffTimeout = 0
+	if min(len(a), len(b)) < 2 {
+		return dmp.DiffMainRunes(a, b, false)
+	}
+	return dmp.DiffCleanupMerge(dmp.DiffBisect(string(a), string(b), deadline))
 }
 
 // mergeChunks drops empty chunks and joins neighbours of one operation.

@@ -145,3 +145,16 @@ func BenchmarkWordDiff60KBEdited(b *testing.B) {
 		wordDiff(x, y)
 	}
 }
+
+// BenchmarkWordDiffCapRepetitive diffs two answers of the largest size
+// compared, one repeated word, one side shifted by a word: the text on
+// which a half-match search would cost the product of the lengths.
+func BenchmarkWordDiffCapRepetitive(b *testing.B) {
+	long := strings.Repeat("word ", compareMaxBytes/5)
+	x, _ := cutText(long, compareMaxBytes)
+	y, _ := cutText("changed "+long, compareMaxBytes)
+	b.SetBytes(int64(len(x) + len(y)))
+	for b.Loop() {
+		wordDiff(x, y)
+	}
+}
