@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"cmp"
 	"net/url"
 	"slices"
 	"strconv"
@@ -133,72 +134,10 @@ const maxSpeakerPairs = 8
 // A tool execution pairs with the previous and next run of the same tool
 // by the same speaker.
 func comparePairs(turns []query.Turn) map[string][]pairLink {
-	calls := groupCalls(turns)
-	type stage struct {
-		phase string
-		round uint16
-	}
-	var (
-		bySpeaker = map[string][]int{}    // provider calls by speaker
-		byStage   = map[stage][]int{}     // provider calls by phase and round
-		byTool    = map[[2]string][]int{} // tool runs by speaker and tool
-	)
-	for i, c := range calls {
-		h := c.head()
-		if tool := c.tool(); tool != "" {
-			k := [2]string{c.who(), tool}
-			byTool[k] = append(byTool[k], i)
-			continue
-		}
-		bySpeaker[c.who()] = append(bySpeaker[c.who()], i)
-		st := stage{query.PhaseKey(h.Phase), h.Round}
-		byStage[st] = append(byStage[st], i)
-	}
-
+	x := newPairIndex(groupCalls(turns))
 	pairs := make(map[string][]pairLink, len(turns))
-	for i, c := range calls {
-		h := c.head()
-		link := func(kind, label string, j int) pairLink {
-			return pairLink{Kind: kind, Label: label, Call: calls[j].ID, URL: compareURL(h.ThreadID, c.ID, calls[j].ID)}
-		}
-		var links []pairLink
-		if tool := c.tool(); tool != "" {
-			runs := byTool[[2]string{c.who(), tool}]
-			k := slices.Index(runs, i)
-			if k > 0 {
-				links = append(links, link("sequence", "vs previous "+tool, runs[k-1]))
-			}
-			if k+1 < len(runs) {
-				links = append(links, link("sequence", "vs next "+tool, runs[k+1]))
-			}
-		} else {
-			phase := query.PhaseKey(h.Phase)
-			mine := bySpeaker[c.who()]
-			for _, next := range []bool{false, true} {
-				if j, ok := adjacentRound(calls, mine, i, next); ok {
-					label := "vs round " + strconv.Itoa(int(calls[j].head().Round))
-					if query.PhaseKey(calls[j].head().Phase) != phase {
-						label = "vs " + calls[j].where()
-					}
-					links = append(links, link("round", label, j))
-				}
-			}
-			stageCalls := byStage[stage{phase, h.Round}]
-			links = append(links, otherSpeakers(calls, stageCalls, i, link)...)
-			var same []int
-			for _, j := range stageCalls {
-				if calls[j].who() == c.who() {
-					same = append(same, j)
-				}
-			}
-			k := slices.Index(same, i)
-			if k > 0 {
-				links = append(links, link("sequence", "vs previous call", same[k-1]))
-			}
-			if k+1 < len(same) {
-				links = append(links, link("sequence", "vs next call", same[k+1]))
-			}
-		}
+	for i, c := range x.calls {
+		links := x.partners(i)
 		if len(links) == 0 {
 			continue
 		}
@@ -210,72 +149,163 @@ func comparePairs(turns []query.Turn) map[string][]pairLink {
 	return pairs
 }
 
-// adjacentRound returns, of the calls mine (one speaker's, in order), the
-// one in the nearest round before calls[i]'s (after it, when next): of
-// that round's calls, those of calls[i]'s phase when any, and of those the
-// last (the first, when next).
-func adjacentRound(calls []call, mine []int, i int, next bool) (int, bool) {
-	round := calls[i].head().Round
-	phase := query.PhaseKey(calls[i].head().Phase)
-	best, found := 0, false
-	better := func(j int) bool {
-		r, br := calls[j].head().Round, calls[best].head().Round
-		if r != br {
-			return (r < br) == next
-		}
-		same := query.PhaseKey(calls[j].head().Phase) == phase
-		if bestSame := query.PhaseKey(calls[best].head().Phase) == phase; same != bestSame {
-			return same
-		}
-		return !next // mine is in order: a later one is last
-	}
-	for _, j := range mine {
-		r := calls[j].head().Round
-		if r == round || (r > round) != next {
-			continue
-		}
-		if !found || better(j) {
-			best, found = j, true
-		}
-	}
-	return best, found
+// stage is a phase (its key) and round.
+type stage struct {
+	phase string
+	round uint16
 }
 
-// otherSpeakers links calls[i] with each other speaker's call among
-// stageCalls nearest to it in time, at most maxSpeakerPairs speakers, in
-// the order they first spoke.
-func otherSpeakers(calls []call, stageCalls []int, i int, link func(kind, label string, j int) pairLink) []pairLink {
-	var (
-		order   []string
-		nearest = map[string]int{}
-	)
-	start := calls[i].head().StartNS
-	gap := func(j int) uint64 {
-		s := calls[j].head().StartNS
-		return max(s, start) - min(s, start)
+// pairIndex holds a thread's calls arranged so that each call finds its
+// partners without a pass over all the others.
+type pairIndex struct {
+	calls []call
+	who   []string // by call: speaker, else agent, else model
+	where []stage
+	tool  []string
+	at    []int // by call: its place in its runs or spoke list
+
+	runs   map[[2]string][]int        // tool runs by speaker and tool
+	spoke  map[stage]map[string][]int // provider calls by stage and speaker
+	order  map[stage][]string         // the speakers of a stage, in the order they first spoke
+	rounds map[string][]uint16        // the rounds a speaker made provider calls in, ascending
+	ends   map[roundEnd][2]int        // first and last call of a speaker's round, of one phase or of any
+}
+
+// roundEnd keys the first and last call of a speaker in a round, of one
+// phase, or of all phases (anyPhase).
+type roundEnd struct {
+	who, phase string
+	round      uint16
+}
+
+// anyPhase stands for every phase in a roundEnd; no phase key holds a NUL.
+const anyPhase = "\x00"
+
+func newPairIndex(calls []call) *pairIndex {
+	n := len(calls)
+	x := &pairIndex{
+		calls: calls, who: make([]string, n), where: make([]stage, n), tool: make([]string, n), at: make([]int, n),
+		runs: map[[2]string][]int{}, spoke: map[stage]map[string][]int{}, order: map[stage][]string{},
+		rounds: map[string][]uint16{}, ends: map[roundEnd][2]int{},
 	}
-	for _, j := range stageCalls {
-		who := calls[j].who()
-		if who == calls[i].who() {
+	for i, c := range calls {
+		h := c.head()
+		x.who[i], x.where[i], x.tool[i] = c.who(), stage{query.PhaseKey(h.Phase), h.Round}, c.tool()
+		if x.tool[i] != "" {
+			k := [2]string{x.who[i], x.tool[i]}
+			x.at[i] = len(x.runs[k])
+			x.runs[k] = append(x.runs[k], i)
 			continue
 		}
-		k, ok := nearest[who]
-		if !ok {
-			if len(order) == maxSpeakerPairs {
-				continue
-			}
-			order = append(order, who)
+		st, who := x.where[i], x.who[i]
+		if x.spoke[st] == nil {
+			x.spoke[st] = map[string][]int{}
 		}
-		if !ok || gap(j) < gap(k) {
-			nearest[who] = j
+		if len(x.spoke[st][who]) == 0 {
+			x.order[st] = append(x.order[st], who)
+		}
+		x.at[i] = len(x.spoke[st][who])
+		x.spoke[st][who] = append(x.spoke[st][who], i)
+		for _, k := range []roundEnd{{who, st.phase, st.round}, {who, anyPhase, st.round}} {
+			e, ok := x.ends[k]
+			if !ok {
+				e[0] = i
+				if k.phase == anyPhase {
+					x.rounds[who] = append(x.rounds[who], st.round) // a round the speaker is new in
+				}
+			}
+			e[1] = i
+			x.ends[k] = e
 		}
 	}
-	links := make([]pairLink, 0, len(order))
-	for _, who := range order {
-		j := nearest[who]
-		links = append(links, link("speaker", "vs "+who+", "+calls[j].where(), j))
+	for _, rs := range x.rounds {
+		slices.Sort(rs)
+	}
+	return x
+}
+
+// partners returns the links of call i to its partners.
+func (x *pairIndex) partners(i int) []pairLink {
+	c := x.calls[i]
+	link := func(kind, label string, j int) pairLink {
+		return pairLink{Kind: kind, Label: label, Call: x.calls[j].ID, URL: compareURL(c.head().ThreadID, c.ID, x.calls[j].ID)}
+	}
+	var links []pairLink
+	if tool := x.tool[i]; tool != "" {
+		runs := x.runs[[2]string{x.who[i], tool}]
+		if k := x.at[i]; k > 0 {
+			links = append(links, link("sequence", "vs previous "+tool, runs[k-1]))
+		}
+		if k := x.at[i]; k+1 < len(runs) {
+			links = append(links, link("sequence", "vs next "+tool, runs[k+1]))
+		}
+		return links
+	}
+	st, who := x.where[i], x.who[i]
+	for _, next := range []bool{false, true} {
+		if j, ok := x.adjacentRound(who, st, next); ok {
+			label := "vs round " + strconv.Itoa(int(x.where[j].round))
+			if x.where[j].phase != st.phase {
+				label = "vs " + x.calls[j].where()
+			}
+			links = append(links, link("round", label, j))
+		}
+	}
+	others := 0
+	for _, other := range x.order[st] {
+		if other == who {
+			continue
+		}
+		if others++; others > maxSpeakerPairs {
+			break
+		}
+		j := x.nearest(x.spoke[st][other], c.Turns[0].StartNS)
+		links = append(links, link("speaker", "vs "+other+", "+x.calls[j].where(), j))
+	}
+	same := x.spoke[st][who]
+	if k := x.at[i]; k > 0 {
+		links = append(links, link("sequence", "vs previous call", same[k-1]))
+	}
+	if k := x.at[i]; k+1 < len(same) {
+		links = append(links, link("sequence", "vs next call", same[k+1]))
 	}
 	return links
+}
+
+// adjacentRound returns the speaker's call in the nearest round before
+// st's (after it, when next): of that round's calls, those of st's phase
+// when there are any, and of those the last (the first, when next).
+func (x *pairIndex) adjacentRound(who string, st stage, next bool) (int, bool) {
+	rs := x.rounds[who]
+	k, _ := slices.BinarySearch(rs, st.round) // rs holds st.round: the speaker made this call
+	if next {
+		k++
+	} else {
+		k--
+	}
+	if k < 0 || k >= len(rs) {
+		return 0, false
+	}
+	e, ok := x.ends[roundEnd{who, st.phase, rs[k]}]
+	if !ok {
+		e = x.ends[roundEnd{who, anyPhase, rs[k]}]
+	}
+	if next {
+		return e[0], true
+	}
+	return e[1], true
+}
+
+// nearest returns, of calls (in the order they started), the one whose
+// start is nearest to ns.
+func (x *pairIndex) nearest(calls []int, ns uint64) int {
+	k, _ := slices.BinarySearchFunc(calls, ns, func(j int, ns uint64) int {
+		return cmp.Compare(x.calls[j].Turns[0].StartNS, ns)
+	})
+	if k == len(calls) || (k > 0 && ns-x.calls[calls[k-1]].Turns[0].StartNS <= x.calls[calls[k]].Turns[0].StartNS-ns) {
+		k--
+	}
+	return calls[k]
 }
 
 // compareURL is the page comparing calls a and b of a thread.
