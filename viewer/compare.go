@@ -123,10 +123,8 @@ func (s *Server) readSide(ctx context.Context, thread, param, id string) (compar
 			side.Status = t.Status
 		}
 		side.DurationNS = max(side.DurationNS, t.DurationNS)
-		side.TokensIn, side.TokensOut = addCount(side.TokensIn, t.TokensIn), addCount(side.TokensOut, t.TokensOut)
-		if t.CostUSD != nil {
-			side.CostUSD = f64Ptr(deref(side.CostUSD) + *t.CostUSD)
-		}
+		side.TokensIn, side.TokensOut = addKnown(side.TokensIn, t.TokensIn), addKnown(side.TokensOut, t.TokensOut)
+		side.CostUSD = addKnown(side.CostUSD, t.CostUSD)
 		texts = append(texts, turnText(whole[0]))
 	}
 	text, cut := cutText(strings.Join(texts, "\n\n"), compareMaxBytes)
@@ -158,7 +156,9 @@ func turnText(t query.Turn) string {
 	return t.Content
 }
 
-func addCount(sum, n *uint32) *uint32 {
+// addKnown adds n to sum, either unknown (nil): the sum of the known
+// values, unknown when none is.
+func addKnown[T uint32 | float64](sum, n *T) *T {
 	if n == nil {
 		return sum
 	}
@@ -169,15 +169,6 @@ func addCount(sum, n *uint32) *uint32 {
 	return &v
 }
 
-func f64Ptr(v float64) *float64 { return &v }
-
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
 // comparison is two calls and the word diff of their texts.
 type comparison struct {
 	A, B    compareSide
@@ -186,9 +177,9 @@ type comparison struct {
 }
 
 func compare(a, b compareSide) comparison {
-	cmp := comparison{A: a, B: b, Diff: wordDiff(a.Text, b.Text)}
-	cmp.Changed = slices.ContainsFunc(cmp.Diff, func(d diffChunk) bool { return d.Op != opEqual })
-	return cmp
+	res := comparison{A: a, B: b, Diff: wordDiff(a.Text, b.Text)}
+	res.Changed = slices.ContainsFunc(res.Diff, func(d diffChunk) bool { return d.Op != opEqual })
+	return res
 }
 
 // compareResponse is GET /api/threads/:id/compare: the two calls and the

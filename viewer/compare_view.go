@@ -33,9 +33,10 @@ type sideView struct {
 	MaxKB  int
 }
 
-// SideA is a's text with what b lacks as delete chunks; SideB is b's with
-// what a lacks as insert chunks.
+// SideA is a's column: its text, what b lacks as delete chunks.
 func (v compareView) SideA() sideView { return sideView{"A", v.A, without(v.Diff, opInsert), v.MaxKB} }
+
+// SideB is b's column: its text, what a lacks as insert chunks.
 func (v compareView) SideB() sideView { return sideView{"B", v.B, without(v.Diff, opDelete), v.MaxKB} }
 
 func without(chunks []diffChunk, op string) []diffChunk {
