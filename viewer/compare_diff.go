@@ -44,10 +44,22 @@ func wordDiff(a, b string) []diffChunk {
 		del, ins strings.Builder
 	)
 	rediff := func() {
-		if left := time.Until(deadline); left > 0 {
-			chunks = append(chunks, diffUnits(splitWords(del.String()), splitWords(ins.String()), left, true)...)
-		} else {
-			chunks = append(chunks, diffChunk{opDelete, del.String()}, diffChunk{opInsert, ins.String()})
+		pairs := [][2]string{{del.String(), ins.String()}}
+		// Lines edited in place, as many replaced as replacing, are
+		// diffed pair by pair: as one text, a run of lines each with an
+		// edit costs its length times its edits.
+		if dl, il := splitLines(del.String()), splitLines(ins.String()); len(dl) > 1 && len(dl) == len(il) {
+			pairs = pairs[:0]
+			for i := range dl {
+				pairs = append(pairs, [2]string{dl[i], il[i]})
+			}
+		}
+		for _, p := range pairs {
+			if left := time.Until(deadline); left > 0 {
+				chunks = append(chunks, diffUnits(splitWords(p[0]), splitWords(p[1]), left, true)...)
+			} else {
+				chunks = append(chunks, diffChunk{opDelete, p[0]}, diffChunk{opInsert, p[1]})
+			}
 		}
 		del.Reset()
 		ins.Reset()

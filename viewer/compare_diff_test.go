@@ -29,6 +29,9 @@ func TestWordDiff(t *testing.T) {
 			{opEqual, "# Plan\nstep one: "}, {opDelete, "read"}, {opInsert, "reproduce"}, {opEqual, "\nstep "},
 			{opDelete, "two"}, {opInsert, "2"}, {opEqual, ": fix"}, {opInsert, " it"}, {opEqual, "\n\nend"},
 		}},
+		{"lines edited in place", "a b\nc d\n", "a x\nc y\n", []diffChunk{
+			{opEqual, "a "}, {opDelete, "b"}, {opInsert, "x"}, {opEqual, "\nc "}, {opDelete, "d"}, {opInsert, "y"}, {opEqual, "\n"},
+		}},
 		{"spaces kept", "a  b", "a b", []diffChunk{{opEqual, "a"}, {opDelete, "  "}, {opInsert, " "}, {opEqual, "b"}}},
 		{"Korean words", "안녕하세요 세계", "안녕하세요 여러분", []diffChunk{{opEqual, "안녕하세요 "}, {opDelete, "세계"}, {opInsert, "여러분"}}},
 		{"Japanese by character", "東京は雨です", "東京は晴れです", []diffChunk{
@@ -106,15 +109,15 @@ func TestCutText(t *testing.T) {
 	}
 }
 
-// answer60KB returns about 60 KB of plan-like prose, one of a few
-// sentences per line, from seed.
-func answer60KB(seed uint64) string {
+// answer returns about size bytes of plan-like prose, twelve words a
+// line, from seed.
+func answer(seed uint64, size int) string {
 	r := rand.New(rand.NewPCG(seed, 1))
 	vocab := strings.Fields("the config parser reads an empty file and returns defaults when no settings exist; " +
 		"a mapping check raises ConfigError for scalar documents such as true or 42. tests cover both cases, " +
 		"and the changelog notes the fix. reviewer approves once the regression test passes on main.")
 	var b strings.Builder
-	for b.Len() < 60<<10 {
+	for b.Len() < size {
 		for range 12 {
 			b.WriteString(vocab[r.IntN(len(vocab))])
 			b.WriteByte(' ')
@@ -124,11 +127,21 @@ func answer60KB(seed uint64) string {
 	return b.String()
 }
 
-// BenchmarkWordDiff60KB diffs two different 60 KB answers of the same
-// vocabulary: the worst case of a real comparison (nearly every line
-// differs), far from the diff's timeout.
+// BenchmarkWordDiff60KB diffs two unrelated 60 KB answers of the same
+// vocabulary: the worst case of a real comparison (every line differs, a
+// few words match everywhere), which reaches the diff's timeout.
 func BenchmarkWordDiff60KB(b *testing.B) {
-	x, y := answer60KB(1), answer60KB(2)
+	x, y := answer(1, 60<<10), answer(2, 60<<10)
+	b.SetBytes(int64(len(x) + len(y)))
+	for b.Loop() {
+		wordDiff(x, y)
+	}
+}
+
+// BenchmarkWordDiff10KB diffs two unrelated 10 KB answers, the size of
+// two planners' plans.
+func BenchmarkWordDiff10KB(b *testing.B) {
+	x, y := answer(1, 10<<10), answer(2, 10<<10)
 	b.SetBytes(int64(len(x) + len(y)))
 	for b.Loop() {
 		wordDiff(x, y)
@@ -138,8 +151,25 @@ func BenchmarkWordDiff60KB(b *testing.B) {
 // BenchmarkWordDiff60KBEdited diffs a 60 KB answer with itself, a few
 // words changed: two rounds of one plan.
 func BenchmarkWordDiff60KBEdited(b *testing.B) {
-	x := answer60KB(1)
+	x := answer(1, 60<<10)
 	y := strings.Replace(strings.Replace(x, "parser", "loader", 5), "approves", "rejects", 3)
+	b.SetBytes(int64(len(x) + len(y)))
+	for b.Loop() {
+		wordDiff(x, y)
+	}
+}
+
+// BenchmarkWordDiffCapScattered diffs a 200 KB answer with itself, every
+// tenth word changed: every line edited in place.
+func BenchmarkWordDiffCapScattered(b *testing.B) {
+	x := answer(1, compareMaxBytes)
+	words := strings.Split(x, " ")
+	for i := 0; i < len(words); i += 10 {
+		if !strings.Contains(words[i], "\n") {
+			words[i] = "changed"
+		}
+	}
+	y := strings.Join(words, " ")
 	b.SetBytes(int64(len(x) + len(y)))
 	for b.Loop() {
 		wordDiff(x, y)

@@ -244,6 +244,13 @@ func TestCompareDemo(t *testing.T) {
 		if res.status != http.StatusOK || !strings.Contains(res.body, `<select name="a" required>`) || strings.Contains(res.body, "compare-sides") {
 			t.Errorf("compare page without calls: %d, want the pickers only\n%s", res.status, res.body)
 		}
+		// One side named by its answer's turn: the pickers only, that call
+		// chosen in A.
+		res = get(t, h, "/threads/"+thread+"/compare?a="+claudePlan.TurnID)
+		if res.status != http.StatusOK || strings.Contains(res.body, "compare-sides") ||
+			strings.Count(res.body, `<option value="`+claudePlan.SpanID+`" selected>`) != 1 {
+			t.Errorf("compare page with a alone: %d, want the pickers with a's call selected\n%s", res.status, res.body)
+		}
 	})
 }
 
