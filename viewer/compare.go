@@ -36,8 +36,9 @@ const (
 	// text (messages JSON without the JSON) then is cut to compareMaxBytes.
 	answerReadBytes = 4 * compareMaxBytes
 	// compareListTurns is how many of a thread's newest turns the call
-	// pickers and the natural pairs are drawn from.
-	compareListTurns = 20_000
+	// pickers and the natural pairs are drawn from: two pickers of 2,500
+	// calls make a page of about 400 KB.
+	compareListTurns = 5_000
 )
 
 // compareSide is one call of a comparison and the text of it compared:
