@@ -12,6 +12,8 @@
 //	GET /api/threads/:id/graph
 //	GET /traces/:trace_id        a trace as a waterfall; ?span= opens a span's turns
 //	GET /api/traces/:trace_id
+//	GET /threads/:id/compare     two calls side by side with a word diff: a, b (turn or span ids);
+//	GET /api/threads/:id/compare /api/threads/:id/compare/pairs?call= gives a call's natural pairs
 //	GET /search                  search across threads: q, project, role, from, to; 100 a page
 //	GET /api/search
 //	GET /cost                    cost and tokens by day, model, provider, phase, speaker, agent,
