@@ -270,17 +270,32 @@ func TestTraceEscapesHostileText(t *testing.T) {
 		id := fmt.Sprintf("s%d", i)
 		sp := traceSpan(id, "", bad, i, 1)
 		sp.Model, sp.Speaker, sp.Phase, sp.StatusMsg, sp.Status, sp.ThreadID = bad, bad, bad, bad, schema.StatusError, bad
+		sp.Kind, sp.Attributes, sp.Resource = bad, []schema.Attr{{Key: bad, Value: bad}}, []schema.Attr{{Key: bad, Value: bad}}
+		sp.EventNames, sp.EventTimesNS = []string{bad}, []uint64{at(i)}
 		insertTraceSpans(t, conn, sp)
 		p, r := call(bad, id, bad, 0, bad, "openai", bad, i, bad, bad)
 		p.TraceID, r.TraceID = "trace-th1", "trace-th1"
 		testkit.InsertTurns(t, conn, p, r)
 	}
-	for _, path := range []string{"/traces/trace-th1", "/traces/trace-th1?span=s0", "/traces/trace-th1?span=s1", "/traces/trace-th1?span=s2"} {
+	for _, path := range []string{"/traces/trace-th1", "/traces/trace-th1?span=s0", "/traces/trace-th1?span=s1", "/traces/trace-th1?span=s2",
+		"/traces/trace-th1/spans/s0/detail"} {
 		res := get(t, h, path)
 		if res.status != http.StatusOK {
 			t.Fatalf("GET %s: status %d; body:\n%s", path, res.status, res.body)
 		}
 		assertProbesEscaped(t, "GET "+path, res)
+	}
+	// The detail of the spans holding the other probes: none as markup.
+	for _, path := range []string{"/traces/trace-th1/spans/s1/detail", "/traces/trace-th1/spans/s2/detail"} {
+		body := get(t, h, path).body
+		for _, m := range probeMarkup {
+			if strings.Contains(body, m) {
+				t.Errorf("GET %s holds %q unescaped", path, m)
+			}
+		}
+		if !strings.Contains(body, "&lt;img src=x") && !strings.Contains(body, "javascript:alert(1)") {
+			t.Errorf("GET %s does not show its probe", path)
+		}
 	}
 }
 
