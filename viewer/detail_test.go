@@ -231,7 +231,7 @@ func TestSpanDetailLongTurnAndManyAttributes(t *testing.T) {
 
 	res := get(t, h, viewerDetailURL(traceID, "big-call"))
 	for _, want := range []string{"END-OF-PROMPT", "END-OF-ANSWER", `<span class="count">50 of 60</span>`, `<span class="count">50 of 55</span>`,
-		`data-detail="` + d.AllURL + `"`, `<th scope="row">k49</th>`} {
+		`data-detail="` + d.AllURL + `"`, `href="/traces/` + traceID + `?span=big-call&amp;all=1"`, `<th scope="row">k49</th>`} {
 		if !strings.Contains(res.body, want) {
 			t.Errorf("fragment lacks %q", want)
 		}
@@ -245,6 +245,10 @@ func TestSpanDetailLongTurnAndManyAttributes(t *testing.T) {
 	if len(all.Attributes) != 60 || all.Attributes[7].Value != long || len(all.Events) != 55 || all.AllURL != "" {
 		t.Errorf("all: %d attributes (long value %d runes), %d events, all at %q; want 60, 3000 runes, 55, none",
 			len(all.Attributes), utf8.RuneCountInString(all.Attributes[7].Value), len(all.Events), all.AllURL)
+	}
+	// Without scripts, the trace page shows the same.
+	if page := get(t, h, "/traces/"+traceID+"?span=big-call&all=1").body; !strings.Contains(page, `<th scope="row">k59</th>`) {
+		t.Errorf("trace page with ?span=big-call&all=1 lacks the 60th attribute")
 	}
 	res = get(t, h, viewerDetailURL(traceID, "big-call")+"?all=1")
 	if !strings.Contains(res.body, `<th scope="row">k59</th>`) || !strings.Contains(res.body, `<td class="ev-name">ev54</td>`) ||

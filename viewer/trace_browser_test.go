@@ -3,6 +3,7 @@ package viewer_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -140,6 +141,30 @@ func TestDemoTraceInBrowser(t *testing.T) {
 		t.Errorf("after reload: %q, want ?span=%s with its row current", reloaded, llm)
 	}
 	testkit.Screenshot(ctx, t, "demo-trace-detail-reloaded")
+
+	// Another page (one with no pane of its own) opens the same fragment
+	// from #detail= in a pane floating at the right; Escape closes it and
+	// clears the hash. An unknown span shows the server's reason.
+	fragment := "/traces/" + traceID + "/spans/" + tool + "/detail"
+	floating := `#detail-pane.detail-floating article.detail[data-detail-span="` + tool + `"]`
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/threads/"+thread+"#detail="+url.QueryEscape(fragment)), chromedp.WaitVisible(chromedp.CSS(floating))); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Screenshot(ctx, t, "demo-thread-detail-floating")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Escape), chromedp.WaitNotVisible(chromedp.CSS("#detail-pane"))); err != nil {
+		t.Fatal(err)
+	}
+	if hash, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`)); err != nil || hash != "" {
+		t.Errorf("hash after Escape = %q (%v), want none", hash, err)
+	}
+	missing := "/traces/" + traceID + "/spans/nope/detail"
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/threads/"+thread+"#detail="+url.QueryEscape(missing)), chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#detail-pane .error-msg"))); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#detail-pane .error-msg").textContent`)); err != nil || !strings.Contains(msg, `has no span "nope"`) {
+		t.Errorf("unknown span's pane says %q (%v), want the server's reason", msg, err)
+	}
 
 	// At 390 px the page does not scroll sideways, the pane open below the
 	// waterfall or not.

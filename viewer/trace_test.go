@@ -197,6 +197,9 @@ func TestTracePageSelectedSpan(t *testing.T) {
 	if res := get(t, h, "/traces/trace-th1?span=nope"); res.status != http.StatusBadRequest || !strings.Contains(res.body, "span:") {
 		t.Errorf("unknown span: status %d, want 400 naming span; body:\n%s", res.status, res.body)
 	}
+	if res := get(t, h, "/traces/trace-th1?span=llm&all=maybe"); res.status != http.StatusBadRequest || !strings.Contains(res.body, "all:") {
+		t.Errorf("bad all: status %d, want 400 naming all; body:\n%s", res.status, res.body)
+	}
 }
 
 func TestSpanTurnsAPI(t *testing.T) {

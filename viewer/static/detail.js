@@ -69,30 +69,39 @@
     history.replaceState(history.state, "", u);
   };
 
+  // fetchFragment returns the fragment's HTML: the server answers a
+  // missing or bad span with a fragment saying so, which shows as well.
+  // Anything else (a network error, a refused token) becomes a message.
+  const fetchFragment = async (url) => {
+    try {
+      const res = await fetch(url, { credentials: "same-origin" });
+      const text = await res.text();
+      if ((res.headers.get("Content-Type") || "").startsWith("text/html")) {
+        return text;
+      }
+      return message(text.trim() || `GET ${url}: HTTP ${res.status}`);
+    } catch (err) {
+      return message(err.message);
+    }
+  };
+  const message = (text) => {
+    const p = document.createElement("p");
+    p.className = "error-msg";
+    p.textContent = text;
+    return p.outerHTML;
+  };
+
   const open = async (url, el) => {
     const p = ensurePane();
     const n = ++loading;
     p.setAttribute("aria-busy", "true");
-    let html;
-    try {
-      html = await convtrace.getText(url);
-    } catch (err) {
-      html = null;
-      if (n === loading) {
-        const msg = document.createElement("p");
-        msg.className = "error-msg";
-        msg.textContent = err.message;
-        p.replaceChildren(msg);
-      }
-    }
+    const html = await fetchFragment(url);
     if (n !== loading) {
       return;
     }
     p.removeAttribute("aria-busy");
-    if (html !== null) {
-      // The server's fragment: model text in it is escaped by html/template.
-      p.innerHTML = html;
-    }
+    // The server's fragment: model text in it is escaped by html/template.
+    p.innerHTML = html;
     p.hidden = false;
     opener = openerOf(url, el);
     markCurrent(opener);
