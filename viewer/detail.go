@@ -55,7 +55,7 @@ type SpanDetail struct {
 	ParentURL  string    `json:"parent_url"`
 	Start      time.Time `json:"start"`
 	OffsetNS   uint64    `json:"offset_ns"` // since the trace started
-	Usage      spanUsage `json:"usage"`
+	Usage      SpanUsage `json:"usage"`
 	// Input are the turns that went into the span (prompt, system, tool
 	// call), Output what came out (answer, error, tool result), each in
 	// the order said; TurnsShown counts them, of the span's Turns.
@@ -83,10 +83,10 @@ type SpanEvent struct {
 	OffsetNS uint64 `json:"offset_ns"`
 }
 
-// spanUsage is a span's tokens and cost: in, out and cost as the waterfall
-// has them, the cache and reasoning counts and the cost's source from its
-// turns. Counts are nil when no turn reported them.
-type spanUsage struct {
+// SpanUsage is what a span's turns add to the tokens and cost its
+// TraceSpan has: the cache and reasoning counts, nil when no turn
+// reported them, and where the cost came from.
+type SpanUsage struct {
 	CacheRead  *uint64 `json:"tokens_cache_read"`
 	CacheWrite *uint64 `json:"tokens_cache_write"`
 	Reasoning  *uint64 `json:"tokens_reasoning"`
@@ -313,4 +313,4 @@ var costSourceNotes = map[string]string{
 
 // CostSourceNote says where the span's cost came from, "" when no turn
 // carries usage.
-func (u spanUsage) CostSourceNote() string { return costSourceNotes[u.CostSource] }
+func (u SpanUsage) CostSourceNote() string { return costSourceNotes[u.CostSource] }

@@ -8,7 +8,7 @@
 "use strict";
 (() => {
   // Only a span's detail fragment is ever loaded from the URL's hash.
-  const fragmentPath = /^\/traces\/[^?#]+\/spans\/[^?#/]+\/detail(\?all=1)?$/;
+  const fragmentPath = /^\/traces\/[^?#/]+\/spans\/[^?#/]+\/detail(\?all=1)?$/;
   const interactive = "a, button, summary, input, select, textarea, label";
   let pane = document.getElementById("detail-pane");
   let opener = null;
