@@ -8,8 +8,12 @@
 //	GET /api/threads             archived=1; keyset pages; rename and archive below
 //	GET /threads/:id             one thread by phase, then round: filters phase (repeatable),
 //	GET /api/threads/:id/turns   role, speaker, session, agent, tool, from, to, starred, q; limit
+//	GET /threads/:id/graph       who answered whom, hand-offs and tools as SVG; weight=calls|cost
+//	GET /api/threads/:id/graph
 //	GET /traces/:trace_id        a trace as a waterfall; ?span= opens a span's turns
 //	GET /api/traces/:trace_id
+//	GET /threads/:id/compare     two calls side by side with a word diff: a, b (turn or span ids);
+//	GET /api/threads/:id/compare /api/threads/:id/compare/pairs?call= gives a call's natural pairs
 //	GET /search                  search across threads: q, project, role, from, to; 100 a page
 //	GET /api/search
 //	GET /cost                    cost and tokens by day, model, provider, phase, speaker, agent,

@@ -33,6 +33,10 @@ func parsePages() *pages {
 		"providerClass": providerClass,
 		"threadURL":     threadURL,
 		"shortID":       shortID,
+		"detailURL":     detailURL,
+		"traceURL":      traceURL,
+		"spanPage":      spanPageURL,
+		"phaseClass":    phaseClass,
 	}
 	return &pages{tmpl: template.Must(template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/*.html"))}
 }

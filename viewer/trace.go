@@ -16,6 +16,7 @@ func (s *Server) traceRoutes(app, api *gin.RouterGroup) {
 	app.GET("/traces/:trace_id", s.tracePage)
 	api.GET("/traces/:trace_id", s.apiTrace)
 	api.GET("/traces/:trace_id/spans/:span_id/turns", s.apiSpanTurns)
+	s.detailRoutes(app, api)
 }
 
 // SpanTurn is one turn of a span as the trace page lists it, with its
@@ -72,7 +73,8 @@ func (s *Server) trace(c *gin.Context) (Trace, error) {
 	return buildTrace(id, spans, calls), nil
 }
 
-// tracePage renders a trace's waterfall; ?span= opens that span's turns.
+// tracePage renders a trace's waterfall; ?span= opens that span's detail
+// beside it (?all=1 with every attribute and event whole).
 func (s *Server) tracePage(c *gin.Context) {
 	t, err := s.trace(c)
 	if errors.Is(err, query.ErrNotFound) {
@@ -85,14 +87,21 @@ func (s *Server) tracePage(c *gin.Context) {
 	}
 	v := newTraceView(t)
 	if id := c.Query("span"); id != "" {
-		if v.Selected = t.span(id); v.Selected == nil {
+		if t.span(id) == nil {
 			s.pageError(c, query.BadParam("span", "%q is not a span of this trace", id))
 			return
 		}
-		if v.Turns, err = s.spanTurns(c.Request.Context(), t.TraceID, id); err != nil {
+		all, err := parseSwitch("all", c.Query("all"))
+		if err != nil {
 			s.pageError(c, err)
 			return
 		}
+		d, err := s.spanDetail(c.Request.Context(), t, id, all)
+		if err != nil {
+			s.pageError(c, err)
+			return
+		}
+		v.Detail = &d
 	}
 	s.html(c, http.StatusOK, "trace.html", v)
 }

@@ -62,6 +62,10 @@ type TraceSpan struct {
 	Interrupted bool `json:"interrupted"`
 	// Failed is status error, or an error row among the span's turns.
 	Failed bool `json:"failed"`
+	// TTFTNS is a provider call's time to first token, 0 when unknown.
+	// Nothing sets it yet: it is read from the turns once they record it
+	// (issue 15, point 4); the waterfall and the detail pane draw it.
+	TTFTNS uint64 `json:"ttft_ns"`
 }
 
 // buildTrace joins a trace's span rows with what their turns add up to,

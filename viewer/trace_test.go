@@ -150,16 +150,16 @@ func TestTracePage(t *testing.T) {
 		{"the LLM call's model", `<span class="badge model">claude-sonnet-4-5</span>`},
 		{"the LLM call's tokens and cost", `in 100 · out 50 · $0.25`},
 		{"unknown usage as —", `in — · out — · —`},
-		{"the failed span marked", `class="wf-row span span-error"`},
+		{"the failed span marked", `class="wf-row span ph-none span-error"`},
 		{"the failed span's message", `<span class="status-msg">tool crashed: exit 2</span>`},
 		{"the running span marked", `<span class="pill running">running</span>`},
-		{"a span opens its turns", `href="?span=llm#span-turns"`},
+		{"a span opens its detail", `href="?span=llm#detail-pane" data-span="llm" data-detail="/traces/trace-th1/spans/llm/detail"`},
 		{"the thread link", `<a href="/threads/th1">th1</a>`},
 		{"the span count", `6 spans`},
 		{"the total tokens", `150 tokens`},
 		{"the total duration", `10s`},
 		{"an axis label", `text-anchor="end">10s</text>`},
-		{"no span selected", `Click a span to see its turns.`},
+		{"no span selected", `<aside id="detail-pane" class="detail-pane" aria-label="span detail" tabindex="-1" hidden>`},
 	}
 	for _, tt := range tests {
 		if !strings.Contains(page, tt.want) {
@@ -181,9 +181,9 @@ func TestTracePageSelectedSpan(t *testing.T) {
 		t.Fatalf("status %d, body:\n%s", res.status, res.body)
 	}
 	for _, want := range []string{
-		`class="wf-row span selected" href="?span=llm#span-turns"`,
-		"<pre>\nwrite a plan</pre>",
-		"<pre>\n1. fix it</pre>",
+		`href="?span=llm#detail-pane" data-span="llm" data-detail="/traces/trace-th1/spans/llm/detail" aria-current="true"`,
+		"<pre class=\"detail-text\">\nwrite a plan</pre>",
+		"<pre class=\"detail-text\">\n1. fix it</pre>",
 		`href="/threads/th1#llm:prompt:0"`,
 		`href="/threads/th1#llm:response:1"`,
 	} {
@@ -191,11 +191,14 @@ func TestTracePageSelectedSpan(t *testing.T) {
 			t.Errorf("GET /traces/trace-th1?span=llm lacks %q", want)
 		}
 	}
-	if c := strings.Count(res.body, `<article class="span-turn`); c != 2 {
+	if c := strings.Count(res.body, `<div class="detail-turn`); c != 2 {
 		t.Errorf("selected span lists %d turns, want 2 (the response delivered twice shows once)", c)
 	}
 	if res := get(t, h, "/traces/trace-th1?span=nope"); res.status != http.StatusBadRequest || !strings.Contains(res.body, "span:") {
 		t.Errorf("unknown span: status %d, want 400 naming span; body:\n%s", res.status, res.body)
+	}
+	if res := get(t, h, "/traces/trace-th1?span=llm&all=maybe"); res.status != http.StatusBadRequest || !strings.Contains(res.body, "all:") {
+		t.Errorf("bad all: status %d, want 400 naming all; body:\n%s", res.status, res.body)
 	}
 }
 
@@ -247,7 +250,7 @@ func TestSpanTurnContent(t *testing.T) {
 		t.Errorf("messages JSON prompt read as %s, want the system and the user message", msgs)
 	}
 	res := get(t, h, "/traces/trace-th1?span=s2")
-	if want := `<span class="msg-role">user</span>` + "\n<pre>\nfix &lt;b&gt;it&lt;/b&gt;</pre>"; !strings.Contains(res.body, want) {
+	if want := `<span class="msg-role">user</span><pre class="detail-text">` + "\nfix &lt;b&gt;it&lt;/b&gt;</pre>"; !strings.Contains(res.body, want) {
 		t.Errorf("page of span s2 lacks the user message %q:\n%s", want, res.body)
 	}
 }
@@ -270,17 +273,32 @@ func TestTraceEscapesHostileText(t *testing.T) {
 		id := fmt.Sprintf("s%d", i)
 		sp := traceSpan(id, "", bad, i, 1)
 		sp.Model, sp.Speaker, sp.Phase, sp.StatusMsg, sp.Status, sp.ThreadID = bad, bad, bad, bad, schema.StatusError, bad
+		sp.Kind, sp.Attributes, sp.Resource = bad, []schema.Attr{{Key: bad, Value: bad}}, []schema.Attr{{Key: bad, Value: bad}}
+		sp.EventNames, sp.EventTimesNS = []string{bad}, []uint64{at(i)}
 		insertTraceSpans(t, conn, sp)
 		p, r := call(bad, id, bad, 0, bad, "openai", bad, i, bad, bad)
 		p.TraceID, r.TraceID = "trace-th1", "trace-th1"
 		testkit.InsertTurns(t, conn, p, r)
 	}
-	for _, path := range []string{"/traces/trace-th1", "/traces/trace-th1?span=s0", "/traces/trace-th1?span=s1", "/traces/trace-th1?span=s2"} {
+	for _, path := range []string{"/traces/trace-th1", "/traces/trace-th1?span=s0", "/traces/trace-th1?span=s1", "/traces/trace-th1?span=s2",
+		"/traces/trace-th1/spans/s0/detail"} {
 		res := get(t, h, path)
 		if res.status != http.StatusOK {
 			t.Fatalf("GET %s: status %d; body:\n%s", path, res.status, res.body)
 		}
 		assertProbesEscaped(t, "GET "+path, res)
+	}
+	// The detail of the spans holding the other probes: none as markup.
+	for _, path := range []string{"/traces/trace-th1/spans/s1/detail", "/traces/trace-th1/spans/s2/detail"} {
+		body := get(t, h, path).body
+		for _, m := range probeMarkup {
+			if strings.Contains(body, m) {
+				t.Errorf("GET %s holds %q unescaped", path, m)
+			}
+		}
+		if !strings.Contains(body, "&lt;img src=x") && !strings.Contains(body, "javascript:alert(1)") {
+			t.Errorf("GET %s does not show its probe", path)
+		}
 	}
 }
 

@@ -3,22 +3,26 @@ package viewer
 import "strconv"
 
 // traceView is what the trace page renders: the trace, each span's bar
-// geometry, the time axis, and the selected span's turns.
+// geometry, the time axis, the phases' colours, and the selected span's
+// detail.
 type traceView struct {
 	Trace
-	Rows     []spanBar
-	Ticks    []axisTick
-	Selected *TraceSpan
-	Turns    []SpanTurn
+	Rows   []spanBar
+	Ticks  []axisTick
+	Phases []phaseLegend
+	Detail *SpanDetail
 }
 
 // spanBar places a span on the waterfall. X and Width are percentages of
 // the trace's duration, written for SVG attributes (the CSP forbids inline
-// style); Indent is a CSS class, capped at maxIndent levels.
+// style); TTFTX is where the first token came, "" when unknown; Indent is
+// a CSS class, capped at maxIndent levels.
 type spanBar struct {
 	TraceSpan
-	X, Width string
-	Indent   int
+	X, Width, TTFTX string
+	Indent          int
+	PhaseClass      string
+	DetailURL       string
 }
 
 // axisTick is a label of the time axis at X percent of the trace.
@@ -52,8 +56,14 @@ func newTraceView(t Trace) traceView {
 		if w < minBarPercent { // a sliver at the very end
 			x, w = 100-minBarPercent, minBarPercent
 		}
-		v.Rows = append(v.Rows, spanBar{TraceSpan: sp, X: percent(x), Width: percent(w), Indent: min(sp.Depth, maxIndent)})
+		bar := spanBar{TraceSpan: sp, X: percent(x), Width: percent(w), Indent: min(sp.Depth, maxIndent),
+			PhaseClass: phaseClass(sp.Phase), DetailURL: detailURL(t.TraceID, sp.SpanID)}
+		if sp.TTFTNS > 0 && sp.TTFTNS <= sp.DurationNS && total > 0 {
+			bar.TTFTX = percent(min(pct(sp.StartNS-t.StartNS+sp.TTFTNS), 100))
+		}
+		v.Rows = append(v.Rows, bar)
 	}
+	v.Phases = phaseLegends(t.Spans)
 	for _, ns := range axisSteps(t.DurationNS) {
 		tick := axisTick{X: percent(pct(ns)), Label: formatOffset(ns), Anchor: "middle"}
 		switch ns {

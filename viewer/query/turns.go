@@ -55,6 +55,9 @@ type TurnFilter struct {
 	Query        string // in content or speaker, case-insensitive
 	// TurnID keeps one turn; no request parameter sets it.
 	TurnID string
+	// SpanID keeps the turns of one call, as the detail pane reads them;
+	// no request parameter sets it.
+	SpanID string
 	// HideInternal leaves out internal turns, as a thread's page does
 	// unless asked for them.
 	HideInternal bool
@@ -108,7 +111,7 @@ const selectTurns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
        substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, history, content_bytes, truncated, internal,
-       tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd,
+       tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source,
        status, error, start_ns, duration_ns,
        arraySlice(attributes.key, 1, ` + pageAttributesStr + `) AS attr_keys,
        arrayMap(v -> substringUTF8(v, 1, ` + pageAttributeRunesStr + `), arraySlice(attributes.value, 1, ` + pageAttributesStr + `)) AS attr_values,
@@ -149,6 +152,8 @@ const (
   AND tool_name = ?`
 	filterTurn = `
   AND turn_id = ?`
+	filterSpan = `
+  AND span_id = ?`
 	filterInternal = `
   AND internal = 0`
 	filterFrom = `
@@ -224,6 +229,9 @@ func (f TurnFilter) conditions(threadID string) (string, []any) {
 	}
 	if f.TurnID != "" {
 		add(filterTurn, f.TurnID)
+	}
+	if f.SpanID != "" {
+		add(filterSpan, f.SpanID)
 	}
 	if f.HideInternal {
 		add(filterInternal)
@@ -306,7 +314,7 @@ func (s Store) scanTurns(ctx context.Context, query string, args []any) ([]Turn,
 			&t.ThreadID, &t.SessionID, &t.Phase, &t.Speaker, &t.Agent, &t.Round, &t.Role, &t.Seq,
 			&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
 			&t.Content, &stored, &t.History, &t.ContentBytes, &truncated, &internal,
-			&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD,
+			&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD, &t.CostSource,
 			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &attrKeys, &attrVals, &attrTotal, &state)
 		if err != nil {
 			return nil, fmt.Errorf("scan turn: %w", err)
