@@ -1,8 +1,6 @@
 package viewer
 
 import (
-	"net/url"
-
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer/query"
 )
@@ -36,21 +34,17 @@ type callView struct {
 	ParentVerb, ParentLabel, ParentTurn, ParentCall string
 
 	TraceURL, DetailURL string
-	nested              bool // shown under the answer that asked for it
+	Pairs               []pairLink // the calls it is natural to compare it with
+	nested              bool       // shown under the answer that asked for it
 }
 
-// callKey groups the turns of one call: its span, else the turn alone.
-func callKey(t schema.Turn) string {
-	if t.SpanID == "" {
-		return "turn-" + t.TurnID
-	}
-	return "call-" + t.SpanID
-}
+// cardID is the element id of the card of the call t belongs to.
+func cardID(t query.Turn) string { return "call-" + callID(t) }
 
-// groupCalls gathers turn views, in the order said, into cards in the
+// buildCards gathers turn views, in the order said, into cards in the
 // order their calls started, then nests each tool run under the answer
 // that asked for it.
-func groupCalls(views []turnView, q string) []*callView {
+func buildCards(views []turnView, q string) []*callView {
 	var (
 		calls  []*callView
 		byKey  = map[string]*callView{}
@@ -58,7 +52,7 @@ func groupCalls(views []turnView, q string) []*callView {
 		byTool = map[string]*callView{} // tool runs by tool_call_id
 	)
 	for _, tv := range views {
-		key := callKey(tv.Turn.Turn)
+		key := cardID(tv.Turn)
 		c, ok := byKey[key]
 		if !ok {
 			c = &callView{ID: key, Kind: callNote}
@@ -114,8 +108,7 @@ func (c *callView) add(tv turnView, q string) {
 		c.SpeakerSegs = highlight(speakerOf(t.Turn), q)
 		c.StartNS = t.StartNS
 		if t.TraceID != "" && t.SpanID != "" {
-			c.TraceURL = traceURL(t.TraceID) + "?span=" + url.QueryEscape(t.SpanID)
-			c.DetailURL = spanDetailURL(t.TraceID, t.SpanID)
+			c.TraceURL, c.DetailURL = spanPageURL(t.TraceID, t.SpanID), detailURL(t.TraceID, t.SpanID)
 		}
 	}
 	c.Model = firstOf(t.Model, c.Model) // the answer names the model that answered
@@ -141,9 +134,7 @@ func (c *callView) link(byTurn map[string]*callView) {
 	if c.ParentTurn == "" {
 		return
 	}
-	if c.ParentVerb = parentVerbs[c.PhaseKey]; c.ParentVerb == "" {
-		c.ParentVerb = "replies to"
-	}
+	c.ParentVerb = answerVerb(c.Phase)
 	if p, ok := byTurn[c.ParentTurn]; ok {
 		c.ParentCall = p.ID
 		for i := range p.Turns {
@@ -152,11 +143,6 @@ func (c *callView) link(byTurn map[string]*callView) {
 			}
 		}
 	}
-}
-
-// spanDetailURL is the detail pane of a span.
-func spanDetailURL(traceID, spanID string) string {
-	return traceURL(traceID) + "/spans/" + url.PathEscape(spanID) + "/detail"
 }
 
 func firstOf(a, b string) string {

@@ -99,12 +99,12 @@ func TestThreadViewsInBrowser(t *testing.T) {
 	}
 
 	// At 390 px the page does not scroll sideways.
-	narrow(ctx, t, page, "thread-390")
+	noSideScroll(ctx, t, page, "thread-390")
 }
 
-// narrow loads url at 390 px wide, checks the page does not scroll
+// noSideScroll loads url at 390 px wide, checks the page does not scroll
 // sideways, takes a screenshot, and restores the width.
-func narrow(ctx context.Context, t *testing.T, url, shot string) {
+func noSideScroll(ctx context.Context, t *testing.T, url, shot string) {
 	t.Helper()
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
 		t.Fatal(err)

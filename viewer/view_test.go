@@ -112,7 +112,7 @@ func TestCalls(t *testing.T) {
 			Content: strings.Repeat("l\n", 31), StartNS: 310, Status: "error", Error: "boom"}},
 		{Turn: schema.Turn{TurnID: "x", Phase: "execute", ParentTurnID: "elsewhere", Role: "system", Content: "note", StartNS: 400}},
 	}
-	calls := groupCalls(viewsOf(turns), "")
+	calls := buildCards(viewsOf(turns), "")
 	var got []string
 	for _, c := range calls {
 		got = append(got, fmt.Sprintf("%s:%s:%d:%d:%s:%s:%v:%s", c.ID, c.Kind, len(c.Turns), c.DurationNS, c.ParentVerb, c.ParentCall,
@@ -121,7 +121,7 @@ func TestCalls(t *testing.T) {
 	want := []string{
 		"call-a:llm:2:50:::false:$0.50",
 		"call-b:llm:2:0:critiques:call-a:true:—",
-		"turn-x:note:1:0:replies to::false:—",
+		"call-x:note:1:0:replies to::false:—",
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("calls\n got %q\nwant %q", got, want)
@@ -151,7 +151,7 @@ func TestCallsNestToolRuns(t *testing.T) {
 		{Turn: schema.Turn{TurnID: "tr", SpanID: "tool", Role: "tool_result", ToolCallID: "k1", ToolName: "apply_patch", Content: "applied"}},
 		{Turn: schema.Turn{TurnID: "lone", SpanID: "other", Role: "tool_call", ToolCallID: "k9", ToolName: "ls", Content: `[1,2]`}},
 	}
-	calls := groupCalls(viewsOf(turns), "")
+	calls := buildCards(viewsOf(turns), "")
 	if len(calls) != 2 || calls[0].ID != "call-llm" || calls[1].ID != "call-other" || calls[1].Kind != callTool {
 		t.Fatalf("cards %+v", calls)
 	}
