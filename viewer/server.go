@@ -95,6 +95,7 @@ func (s *Server) router() *gin.Engine {
 	s.traceRoutes(app, api)
 	s.searchRoutes(app, api)
 	s.costRoutes(app, api)
+	s.latencyRoutes(app, api)
 	s.contextRoutes(api)
 	s.transferRoutes(api)
 	r.NoRoute(requireToken(s.token), s.notFound)
