@@ -65,7 +65,7 @@ type LatencyTable struct {
 
 // selectLatency reads the latency of a range's calls, every table in one
 // pass. A call is a span whose turns include one that ends a provider call
-// (cost_source != '': its response or error row, which carries the
+// (one with a cost_source: its response or error row, which carries the
 // duration and the time to first token); it failed when any of its rows
 // in range is an error: the ending row of a failed call, or an error turn
 // a CLI agent said along the way. Grouping by span folds the copies of a
