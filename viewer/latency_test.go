@@ -81,3 +81,31 @@ func TestLatencyReadmeQuery(t *testing.T) {
 		t.Errorf("the README's query:\n%s\n/api/latency by model:\n%s", strings.Join(fromSQL, "\n"), strings.Join(fromAPI, "\n"))
 	}
 }
+
+// A call's time to first token reaches the thread's turns API, on the
+// turn that ends the call.
+func TestTurnsAPICarriesTTFT(t *testing.T) {
+	h, conn := newServer(t)
+	testkit.InsertTurns(t, conn, latencyFixture(time.Now().Add(-time.Hour))...)
+	var page struct {
+		Turns []struct {
+			TurnID string `json:"turn_id"`
+			Role   string `json:"role"`
+			TTFTNS uint64 `json:"ttft_ns"`
+		} `json:"turns"`
+	}
+	body := getJSON(t, h, "/api/threads/latency-thread/turns", http.StatusOK, &page)
+	got := map[string]uint64{}
+	for _, tr := range page.Turns {
+		got[tr.TurnID] = tr.TTFTNS
+	}
+	want := map[string]uint64{
+		"lat0000000000000:prompt:0": 0, "lat0000000000000:response:1": uint64(300 * time.Millisecond),
+		"lat0000000000002:error:1": uint64(120 * time.Millisecond), "lat0000000000001:response:1": 0,
+	}
+	for id, w := range want {
+		if g, ok := got[id]; !ok || g != w {
+			t.Errorf("turn %s: ttft_ns %d (present %v), want %d; body:\n%.1500s", id, g, ok, w, body)
+		}
+	}
+}

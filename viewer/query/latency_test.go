@@ -183,6 +183,20 @@ func TestLatency(t *testing.T) {
 		return c.speaker == "critic" && c.provider == "anthropic"
 	})
 
+	// The trace page's calls carry the time to first token too.
+	seen := map[bool]int{}
+	for i, c := range calls {
+		if seen[c.ttft > 0] >= 3 {
+			continue
+		}
+		seen[c.ttft > 0]++
+		span := fmt.Sprintf("%c%04d", 'a'+rune(i%3), i)
+		_, rows, err := s.TraceRows(ctx, "tr-"+span)
+		if err != nil || len(rows) != 1 || rows[0].TTFTNS != c.ttft {
+			t.Errorf("trace of call %s: %+v, %v; want one call with time to first token %d", span, rows, err, c.ttft)
+		}
+	}
+
 	if all, tables, err := s.Latency(ctx, LatencyFilter{FromNS: 1, ToNS: 2}, []string{"model"}); err != nil || all != nil || len(tables) != 1 || len(tables[0].Rows) != 0 {
 		t.Errorf("an empty range: %v, %+v, %v; want no calls and one empty table", all, tables, err)
 	}
