@@ -141,13 +141,18 @@ func latencyRowOf(g query.LatencyGroup) latencyRow {
 func latencyCells(p query.Percentiles) []latencyCell {
 	cells := make([]latencyCell, 0, 3)
 	for _, ns := range []uint64{p.P50, p.P95, p.P99} {
-		text := formatDuration(ns)
-		if text == "" {
-			text = "0s"
-		}
-		cells = append(cells, latencyCell{NS: ns, Text: text})
+		cells = append(cells, latencyCell{NS: ns, Text: latencyText(ns)})
 	}
 	return cells
+}
+
+// latencyText writes a percentile as the thread page writes a duration,
+// and 0 as 0s: a figure, not a call that has not ended.
+func latencyText(ns uint64) string {
+	if ns == 0 {
+		return "0s"
+	}
+	return formatDuration(ns)
 }
 
 // formatRate writes a share as a percentage with one decimal.

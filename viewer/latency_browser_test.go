@@ -13,6 +13,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer"
 )
 
 // latencyFixture adds to the demo's calls some of a model of their own:
@@ -145,7 +146,7 @@ func TestLatencyPageInBrowser(t *testing.T) {
 			}
 			for field, v := range levels {
 				want[p+field+"_ns"] = fmt.Sprint(v[0])
-				want[p+field] = shownDuration(v[0])
+				want[p+field] = viewer.LatencyText(v[0])
 			}
 			if table != "all" {
 				want[p+"ttft_calls"] = fmt.Sprint(withT)
@@ -209,20 +210,4 @@ func TestLatencyPageInBrowser(t *testing.T) {
 		t.Errorf("at 390 px the page is %d px wide", width)
 	}
 	testkit.Screenshot(ctx, t, "latency-390")
-}
-
-// shownDuration is how the page writes a duration: as the thread page
-// does, 0 as 0s.
-func shownDuration(ns uint64) string {
-	d := time.Duration(ns)
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond).String()
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	default:
-		return d.Round(10 * time.Millisecond).String()
-	}
 }
