@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/viewer"
 )
 
 // The README's latency query gives, per model, the calls, error rate and
@@ -107,5 +108,31 @@ func TestTurnsAPICarriesTTFT(t *testing.T) {
 		if g, ok := got[id]; !ok || g != w {
 			t.Errorf("turn %s: ttft_ns %d (present %v), want %d; body:\n%.1500s", id, g, ok, w, body)
 		}
+	}
+}
+
+// A call's time to first token reaches its span on the trace: the API,
+// the waterfall's tick and the detail pane.
+func TestTraceCarriesTTFT(t *testing.T) {
+	h, conn := newServer(t)
+	testkit.InsertTurns(t, conn, latencyFixture(time.Now().Add(-time.Hour))...)
+	var tr viewer.Trace
+	getJSON(t, h, "/api/traces/latency-trace", http.StatusOK, &tr)
+	got := map[string]uint64{}
+	for _, sp := range tr.Spans {
+		got[sp.SpanID] = sp.TTFTNS
+	}
+	want := map[string]uint64{"lat0000000000000": uint64(300 * time.Millisecond), "lat0000000000001": 0, "lat0000000000003": uint64(900 * time.Millisecond)}
+	for span, w := range want {
+		if got[span] != w {
+			t.Errorf("span %s: ttft_ns %d, want %d", span, got[span], w)
+		}
+	}
+	page := get(t, h, "/traces/latency-trace").body
+	if n := strings.Count(page, `<line class="wf-ttft"`); n != 3 || !strings.Contains(page, "first token after 300ms") {
+		t.Errorf("the waterfall draws %d first-token ticks, want 3 (one of 300ms)", n)
+	}
+	if pane := get(t, h, "/traces/latency-trace/spans/lat0000000000000/detail").body; !strings.Contains(pane, `<dd class="detail-ttft">300ms</dd>`) {
+		t.Errorf("the detail pane lacks the time to first token:\n%.3000s", pane)
 	}
 }
