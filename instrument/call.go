@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
@@ -61,6 +62,11 @@ type Response struct {
 	SessionID string   // the provider's session id, when learned from the response
 	Usage     *Usage   // nil when the provider reports no usage
 	CostUSD   *float64 // nil when the cost is not known
+
+	// TimeToFirstToken, when positive, is how long a streamed call took to
+	// send its first token, for a caller that measured it (see also
+	// ActiveCall.FirstToken).
+	TimeToFirstToken time.Duration
 
 	// ParentTurnID, when set, replaces Turn.ParentTurnID: for a turn whose
 	// parent is known only from its answer, such as an adjudicator's choice.

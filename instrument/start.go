@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -15,9 +16,11 @@ import (
 // response body the client reads later, or a CLI agent whose events stream
 // in while it runs.
 type ActiveCall struct {
-	r    *Recorder
-	span trace.Span
-	turn Turn
+	r     *Recorder
+	span  trace.Span
+	turn  Turn
+	start time.Time
+	first atomic.Bool // the time to first token is recorded
 }
 
 // ActiveTool is a tool execution that StartTool began and End has not
@@ -55,9 +58,25 @@ func (r *Recorder) Start(ctx context.Context, turn Turn) (context.Context, *Acti
 	if turn.Internal {
 		attrs = append(attrs, attribute.Bool(schema.KeyInternal, true))
 	}
-	ctx, span := r.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	start := time.Now()
+	ctx, span := r.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(start), trace.WithAttributes(attrs...))
 	span.AddEvent(schema.EventPrompt, trace.WithAttributes(r.content(turn.Prompt)...))
-	return ctx, &ActiveCall{r: r, span: span, turn: turn}
+	return ctx, &ActiveCall{r: r, span: span, turn: turn, start: start}
+}
+
+// FirstToken records that the first token of a streamed answer arrived
+// at at: the call's time to first token (gen_ai.response.time_to_first_chunk)
+// is at less the call's start. Only the first report counts; a call never
+// told has no time to first token. It is safe to call from any goroutine.
+func (c *ActiveCall) FirstToken(at time.Time) {
+	c.recordTTFT(at.Sub(c.start))
+}
+
+func (c *ActiveCall) recordTTFT(d time.Duration) {
+	if d > 0 && c.first.CompareAndSwap(false, true) {
+		c.span.SetAttributes(attribute.Float64(schema.KeyTimeToFirstChunk, d.Seconds()))
+	}
 }
 
 // Span is the call's span, for attributes the Recorder does not write.
@@ -78,6 +97,7 @@ func (c *ActiveCall) AddTurn(at time.Time, role, content string, attrs ...attrib
 func (c *ActiveCall) End(resp Response, err error) Response {
 	span := c.span
 	resp.TurnID = schema.ResponseTurnID(span.SpanContext().SpanID().String(), err != nil)
+	c.recordTTFT(resp.TimeToFirstToken)
 	usage := usageAttrs(resp)
 	if err != nil {
 		// What a failed call reported (the input it was charged for) is

@@ -15,7 +15,7 @@ type TurnBlock struct {
 	tokensIn, tokensOut, tokensCacheRead, tokensCacheWrite, reas []*uint32
 	cost                                                         []*float64
 	costSource, status, errText                                  []string
-	start, duration, heartbeat                                   []uint64
+	start, duration, ttft, heartbeat                             []uint64
 	attrKeys, attrValues                                         [][]string
 	revision                                                     []uint64
 }
@@ -55,6 +55,7 @@ func (b *TurnBlock) Add(t *Turn) {
 	b.errText = append(b.errText, t.Error)
 	b.start = append(b.start, t.StartNS)
 	b.duration = append(b.duration, t.DurationNS)
+	b.ttft = append(b.ttft, t.TTFTNS)
 	b.heartbeat = append(b.heartbeat, t.HeartbeatNS)
 	keys, values := splitAttrs(t.Attributes)
 	b.attrKeys = append(b.attrKeys, keys)
@@ -73,7 +74,7 @@ func (b *TurnBlock) Columns() []any {
 		b.role, b.seq, b.operation, b.provider, b.model, b.toolName, b.toolCallID,
 		b.content, b.history, b.contentBytes, b.truncated, b.internal,
 		b.tokensIn, b.tokensOut, b.tokensCacheRead, b.tokensCacheWrite, b.reas,
-		b.cost, b.costSource, b.status, b.errText, b.start, b.duration, b.heartbeat,
+		b.cost, b.costSource, b.status, b.errText, b.start, b.duration, b.ttft, b.heartbeat,
 		b.attrKeys, b.attrValues, b.revision,
 	}
 }

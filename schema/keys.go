@@ -20,6 +20,9 @@ const (
 	KeyToolCallArguments = "gen_ai.tool.call.arguments"
 	KeyToolCallResult    = "gen_ai.tool.call.result"
 	KeyErrorType         = "error.type"
+	// KeyTimeToFirstChunk is a streamed call's time to first chunk, in
+	// seconds (a double): what convtrace stores as its time to first token.
+	KeyTimeToFirstChunk = "gen_ai.response.time_to_first_chunk"
 
 	// Content attributes: JSON with parts (gen-ai-input-messages.json,
 	// gen-ai-output-messages.json, gen-ai-system-instructions.json).

@@ -86,6 +86,9 @@ type Turn struct {
 	Error      string `json:"error"`
 	StartNS    uint64 `json:"start_ns"`
 	DurationNS uint64 `json:"duration_ns"`
+	// TTFTNS is a streamed call's time to first token, on the turn that
+	// ends the call; 0 when unknown.
+	TTFTNS uint64 `json:"ttft_ns"`
 	// HeartbeatNS is when the recording process last saw the call alive,
 	// on the prompt rows of a call still running; 0 otherwise.
 	HeartbeatNS uint64 `json:"-"`
@@ -103,7 +106,7 @@ var TurnColumns = []string{
 	"role", "seq", "operation", "provider", "model", "tool_name", "tool_call_id",
 	"content", "history", "content_bytes", "truncated", "internal",
 	"tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
-	"cost_usd", "cost_source", "status", "error", "start_ns", "duration_ns", "heartbeat_ns",
+	"cost_usd", "cost_source", "status", "error", "start_ns", "duration_ns", "ttft_ns", "heartbeat_ns",
 	"attributes.key", "attributes.value", "revision",
 }
 

@@ -97,6 +97,7 @@ func (s *Server) router() *gin.Engine {
 	s.costRoutes(app, api)
 	s.graphRoutes(app, api)
 	s.compareRoutes(app, api)
+	s.latencyRoutes(app, api)
 	s.contextRoutes(api)
 	s.transferRoutes(api)
 	r.NoRoute(requireToken(s.token), s.notFound)

@@ -62,9 +62,8 @@ type TraceSpan struct {
 	Interrupted bool `json:"interrupted"`
 	// Failed is status error, or an error row among the span's turns.
 	Failed bool `json:"failed"`
-	// TTFTNS is a provider call's time to first token, 0 when unknown.
-	// Nothing sets it yet: it is read from the turns once they record it
-	// (issue 15, point 4); the waterfall and the detail pane draw it.
+	// TTFTNS is a provider call's time to first token (its answer's
+	// ttft_ns), 0 when unknown; the waterfall and the detail pane draw it.
 	TTFTNS uint64 `json:"ttft_ns"`
 }
 
@@ -90,7 +89,7 @@ func buildTrace(id string, spanRows []schema.Span, calls []query.CallRow) Trace 
 		if c, ok := byCall[r.SpanID]; ok {
 			sp.Turns = c.Turns
 			sp.Running = r.DurationNS == 0 && !c.Ended
-			sp.Failed = c.Failed
+			sp.Failed, sp.TTFTNS = c.Failed, c.TTFTNS
 			// Usage the span did not carry, its response row may have.
 			if sp.TokensIn == nil {
 				sp.TokensIn = c.TokensIn
@@ -114,7 +113,7 @@ func buildTrace(id string, spanRows []schema.Span, calls []query.CallRow) Trace 
 			StartNS: c.StartNS, Operation: c.Operation, Provider: c.Provider, Model: c.Model,
 			TokensIn: c.TokensIn, TokensOut: c.TokensOut, CostUSD: c.CostUSD,
 			Turns: c.Turns, Running: !c.Ended && c.Alive, Interrupted: !c.Ended && !c.Alive,
-			Failed: c.Failed, Status: schema.StatusOK,
+			Failed: c.Failed, Status: schema.StatusOK, TTFTNS: c.TTFTNS,
 		}
 		if c.Ended {
 			sp.DurationNS = c.EndNS - c.StartNS

@@ -22,7 +22,8 @@ type call struct {
 	costUSD                           *float64
 	toolName, toolCallID              string
 	internal                          bool
-	sanitised                         int // usage values present but invalid, resolved as unknown
+	ttftNS                            uint64 // time to first token, 0 when unknown
+	sanitised                         int    // usage values present but invalid, resolved as unknown
 }
 
 // contractKeys are the attributes resolve and the conventions consume; the
@@ -118,6 +119,7 @@ func resolve(s Span) call {
 		toolName:         a.Str(toolNameKeys...),
 		toolCallID:       a.Str(toolCallIDKeys...),
 		internal:         a.bool(schema.KeyInternal),
+		ttftNS:           timeToFirstToken(s),
 	}
 	cost, invalid := a.cost(costKeys...)
 	if invalid {
@@ -288,6 +290,7 @@ func (c call) finish(s Span, role string, seq uint16, content func(*schema.Turn)
 		t.TokensIn, t.TokensOut = c.tokensIn, c.tokensOut
 		t.TokensCacheRead, t.TokensCacheWrite = c.tokensCacheRead, c.tokensCacheWrite
 		t.TokensReasoning, t.CostUSD = c.tokensReasoning, c.costUSD
+		t.TTFTNS = c.ttftNS
 		if t.TokensIn == nil && t.TokensOut == nil && t.CostUSD == nil {
 			t.CostSource = schema.CostNone
 		}

@@ -50,6 +50,10 @@ func (a *answer) addCall(id, name, args string) {
 
 func (a *answer) setUsage(u instrument.Usage) { a.usage = &u }
 
+// begun says whether the answer holds content yet, text or a tool call: a
+// stream's first such event is its first token.
+func (a *answer) begun() bool { return a.text.Len() > 0 || len(a.calls) > 0 }
+
 // content is the response turn's content: the text when the answer is
 // plain text, else one assistant message with the text and tool calls in
 // the OTel GenAI messages shape.

@@ -18,7 +18,9 @@
 // HTTP statuses of 400 and above.
 //
 // Streamed (server-sent events) responses are assembled into one response
-// turn while the client reads them. As with otelhttp, the span ends when the
+// turn while the client reads them, and the first event that carries answer
+// text or a tool call gives the call's time to first token
+// (gen_ai.response.time_to_first_chunk). As with otelhttp, the span ends when the
 // response body reaches EOF or is closed, whichever comes first, so a client
 // must close the body. The bytes the client reads are the provider's bytes,
 // unchanged; requests are cloned, never mutated; other requests pass through

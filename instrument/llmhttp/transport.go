@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -124,6 +125,7 @@ type body struct {
 	call   request
 	answer answer
 	rec    *instrument.ActiveCall
+	said   bool // the stream's answer has begun: its time to first token is recorded
 	once   sync.Once
 }
 
@@ -209,5 +211,9 @@ func (b *body) event(name string, data []byte) {
 		b.answer.anthropicEvent(data)
 	case apiResponses:
 		b.answer.responsesEvent(data)
+	}
+	if !b.said && b.answer.begun() {
+		b.said = true
+		b.rec.FirstToken(time.Now())
 	}
 }

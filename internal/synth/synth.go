@@ -320,7 +320,7 @@ INSERT INTO conversations
      phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
      content, content_bytes, truncated,
      tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd,
-     status, error, start_ns, duration_ns, attributes.key, attributes.value)
+     status, error, start_ns, duration_ns, ttft_ns, attributes.key, attributes.value)
 SELECT
     concat(span, ':', role_s, ':', toString(side)), trace, span, '', '', {project}, thread, concat('session-', toString(thr)),
     phase_s, speaker_s, agent_s, round_n, role_s, toUInt16(side), operation_s, provider_s, model_s, tool_s, tool_call_s,
@@ -329,6 +329,7 @@ SELECT
     if(side = 1, cache_write_n, NULL), if(side = 1, reasoning_n, NULL), if(side = 1, cost_n, NULL),
     if(side = 1 AND kind = 2, 'error', 'ok'), if(side = 1, error_s, ''),
     if(side = 1, call_start + duration, call_start), if(side = 1, duration, 0),
+    if(side = 1 AND kind = 0 AND usage_h % 2 = 0, intDiv(duration, 2 + usage_h % 7), 0),
     ['convtrace.synthetic'], ['1']
 FROM
 (

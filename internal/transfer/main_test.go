@@ -65,7 +65,7 @@ func loopThread(project, thread string, start time.Time, calls int) ([]schema.Tu
 		p.Attributes = []schema.Attr{{Key: "gen_ai.request.temperature", Value: "0.2"}, {Key: "k", Value: fmt.Sprint(i)}}
 		r := base
 		r.TurnID, r.Role, r.Seq, r.StartNS = schema.ResponseTurnID(span, false), schema.RoleResponse, 1, at+uint64(2*time.Second)
-		r.DurationNS, r.ParentTurnID = uint64(2*time.Second), p.TurnID
+		r.DurationNS, r.ParentTurnID, r.TTFTNS = uint64(2*time.Second), p.TurnID, uint64(300*time.Millisecond)+uint64(i)
 		answer := fmt.Sprintf("answer %d", i)
 		r.Content, r.ContentBytes = "["+msg("assistant", answer)+"]", uint32(len(answer)+40)
 		r.TokensIn, r.TokensOut, r.TokensCacheRead = u32(uint32(100+i)), u32(uint32(20+i)), u32(uint32(i))

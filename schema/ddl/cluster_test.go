@@ -45,7 +45,7 @@ func TestRenderOnCluster(t *testing.T) {
 				t.Errorf("server %s: drops %s, which is no Distributed table", version, m[1])
 			}
 		}
-		for _, col := range []string{"cost_source", "revision", "heartbeat_ns", "internal", "history"} {
+		for _, col := range []string{"cost_source", "revision", "heartbeat_ns", "internal", "history", "ttft_ns"} {
 			if n := strings.Count(all, "ADD COLUMN "+ifNotExists(version)+col+" "); n != 1 {
 				t.Errorf("server %s: column %s added %d times, want once (to the local table)", version, col, n)
 			}

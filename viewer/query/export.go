@@ -106,7 +106,7 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
        content, history, content_bytes, truncated, internal,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source,
-       status, error, start_ns, duration_ns, heartbeat_ns, attributes.key, attributes.value, revision
+       status, error, start_ns, duration_ns, ttft_ns, heartbeat_ns, attributes.key, attributes.value, revision
 FROM conversations`
 
 // selectExportTurns reads a page of a thread's turns after a cursor
@@ -236,7 +236,7 @@ func scanExportTurn(rows driver.Rows) (schema.Turn, error) {
 		&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
 		&t.Content, &t.History, &t.ContentBytes, &truncated, &internal,
 		&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD,
-		&t.CostSource, &t.Status, &t.Error, &t.StartNS, &t.DurationNS, &t.HeartbeatNS, &keys, &values, &t.Revision)
+		&t.CostSource, &t.Status, &t.Error, &t.StartNS, &t.DurationNS, &t.TTFTNS, &t.HeartbeatNS, &keys, &values, &t.Revision)
 	if err != nil {
 		return t, fmt.Errorf("scan export turn: %w", err)
 	}

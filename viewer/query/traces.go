@@ -24,6 +24,9 @@ type CallRow struct {
 	Ended, Failed              bool
 	Alive                      bool // a row of the span satisfies callAlive
 	Error                      string
+	// TTFTNS is the call's time to first token, 0 when unknown (not
+	// streamed, or not reported).
+	TTFTNS uint64
 }
 
 // selectTraceSpans reads a trace's spans; LIMIT 1 BY span_id keeps one copy
@@ -66,6 +69,7 @@ SELECT span_id,
        max(toUInt8(` + callEnded + `)) AS call_ended,
        max(toUInt8(role = 'error' OR status = 'error')) AS call_failed,
        anyIf(error, error != '') AS call_error,
+       max(ttft_ns) AS call_ttft,
        toUInt8(span_id IN
        (
            SELECT span_id
@@ -76,7 +80,7 @@ SELECT span_id,
 FROM
 (
     SELECT turn_id, span_id, parent_span_id, thread_id, phase, speaker, agent, round, operation, provider, model,
-           start_ns, tokens_in, tokens_out, cost_usd, role, status, duration_ns, error
+           start_ns, tokens_in, tokens_out, cost_usd, role, status, duration_ns, error, ttft_ns
     FROM conversations
     WHERE trace_id = ?
     ORDER BY turn_id, revision DESC
@@ -146,7 +150,7 @@ func (s Store) TraceRows(ctx context.Context, traceID string) ([]schema.Span, []
 		)
 		if err := rows.Scan(&r.SpanID, &r.ParentSpanID, &r.ThreadID, &r.Phase, &r.Speaker, &r.Agent, &r.Round,
 			&r.Operation, &r.Provider, &r.Model, &r.StartNS, &r.EndNS, &r.Turns,
-			&r.TokensIn, &r.TokensOut, &r.CostUSD, &ended, &failed, &r.Error, &alive); err != nil {
+			&r.TokensIn, &r.TokensOut, &r.CostUSD, &ended, &failed, &r.Error, &r.TTFTNS, &alive); err != nil {
 			return nil, nil, fmt.Errorf("scan trace call: %w", err)
 		}
 		r.Ended, r.Failed, r.Alive = ended != 0, failed != 0, alive != 0

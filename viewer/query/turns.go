@@ -112,7 +112,7 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
        substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, history, content_bytes, truncated, internal,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source,
-       status, error, start_ns, duration_ns,
+       status, error, start_ns, duration_ns, ttft_ns,
        arraySlice(attributes.key, 1, ` + pageAttributesStr + `) AS attr_keys,
        arrayMap(v -> substringUTF8(v, 1, ` + pageAttributeRunesStr + `), arraySlice(attributes.value, 1, ` + pageAttributesStr + `)) AS attr_values,
        length(attributes.key) AS attr_total,
@@ -315,7 +315,7 @@ func (s Store) scanTurns(ctx context.Context, query string, args []any) ([]Turn,
 			&t.Operation, &t.Provider, &t.Model, &t.ToolName, &t.ToolCallID,
 			&t.Content, &stored, &t.History, &t.ContentBytes, &truncated, &internal,
 			&t.TokensIn, &t.TokensOut, &t.TokensCacheRead, &t.TokensCacheWrite, &t.TokensReasoning, &t.CostUSD, &t.CostSource,
-			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &attrKeys, &attrVals, &attrTotal, &state)
+			&t.Status, &t.Error, &t.StartNS, &t.DurationNS, &t.TTFTNS, &attrKeys, &attrVals, &attrTotal, &state)
 		if err != nil {
 			return nil, fmt.Errorf("scan turn: %w", err)
 		}
