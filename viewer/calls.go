@@ -114,7 +114,7 @@ func (c *callView) add(tv turnView, q string) {
 	c.Model = firstOf(t.Model, c.Model) // the answer names the model that answered
 	c.Provider = firstOf(c.Provider, t.Provider)
 	c.Tool = firstOf(c.Tool, t.ToolName)
-	c.DurationNS = max(c.DurationNS, t.DurationNS)
+	c.DurationNS, c.TTFTNS = max(c.DurationNS, t.DurationNS), max(c.TTFTNS, t.TTFTNS)
 	c.TokensIn = addCount(c.TokensIn, t.TokensIn)
 	c.TokensOut = addCount(c.TokensOut, t.TokensOut)
 	c.TokensCacheRead = addCount(c.TokensCacheRead, t.TokensCacheRead)
