@@ -24,7 +24,7 @@ type callView struct {
 	Speaker, Agent, Phase, PhaseKey, Model, Provider, Tool string
 	SpeakerSegs                                            []Segment
 	Round                                                  uint16
-	StartNS, DurationNS                                    uint64
+	StartNS, DurationNS, TTFTNS                            uint64
 	TokensIn, TokensOut, TokensCacheRead                   *uint32
 	CostUSD                                                *float64
 	Running, Interrupted, Failed                           bool
