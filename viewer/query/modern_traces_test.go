@@ -37,7 +37,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 	q := "설정"
 	filteredKeys, filteredArgs := searchKeysQuery(SearchFilter{Q: q, Project: "p",
 		TurnFilter: TurnFilter{Role: "prompt", FromNS: 1, ToNS: 10000}, After: &SearchCursor{StartNS: 10000, TurnID: "z"}},
-		searchMonthsUpTo, searchMatch, 0)
+		searchMonthsUpTo, searchMatch, 0, 197001)
 	window := uint64(aroundBytesBefore + len(q) + aroundBytesAfter)
 	queries := []string{
 		inline(t, selectTraceSpans, "tr"),

@@ -224,7 +224,11 @@ func (s Store) searchKeys(ctx context.Context, f SearchFilter, limit int) ([]sea
 	seen := map[searchKey]bool{}
 	alive := s.aliveSince()
 	for i, cond := range []string{searchMonthIs, rest}[:min(len(months), 2)] {
-		query, args := searchKeysQuery(f, cond, match, alive)
+		earliest := months[0]
+		if i == 1 {
+			earliest = slices.Min(months[1:])
+		}
+		query, args := searchKeysQuery(f, cond, match, alive, earliest)
 		// Copies of a turn delivered twice share a key: ask for twice the
 		// page, and again for twice as many when copies still leave it
 		// short of what the months hold.
@@ -271,15 +275,16 @@ func (s Store) searchMonth(ctx context.Context, query string, args []any, seen m
 }
 
 // searchKeysQuery is the keys query of f for the months a searchMonth
-// condition names (its first argument, then args, then the limit) that
-// match matches; a call alive since alive (Unix ns) is running.
-func searchKeysQuery(f SearchFilter, months, match string, alive uint64) (string, []any) {
+// condition names (its first argument, then args, then the limit), the
+// earliest fromMonth, that match matches; a call alive since alive (Unix
+// ns) is running.
+func searchKeysQuery(f SearchFilter, months, match string, alive uint64, fromMonth uint32) (string, []any) {
 	query := fmt.Sprintf(selectSearchKeys, months, match)
 	var args []any
 	if f.Q != "" {
 		args = []any{f.Q, f.Q}
 	}
-	cond, condArgs := f.filterConditions(alive)
+	cond, condArgs := f.filterConditions(alive, fromMonth)
 	query += cond
 	args = append(args, condArgs...)
 	order := searchNewestFirst
