@@ -303,23 +303,3 @@ func TestSearchWithoutWordPaging(t *testing.T) {
 		t.Errorf("page lacks the Older link %s", next)
 	}
 }
-
-// Bad filter values are a 400 naming the parameter, on the page and its
-// JSON twin, with no search word as with one.
-func TestSearchWithoutWordBadParams(t *testing.T) {
-	h, _ := newServer(t)
-	for _, tt := range []struct{ query, field string }{
-		{"status=done", "status"}, {"q=x&status=OK", "status"}, {"starred=yes", "starred"},
-		{"from=last+week", "from"}, {"role=prompt&to=soon", "to"}, {"tool=Bash&after=12", "after"},
-		{"tool=Bash&after=1.a&before=2.b", "before"},
-	} {
-		var e struct{ Error string }
-		getJSON(t, h, "/api/search?"+tt.query, http.StatusBadRequest, &e)
-		if !strings.HasPrefix(e.Error, tt.field+":") {
-			t.Errorf("search %s: error %q, want it to name %s", tt.query, e.Error, tt.field)
-		}
-		if res := get(t, h, "/search?"+tt.query); res.status != http.StatusBadRequest || !strings.Contains(res.body, tt.field+":") {
-			t.Errorf("search page %s: status %d, want 400 naming %s", tt.query, res.status, tt.field)
-		}
-	}
-}
