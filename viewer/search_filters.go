@@ -48,7 +48,7 @@ func parseSearch(v url.Values, now time.Time) (query.SearchFilter, searchForm, e
 		return query.SearchFilter{}, searchForm{}, err
 	}
 	form.Role, form.Tool, form.Agent, form.Session, form.Speaker = tf.Role, tf.Tool, tf.Agent, tf.Session, tf.Speaker
-	form.Phases, form.Starred, form.From, form.To = tf.Phases, tf.Starred, tf.From, tf.To
+	form.Phases, form.Starred, form.From, form.To = append([]string{}, tf.Phases...), tf.Starred, tf.From, tf.To
 	f := query.SearchFilter{Q: form.Q, Project: form.Project, TurnFilter: turns, Model: form.Model, Status: form.Status}
 	if f.After, err = parseSearchCursor("after", v.Get("after")); err != nil {
 		return query.SearchFilter{}, searchForm{}, err

@@ -215,7 +215,8 @@ func TestSearchWithoutWordSnippets(t *testing.T) {
 }
 
 // The menus offer the project's values: its tools, agents, sessions,
-// speakers, phases (one key for two spellings) and models.
+// speakers, phases (one key for two spellings) and models; the JSON twin
+// echoes the filters.
 func TestSearchFacets(t *testing.T) {
 	fx := newWordlessFixture(t)
 	var got struct {
@@ -229,6 +230,15 @@ func TestSearchFacets(t *testing.T) {
 	getJSON(t, fx.h, "/api/search?project=other", http.StatusOK, &got)
 	if f := got.Facets; fmt.Sprint(f.Sessions, f.Agents) != "[sess-c] []" {
 		t.Errorf("facets of other = %+v, want its session alone and no sub-agent", f)
+	}
+	var echo struct {
+		Project, Tool, Agent, Status string
+		Phases                       []string
+		Starred                      bool
+	}
+	getJSON(t, fx.h, "/api/search?project=proj&tool=Bash&phase=Execute&agent=main&starred=1&status=ok", http.StatusOK, &echo)
+	if fmt.Sprint(echo) != "{proj Bash main ok [execute] true}" {
+		t.Errorf("JSON twin echoes the filters as %+v", echo)
 	}
 	page := get(t, fx.h, "/search?project=proj&tool=Bash&phase=execute").body
 	for _, want := range []string{`<option value="explorer">explorer</option>`, `<option value="execute" selected>execute</option>`,
