@@ -60,3 +60,36 @@ func TestSearchStatusAcrossMonths(t *testing.T) {
 		}
 	}
 }
+
+// The facets of a project are read once a minute, whoever asks, each
+// project's apart; a store made without New reads them every time.
+func TestSearchFacetsKeptAMinute(t *testing.T) {
+	conn, _ := testkit.Open(t)
+	ctx := context.Background()
+	db := &recordingDB{DB: conn}
+	turn := turnAt("th", "t1", 1e9, 0)
+	turn.ToolName = "grep"
+	testkit.InsertTurns(t, conn, turn)
+	reads := func(s Store, projects ...string) (n int, tools string) {
+		t.Helper()
+		for _, p := range projects {
+			f, err := s.SearchFacets(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools += strings.Join(f.Tools, ",") + ";"
+		}
+		for _, q := range db.take() {
+			if strings.Contains(q, "'tools' AS facet") {
+				n++
+			}
+		}
+		return n, tools
+	}
+	if n, tools := reads(New(db, 100, time.Minute), "p", "p", "", "p", "nope"); n != 3 || tools != "grep;grep;grep;grep;;" {
+		t.Errorf("facets of p, p, all, p, nope: %d reads, tools %q; want 3 reads (p, all, nope), grep but for nope", n, tools)
+	}
+	if n, _ := reads(Store{db: db}, "p", "p"); n != 2 {
+		t.Errorf("a store without New: %d reads of two asks, want 2", n)
+	}
+}
