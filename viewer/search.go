@@ -4,13 +4,12 @@ import (
 	"cmp"
 	"context"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer/query"
@@ -34,7 +33,8 @@ var searchRoles = []string{schema.RolePrompt, schema.RoleResponse, schema.RoleSy
 	schema.RoleToolCall, schema.RoleToolResult, schema.RoleToolResultError, schema.RoleError}
 
 // SearchResult is a turn that matched a search: where it was said, and the
-// text around its first match split into highlight segments.
+// text around its first match split into highlight segments (without a
+// search text, the start of its text).
 type SearchResult struct {
 	TurnID      string    `json:"turn_id"`
 	ThreadID    string    `json:"thread_id"`
@@ -42,8 +42,10 @@ type SearchResult struct {
 	Project     string    `json:"project"`
 	Phase       string    `json:"phase"`
 	Speaker     string    `json:"speaker"`
+	Agent       string    `json:"agent"` // a sub-agent; "" for the main agent
 	Role        string    `json:"role"`
 	Model       string    `json:"model"`
+	Tool        string    `json:"tool"`
 	StartNS     uint64    `json:"start_ns"`
 	Time        time.Time `json:"time"`
 	Snippet     []Segment `json:"snippet"`
@@ -51,19 +53,15 @@ type SearchResult struct {
 	URL         string    `json:"url"` // the turn in its thread page
 }
 
-// searchView is a search's form values and one page of its results. Next
-// and Prev are the cursors of the pages beside it, "" when there is none.
+// searchView is a search's form values, the menus' choices and one page
+// of its results. Next and Prev are the cursors of the pages beside it,
+// "" when there is none.
 type searchView struct {
-	Q        string         `json:"q"`
-	Project  string         `json:"project"`
-	Role     string         `json:"role"`
-	From     string         `json:"from"`
-	To       string         `json:"to"`
-	Results  []SearchResult `json:"results"`
-	Next     string         `json:"next"`
-	Prev     string         `json:"prev"`
-	Projects []string       `json:"projects"`
-	Roles    []string       `json:"-"`
+	searchForm
+	searchChoices
+	Results []SearchResult `json:"results"`
+	Next    string         `json:"next"`
+	Prev    string         `json:"prev"`
 }
 
 // searchGroup is a thread's hits on a page of results, in their order.
@@ -100,17 +98,13 @@ func (v searchView) pageURL(param, cursor string) string {
 	if cursor == "" {
 		return ""
 	}
-	q := url.Values{"q": {v.Q}, param: {cursor}}
-	for k, val := range map[string]string{"project": v.Project, "role": v.Role, "from": v.From, "to": v.To} {
-		if val != "" {
-			q.Set(k, val)
-		}
-	}
+	q := v.values()
+	q.Set(param, cursor)
 	return "/search?" + q.Encode()
 }
 
-// searchPage renders the search form and, when q is given, a page of
-// results.
+// searchPage renders the search form and, when text or a filter is given,
+// a page of results.
 func (s *Server) searchPage(c *gin.Context) {
 	v, err := s.Search(c)
 	if err != nil {
@@ -120,9 +114,11 @@ func (s *Server) searchPage(c *gin.Context) {
 	s.html(c, http.StatusOK, "search.html", v)
 }
 
-// apiSearch answers GET /api/search?q=&project=&role=&from=&to=&after=&before=
-// with the search page's data: {"q", ..., "results": [...], "next", "prev",
-// "projects"}. Pass next as after, or prev as before, for the pages beside.
+// apiSearch answers GET /api/search?q=&project=&role=&tool=&agent=&session=
+// &speaker=&phase=&model=&status=&starred=&from=&to=&after=&before= with
+// the search page's data: {"q", ..., "results": [...], "next", "prev",
+// "projects", "facets"}. Pass next as after, or prev as before, for the
+// pages beside.
 func (s *Server) apiSearch(c *gin.Context) {
 	v, err := s.Search(c)
 	if err != nil {
@@ -132,49 +128,33 @@ func (s *Server) apiSearch(c *gin.Context) {
 	s.writeJSON(c, http.StatusOK, v)
 }
 
-// Search reads the Search parameters and runs the Search when q is given.
+// Search reads the Search parameters and, when text or a filter is
+// given, runs the Search. The menus' facets are read beside it.
 func (s *Server) Search(c *gin.Context) (searchView, error) {
 	ctx := c.Request.Context()
-	v := searchView{
-		Q: strings.TrimSpace(c.Query("q")), Project: c.Query("project"), Role: c.Query("role"),
-		From: c.Query("from"), To: c.Query("to"),
-		Results: []SearchResult{}, Roles: searchRoles,
-	}
-	f := query.SearchFilter{Q: v.Q, Project: v.Project, Role: v.Role}
-	var err error
-	if len(v.Q) > maxQueryBytes {
-		return v, query.BadParam("q", "is longer than %d bytes", maxQueryBytes)
-	}
-	if f.FromNS, f.ToNS, err = query.TimeRange(v.From, v.To, time.Now()); err != nil {
-		return v, err
-	}
-	if f.After, err = parseSearchCursor("after", c.Query("after")); err != nil {
-		return v, err
-	}
-	if f.Before, err = parseSearchCursor("before", c.Query("before")); err != nil {
-		return v, err
-	}
-	if f.After != nil && f.Before != nil {
-		return v, query.BadParam("before", "cannot be given with after")
-	}
-	if v.Projects, err = s.store.SearchProjects(ctx); err != nil {
-		return v, err
-	}
-	// The dropdowns show a filter given by URL even when they do not list it.
-	if v.Project != "" && !slices.Contains(v.Projects, v.Project) {
-		v.Projects = append(v.Projects, v.Project)
-	}
-	if v.Role != "" && !slices.Contains(v.Roles, v.Role) {
-		v.Roles = append(slices.Clone(v.Roles), v.Role)
-	}
-	if v.Q == "" {
-		return v, nil
-	}
-
-	hits, err := s.store.Search(ctx, f, searchPageSize+1)
+	v := searchView{Results: []SearchResult{}}
+	f, form, err := parseSearch(c.Request.URL.Query(), time.Now())
 	if err != nil {
 		return v, err
 	}
+	v.searchForm = form
+	v.Roles, v.Statuses = searchRoles, query.SearchStatuses
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { v.Facets, err = s.store.SearchFacets(gctx, f.Project); return err })
+	var hits []query.SearchHit
+	g.Go(func() (err error) {
+		// The projects first: reading them brings the summaries the
+		// titles come from up to date.
+		if v.Projects, err = s.store.SearchProjects(gctx); err != nil || !form.Searched() {
+			return err
+		}
+		hits, err = s.store.Search(gctx, f, searchPageSize+1)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return v, err
+	}
+	v.withGiven(form)
 	more := len(hits) > searchPageSize
 	if more {
 		if f.Before != nil {
@@ -215,7 +195,7 @@ func (s *Server) searchResults(ctx context.Context, hits []query.SearchHit, q st
 		}
 		results = append(results, SearchResult{
 			TurnID: h.TurnID, ThreadID: h.ThreadID, ThreadTitle: cmp.Or(titles[h.ThreadID], h.ThreadID),
-			Project: h.Project, Phase: h.Phase, Speaker: h.Speaker, Role: h.Role, Model: h.Model,
+			Project: h.Project, Phase: h.Phase, Speaker: h.Speaker, Agent: h.Agent, Role: h.Role, Model: h.Model, Tool: h.Tool,
 			StartNS: h.StartNS, Time: time.Unix(0, int64(h.StartNS)).UTC(),
 			Snippet: snippet(h.Around, q), Internal: h.Internal, URL: page + "#" + h.TurnID,
 		})

@@ -283,6 +283,10 @@ func TestSearchBadParams(t *testing.T) {
 		{"q=a&before=x.y", "before"},
 		{"q=a&after=1.a&before=2.b", "before"},
 		{"q=" + strings.Repeat("a", 1001), "q"},
+		// Without a word, as with one.
+		{"status=done", "status"}, {"q=x&status=OK", "status"}, {"starred=yes", "starred"},
+		{"from=last+week", "from"}, {"role=prompt&to=soon", "to"}, {"tool=Bash&after=12", "after"},
+		{"tool=Bash&after=1.a&before=2.b", "before"},
 	}
 	for _, tt := range tests {
 		var e struct{ Error string }

@@ -205,6 +205,12 @@ func TestMCPServer(t *testing.T) {
 				t.Errorf("search hit %+v: want a prompt of the demo thread with a text snippet around the match", h)
 			}
 		}
+		// Without a text, the filters alone: the demo's one patch.
+		got.Hits = nil
+		callTool(t, session, "search", map[string]any{"role": schema.RoleToolCall, "tool": "apply_patch"}, &got)
+		if len(got.Hits) != 1 || got.Hits[0].ThreadID != thread || !strings.Contains(got.Hits[0].Snippet, "config.ts") {
+			t.Errorf("search for the apply_patch calls: %+v, want the demo's one", got.Hits)
+		}
 	})
 
 	t.Run("recent_context", func(t *testing.T) {
@@ -268,7 +274,7 @@ func TestMCPServer(t *testing.T) {
 			{"list_threads", map[string]any{"limit": 0.5}, "limit"},
 			{"list_threads", map[string]any{"limit": 101}, "limit: 101 is not a number from 1 to 100"},
 			{"list_threads", map[string]any{"before": "garbage"}, `before: "garbage" is not a page cursor`},
-			{"search", map[string]any{"q": " "}, "q: is empty"},
+			{"search", map[string]any{"status": "maybe"}, "status"},
 			{"search", map[string]any{"q": "plan", "colour": "red"}, "colour"},
 			{"recent_context", map[string]any{"thread_id": "no-such-thread"}, "thread not found"},
 			{"recent_context", map[string]any{"thread_id": thread, "limit": 201}, "limit: 201 is not a number from 1 to 200"},

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,15 +17,23 @@ const (
 )
 
 const searchDoc = `Find turns across all threads whose content or speaker holds a text (any case, any script), ` +
-	`newest first, as the viewer's search page does: each hit with its thread id and title, turn id, speaker, phase, ` +
-	`role, model, time and a one-line snippet of the message text around the match. Filter by project, role and time ` +
-	`(from/to: RFC 3339, a date, or an age such as 7d). At most 100 hits a call (limit, default 20); pass next ` +
-	`as after for the older hits. Read a hit's turn whole with get_thread (thread_id, turn_id).`
+	`or, without a text, every turn the filters keep, newest first, as the viewer's search page does: each hit with ` +
+	`its thread id and title, turn id, speaker, phase, role, model, time and a one-line snippet of the message text ` +
+	`around the match (or its start). Filter by project, role, tool, speaker, phase, model, status (ok, error, ` +
+	`running, interrupted), starred and time (from/to: RFC 3339, a date, or an age such as 7d): e.g. role tool_call ` +
+	`and tool Bash from 7d. At most 100 hits a call (limit, default 20); pass next as after for the older hits. ` +
+	`Read a hit's turn whole with get_thread (thread_id, turn_id).`
 
 type searchIn struct {
-	Q       string        `json:"q" jsonschema:"the text to find"`
+	Q       string        `json:"q,omitempty" jsonschema:"the text to find; without it, every turn the filters keep"`
 	Project string        `json:"project,omitempty" jsonschema:"only this project"`
 	Role    string        `json:"role,omitempty" jsonschema:"only this role: prompt, response, system, tool_call, tool_result, error, ..."`
+	Tool    string        `json:"tool,omitempty" jsonschema:"only turns of this tool"`
+	Speaker string        `json:"speaker,omitempty" jsonschema:"only turns of this speaker"`
+	Phase   string        `json:"phase,omitempty" jsonschema:"only turns of this phase (any case)"`
+	Model   string        `json:"model,omitempty" jsonschema:"only turns of this model"`
+	Status  string        `json:"status,omitempty" jsonschema:"only turns of this status: ok, error, running or interrupted"`
+	Starred bool          `json:"starred,omitempty" jsonschema:"only starred turns"`
 	From    string        `json:"from,omitempty" jsonschema:"only turns that started at or after this time: RFC 3339, a date, or an age such as 24h"`
 	To      string        `json:"to,omitempty" jsonschema:"only turns that started at or before this time, like from"`
 	Limit   int           `json:"limit,omitempty" jsonschema:"how many hits: 1 to 100 (default 20)"`
@@ -60,15 +69,21 @@ type hitOut struct {
 }
 
 func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
-	f := query.SearchFilter{Q: strings.TrimSpace(in.Q), Project: in.Project, Role: in.Role}
+	f := query.SearchFilter{
+		Q: strings.TrimSpace(in.Q), Project: in.Project, Model: in.Model, Status: in.Status,
+		TurnFilter: query.TurnFilter{Role: in.Role, Tool: in.Tool, Speaker: in.Speaker, Starred: in.Starred},
+	}
+	if in.Phase != "" {
+		f.Phases = []string{in.Phase}
+	}
 	if in.After != nil {
 		f.After = &query.SearchCursor{StartNS: in.After.StartNS, TurnID: in.After.TurnID}
 	}
-	switch {
-	case f.Q == "":
-		return searchOut{}, query.BadParam("q", "is empty: give the text to find")
-	case len(f.Q) > maxQueryRunes:
+	if len(f.Q) > maxQueryRunes {
 		return searchOut{}, query.BadParam("q", "is longer than %d bytes", maxQueryRunes)
+	}
+	if f.Status != "" && !slices.Contains(query.SearchStatuses, f.Status) {
+		return searchOut{}, query.BadParam("status", "%q is none of %s", f.Status, strings.Join(query.SearchStatuses, ", "))
 	}
 	limit, err := inRange("limit", in.Limit, defaultHits, 1, maxHits)
 	if err != nil {

@@ -35,13 +35,16 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inlineSummaries(t, "q", []string{"th2"}, []uint64{0}, []uint64{0}),
 	}
 	q := "설정"
+	filteredKeys, filteredArgs := searchKeysQuery(SearchFilter{Q: q, Project: "p",
+		TurnFilter: TurnFilter{Role: "prompt", FromNS: 1, ToNS: 10000}, After: &SearchCursor{StartNS: 10000, TurnID: "z"}},
+		searchMonthsUpTo, searchMatch, 0, 197001)
 	window := uint64(aroundBytesBefore + len(q) + aroundBytesAfter)
 	queries := []string{
 		inline(t, selectTraceSpans, "tr"),
 		inline(t, selectTraceCalls, "tr", uint64(6000), "tr"),
 		inline(t, selectSpanTurns, uint64(spanTurnRunes), "tr", "a"),
 		// The snippets of the keys the query below finds.
-		inline(t, selectSearchHits, q, uint64(aroundBytesBefore), window, uint64(searchTextBytes), sqlLiteral("('p', 'th1', 2000, 'a:prompt:0')")),
+		inline(t, fmt.Sprintf(selectSearchHits, searchMatchAt), q, uint64(aroundBytesBefore), window, uint64(searchTextBytes), sqlLiteral("('p', 'th1', 2000, 'a:prompt:0')")),
 		// Keys of the month of ts 0, the fixtures', by speaker: the
 		// response delivered twice is one key once folded in Go.
 		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthIs, searchMatch)+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",
@@ -51,8 +54,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
 		inline(t, selectTraceCalls, "tr", uint64(9000), "tr"),
-		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthsUpTo, searchMatch)+searchProject+searchRole+searchFrom+searchTo+searchOlder+searchNewestFirst,
-			uint32(197001), q, q, "p", "prompt", uint64(1), uint64(10000), uint64(10000), uint64(10000), "z", uint64(101)),
+		inline(t, filteredKeys, append(append([]any{uint32(197001)}, filteredArgs...), uint64(101))...),
 	}
 	// The same searches in the shape the search indexes serve, which this
 	// server has (ddl/sql/0016_search_indexes.sql), and one for LIKE's own

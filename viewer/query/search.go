@@ -11,12 +11,20 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
-// SearchFilter is a search across threads: the text to find and the bounds
-// that narrow it. An empty field does not filter; FromNS and ToNS of 0 are
-// no bound.
+// SearchFilter is a search across threads: the text to find and the
+// filters that narrow it. An empty field does not filter; FromNS and ToNS
+// of 0 are no bound. With no text, every turn the filters let through is
+// a hit.
 type SearchFilter struct {
-	Q, Project, Role string
-	FromNS, ToNS     uint64
+	Q, Project string
+	// TurnFilter narrows the turns as a thread page's filters do, across
+	// threads: Starred keeps the turns starred in any thread. Its Query,
+	// TurnID and HideInternal are not read: Q is the search's text, and
+	// search finds internal turns too.
+	TurnFilter
+	Model string
+	// Status is one of SearchStatuses, or "" for any.
+	Status string
 	// After asks for the results older than it (the next page), Before
 	// for those newer (the previous page); at most one is set.
 	After, Before *SearchCursor
@@ -31,11 +39,11 @@ type SearchCursor struct {
 
 // SearchHit is a turn that matched, before its thread's title is known.
 type SearchHit struct {
-	TurnID, ThreadID, Project, Phase, Speaker, Role, Model string
-	StartNS                                                uint64
-	Internal                                               bool // shown on its thread's page only when asked for
+	TurnID, ThreadID, Project, Phase, Speaker, Agent, Role, Model, Tool string
+	StartNS                                                             uint64
+	Internal                                                            bool // shown on its thread's page only when asked for
 	// Around is the content around the first match, with … where it was
-	// cut.
+	// cut; without a search text, the start of the content.
 	Around string
 }
 
@@ -60,8 +68,8 @@ FROM %s
 ORDER BY month`
 
 	// selectSearchKeys reads the months the first %s (one of the
-	// searchMonth conditions) names that the second (searchMatch or
-	// searchMatchIndexed) matches.
+	// searchMonth conditions) names that the second (searchMatch,
+	// searchMatchIndexed, or searchAny without text) matches.
 	selectSearchKeys = `
 SELECT project, thread_id, start_ns, turn_id
 FROM conversations
@@ -84,14 +92,8 @@ WHERE database = currentDatabase() AND table = ? AND name IN ('idx_content_ngram
 	searchMonthIs     = `toYYYYMM(ts) = ?`
 	searchMonthsUpTo  = `toYYYYMM(ts) <= ?`
 	searchMonthsAfter = `toYYYYMM(ts) >= ?`
-	searchProject     = `
-  AND project = ?`
-	searchRole = `
-  AND role = ?`
-	searchFrom = `
-  AND start_ns >= ?`
-	searchTo = `
-  AND start_ns <= ?`
+	// searchAny is the match of a search without text: every turn.
+	searchAny   = `1`
 	searchOlder = `
   AND (start_ns < ? OR (start_ns = ? AND turn_id < ?))`
 	searchNewer = `
@@ -103,9 +105,11 @@ LIMIT ?`
 ORDER BY start_ns, turn_id
 LIMIT ?`
 
+	// selectSearchHits reads the hits of the keys, the match's byte
+	// offset found by %s (searchMatchAt, or searchNoMatch without text).
 	selectSearchHits = `
-SELECT turn_id, thread_id, project, phase, speaker, role, model, start_ns, internal,
-       position(lowerUTF8(content), lowerUTF8(?)) AS match_byte,
+SELECT turn_id, thread_id, project, phase, speaker, agent, role, model, tool_name, start_ns, internal,
+       %s AS match_byte,
        toUInt64(greatest(toInt64(match_byte) - ?, 1)) AS around_from,
        substring(content, around_from, ?) AS around,
        toUInt8(around_from + length(around) <= length(content)) AS cut_after,
@@ -115,6 +119,10 @@ FROM conversations
 WHERE (project, thread_id, start_ns, turn_id) IN (?)
 ORDER BY start_ns DESC, turn_id DESC, revision DESC
 LIMIT 1 BY turn_id`
+	searchMatchAt = `position(lowerUTF8(content), lowerUTF8(?))`
+	// searchNoMatch puts the window of a search without text at the
+	// start of the content.
+	searchNoMatch = `toUInt64(0)`
 )
 
 // The window read around a match holds more characters than snippet shows
@@ -147,7 +155,12 @@ func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchH
 		set[i] = clickhouse.GroupSet{Value: []any{k.project, k.thread, k.startNS, k.turnID}}
 	}
 	window := aroundBytesBefore + len(f.Q) + aroundBytesAfter
-	rows, err := s.db.Query(ctx, selectSearchHits, f.Q, uint64(aroundBytesBefore), uint64(window), uint64(searchTextBytes), set)
+	query, args := fmt.Sprintf(selectSearchHits, searchNoMatch), []any{}
+	if f.Q != "" {
+		query, args = fmt.Sprintf(selectSearchHits, searchMatchAt), []any{f.Q}
+	}
+	args = append(args, uint64(aroundBytesBefore), uint64(window), uint64(searchTextBytes), set)
+	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query search hits: %w", err)
 	}
@@ -160,7 +173,7 @@ func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchH
 			cutAfter, internal              uint8
 			head                            string
 		)
-		if err := rows.Scan(&h.TurnID, &h.ThreadID, &h.Project, &h.Phase, &h.Speaker, &h.Role, &h.Model,
+		if err := rows.Scan(&h.TurnID, &h.ThreadID, &h.Project, &h.Phase, &h.Speaker, &h.Agent, &h.Role, &h.Model, &h.Tool,
 			&h.StartNS, &internal, &matchAt, &aroundFrom, &h.Around, &cutAfter, &head, &contentLen); err != nil {
 			return nil, fmt.Errorf("scan search hit: %w", err)
 		}
@@ -201,13 +214,21 @@ func (s Store) searchKeys(ctx context.Context, f SearchFilter, limit int) ([]sea
 		rest = searchMonthsAfter
 	}
 	match := searchMatch
-	if s.searchIndexed(ctx) {
+	switch {
+	case f.Q == "":
+		match = searchAny
+	case s.searchIndexed(ctx):
 		match = searchMatchIndexed
 	}
 	var keys []searchKey
 	seen := map[searchKey]bool{}
+	alive := s.aliveSince()
 	for i, cond := range []string{searchMonthIs, rest}[:min(len(months), 2)] {
-		query, args := searchKeysQuery(f, cond, match)
+		earliest := months[0]
+		if i == 1 {
+			earliest = slices.Min(months[1:])
+		}
+		query, args := searchKeysQuery(f, cond, match, alive, earliest)
 		// Copies of a turn delivered twice share a key: ask for twice the
 		// page, and again for twice as many when copies still leave it
 		// short of what the months hold.
@@ -254,27 +275,18 @@ func (s Store) searchMonth(ctx context.Context, query string, args []any, seen m
 }
 
 // searchKeysQuery is the keys query of f for the months a searchMonth
-// condition names (its first argument, then args, then the limit) that
-// match matches.
-func searchKeysQuery(f SearchFilter, months, match string) (string, []any) {
+// condition names (its first argument, then args, then the limit), the
+// earliest fromMonth, that match matches; a call alive since alive (Unix
+// ns) is running.
+func searchKeysQuery(f SearchFilter, months, match string, alive uint64, fromMonth uint32) (string, []any) {
 	query := fmt.Sprintf(selectSearchKeys, months, match)
-	args := []any{f.Q, f.Q}
-	if f.Project != "" {
-		query += searchProject
-		args = append(args, f.Project)
+	var args []any
+	if f.Q != "" {
+		args = []any{f.Q, f.Q}
 	}
-	if f.Role != "" {
-		query += searchRole
-		args = append(args, f.Role)
-	}
-	if f.FromNS != 0 {
-		query += searchFrom
-		args = append(args, f.FromNS)
-	}
-	if f.ToNS != 0 {
-		query += searchTo
-		args = append(args, f.ToNS)
-	}
+	cond, condArgs := f.filterConditions(alive, fromMonth)
+	query += cond
+	args = append(args, condArgs...)
 	order := searchNewestFirst
 	switch {
 	case f.After != nil:

@@ -79,12 +79,12 @@ func TestSearchReadsNewestMonthsFirst(t *testing.T) {
 	if ids, _ := search(SearchFilter{Before: newer}, 2); ids != "may1,mar3" {
 		t.Errorf("page before mar2: %s, want may1,mar3 (the two nearest, newest first)", ids)
 	}
-	if ids, n := search(SearchFilter{ToNS: month(2, 1)}, 10); ids != "jan2,jan1" || n != 1 {
+	if ids, n := search(SearchFilter{TurnFilter: TurnFilter{ToNS: month(2, 1)}}, 10); ids != "jan2,jan1" || n != 1 {
 		t.Errorf("up to February: %s from %d months, want jan2 (delivered twice: one hit),jan1 from January alone", ids, n)
 	}
 	// A page of 2 asks for 4 rows, all jan2's copies: it asks January
 	// again for 8.
-	if ids, n := search(SearchFilter{ToNS: month(2, 1)}, 2); ids != "jan2,jan1" || n != 2 {
+	if ids, n := search(SearchFilter{TurnFilter: TurnFilter{ToNS: month(2, 1)}}, 2); ids != "jan2,jan1" || n != 2 {
 		t.Errorf("page of 2 up to February: %s from %d queries, want jan2,jan1 from 2 queries of January", ids, n)
 	}
 }

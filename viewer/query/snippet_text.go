@@ -114,7 +114,8 @@ func unescapeJSON(lit string) string {
 
 // messagesText is the text of the messages content holds when it is the
 // turn's whole content (whole), messages JSON, and that text holds q (any
-// case); else false, and the hit shows the window around the match.
+// case; a search without text, q "", wants it not empty); else false, and
+// the hit shows the window around the match.
 func messagesText(content, q string, whole bool) (string, bool) {
 	if !whole {
 		return "", false
@@ -130,5 +131,5 @@ func messagesText(content, q string, whole bool) (string, bool) {
 		}
 	}
 	text := strings.Join(texts, "\n")
-	return text, strings.Contains(strings.ToLower(text), strings.ToLower(q))
+	return text, text != "" && strings.Contains(strings.ToLower(text), strings.ToLower(q))
 }

@@ -26,6 +26,9 @@ type Store struct {
 	flights *singleflight.Group
 	// tables is how conversations is stored, asked once (layout.go).
 	tables *layout
+	// facets keeps the search's facets a while (search_facets.go); nil
+	// keeps none.
+	facets *facetCache
 }
 
 // New returns the queries over db: the threads list shows at most
@@ -34,7 +37,7 @@ type Store struct {
 // refresh of a summary table.
 func New(db DB, threadLimit int, interruptedAfter time.Duration) Store {
 	return Store{db: db, ThreadLimit: threadLimit, interruptedAfter: interruptedAfter,
-		flights: new(singleflight.Group), tables: new(layout)}
+		flights: new(singleflight.Group), tables: new(layout), facets: new(facetCache)}
 }
 
 // aliveSince is the cutoff of callAlive: a call that has not ended and
