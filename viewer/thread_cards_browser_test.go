@@ -145,7 +145,12 @@ func TestThreadLiveTailInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(ctx, t, "the live mark", `document.querySelector(".live-status").textContent.startsWith("live")`)
-	scrolled := evalJS[float64](ctx, t, `window.scrollTo(0, 600); window.scrollY`)
+	// What the reader looks at: the first card below the top of the
+	// window, and where it is.
+	const inView = `(() => { window.scrollTo(0, 600); const c = [...document.querySelectorAll("article.call")].find(c => c.getBoundingClientRect().top >= 0); return c.id + " " + Math.round(c.getBoundingClientRect().top); })()`
+	const stillInView = `(() => { const c = document.getElementById(window.watched); return c.id + " " + Math.round(c.getBoundingClientRect().top); })()`
+	seen := evalJS[string](ctx, t, inView)
+	evalJS[bool](ctx, t, `window.watched = "`+strings.Fields(seen)[0]+`"; true`)
 
 	p, r := call("th-live", "late", "review", 1, "reviewer", "anthropic", "claude", 0, "review the plan", "approved ✅")
 	p.StartNS = uint64(time.Now().UnixNano())
@@ -165,8 +170,8 @@ func TestThreadLiveTailInBrowser(t *testing.T) {
 	if n := evalJS[int](ctx, t, `performance.getEntriesByType("navigation").length`); n != 1 {
 		t.Errorf("%d navigations: the page reloaded", n)
 	}
-	if y := evalJS[float64](ctx, t, `window.scrollY`); y != scrolled {
-		t.Errorf("scroll position %v, was %v", y, scrolled)
+	if now := evalJS[string](ctx, t, stillInView); now != seen {
+		t.Errorf("the card in view moved: %s, was %s", now, seen)
 	}
 	if n := evalJS[int](ctx, t, `document.querySelectorAll("article.call").length`); n != 31 {
 		t.Errorf("%d cards, want 31", n)
