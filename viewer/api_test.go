@@ -181,7 +181,7 @@ func TestLongTurnContent(t *testing.T) {
 		t.Errorf("page is %d bytes: the long turn entered it", len(page.body))
 	}
 	card := article(t, page.body, r.TurnID)
-	if !strings.Contains(card, `<button type="button" class="load-full" aria-controls="content-big:response:1">Load full content</button>`) {
+	if !strings.Contains(card, `<button type="button" class="load-full show-full" aria-controls="content-big:response:1">Show full (`) {
 		t.Errorf("card lacks the load-full button:\n%.2000s", card)
 	}
 	if strings.Contains(article(t, page.body, p.TurnID), "load-full") {

@@ -1,6 +1,7 @@
 package viewer_test
 
 import (
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/viewer"
 )
 
 // benchBrowserEnv turns the browser benchmark on: it needs the million
@@ -48,40 +50,63 @@ func BenchmarkViewerBrowser(b *testing.B) {
 		{"Thread10Page", synth.Thread10},
 		{"Thread1000Page", synth.Thread1000},
 	} {
-		b.Run(tt.name, func(b *testing.B) {
-			ctx := testkit.Browser(b, 10*time.Minute)
-			page := srv.URL + "/threads/" + tt.thread
-			var interactive, ready, load []float64
-			for b.Loop() {
-				if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
-					b.Fatalf("navigate to %s: %v", page, err)
-				}
-				nt, err := chromedp.Run(ctx, chromedp.Poll[navigationTiming](navigationEntry, chromedp.WithPollingTimeout(time.Minute)))
-				if err != nil {
-					b.Fatalf("navigation timing of %s: %v", page, err)
-				}
-				interactive = append(interactive, nt.Interactive)
-				ready = append(ready, nt.Ready)
-				load = append(load, nt.Load)
-			}
-			b.StopTimer()
-			status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`performance.getEntriesByType("navigation")[0].responseStatus`))
-			if err != nil || status != 200 {
-				b.Fatalf("%s: status %d (%v), want 200", page, status, err)
-			}
-			// The first screen only: a full-page screenshot of a thousand
-			// turns is taller than Chromium captures.
-			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				b.Fatalf("screenshot %s: %v", page, err)
-			}
-			shot := filepath.Join(testkit.OutputDir(b), "bench-"+tt.name+".png")
-			if err := os.WriteFile(shot, png, 0o644); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(median(interactive), "interactive-ms")
-			b.ReportMetric(median(ready), "ready-ms")
-			b.ReportMetric(median(load), "load-ms")
-		})
+		b.Run(tt.name, func(b *testing.B) { timePage(b, srv.URL+"/threads/"+tt.thread, tt.name) })
 	}
+}
+
+// BenchmarkLargeThreadBrowser loads thread pages of 1,000 turns in
+// headless Chromium, of short turns and of 60 KB turns (60 MB of text),
+// with a 10-turn page as the baseline, each on a fresh database of its own
+// threads. Set CONVTRACE_BENCH=1 to run it.
+func BenchmarkLargeThreadBrowser(b *testing.B) {
+	if os.Getenv(benchBrowserEnv) != "1" {
+		b.Skipf("set %s=1 to time large thread pages in Chromium", benchBrowserEnv)
+	}
+	conn, _ := testkit.Open(b)
+	h := viewer.New(conn, viewer.WithLogger(slog.New(slog.DiscardHandler))).Handler()
+	largeThread(b, conn, "th-10", 5, 300)
+	largeThread(b, conn, "th-1000-short", 500, 300)
+	largeThread(b, conn, "th-1000-60k", 500, 60<<10)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, name := range []string{"th-10", "th-1000-short", "th-1000-60k"} {
+		b.Run(name, func(b *testing.B) { timePage(b, srv.URL+"/threads/"+name, "large-"+name) })
+	}
+}
+
+// timePage loads page in Chromium once per op and reports the median of
+// each Navigation Timing mark, and its first screen as a screenshot.
+func timePage(b *testing.B, page, shotName string) {
+	ctx := testkit.Browser(b, 10*time.Minute)
+	var interactive, ready, load []float64
+	for b.Loop() {
+		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+			b.Fatalf("navigate to %s: %v", page, err)
+		}
+		nt, err := chromedp.Run(ctx, chromedp.Poll[navigationTiming](navigationEntry, chromedp.WithPollingTimeout(time.Minute)))
+		if err != nil {
+			b.Fatalf("navigation timing of %s: %v", page, err)
+		}
+		interactive = append(interactive, nt.Interactive)
+		ready = append(ready, nt.Ready)
+		load = append(load, nt.Load)
+	}
+	b.StopTimer()
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`performance.getEntriesByType("navigation")[0].responseStatus`))
+	if err != nil || status != 200 {
+		b.Fatalf("%s: status %d (%v), want 200", page, status, err)
+	}
+	// The first screen only: a full-page screenshot of a thousand
+	// turns is taller than Chromium captures.
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.Fatalf("screenshot %s: %v", page, err)
+	}
+	shot := filepath.Join(testkit.OutputDir(b), "bench-"+shotName+".png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(median(interactive), "interactive-ms")
+	b.ReportMetric(median(ready), "ready-ms")
+	b.ReportMetric(median(load), "load-ms")
 }

@@ -171,7 +171,7 @@ func TestInterruptedInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := evalJS[string](ctx, t, `(() => {
-		const pill = (id, cls) => document.getElementById(id).querySelector(".pill." + cls);
+		const pill = (id, cls) => document.getElementById(id).closest("article.call").querySelector(".call-head .pill." + cls);
 		const stale = pill("stale:prompt:0", "interrupted"), fresh = pill("fresh:prompt:0", "running");
 		if (!stale || !fresh || stale.offsetParent === null) return "pills missing or hidden";
 		const s = getComputedStyle(stale), f = getComputedStyle(fresh);

@@ -112,7 +112,8 @@ func TestTurnsAPICarriesTTFT(t *testing.T) {
 }
 
 // A call's time to first token reaches its span on the trace: the API,
-// the waterfall's tick and the detail pane.
+// the waterfall's tick and the detail pane, and its card on the thread
+// page.
 func TestTraceCarriesTTFT(t *testing.T) {
 	h, conn := newServer(t)
 	testkit.InsertTurns(t, conn, latencyFixture(time.Now().Add(-time.Hour))...)
@@ -131,6 +132,9 @@ func TestTraceCarriesTTFT(t *testing.T) {
 	page := get(t, h, "/traces/latency-trace").body
 	if n := strings.Count(page, `<line class="wf-ttft"`); n != 3 || !strings.Contains(page, "first token after 300ms") {
 		t.Errorf("the waterfall draws %d first-token ticks, want 3 (one of 300ms)", n)
+	}
+	if card := callCard(t, get(t, h, "/threads/latency-thread").body, "lat0000000000000:response:1"); !strings.Contains(card, `<span class="ttft" title="time to first token">first token 300ms</span>`) {
+		t.Errorf("the call's card lacks its time to first token:\n%s", card)
 	}
 	if pane := get(t, h, "/traces/latency-trace/spans/lat0000000000000/detail").body; !strings.Contains(pane, `<dd class="detail-ttft">300ms</dd>`) {
 		t.Errorf("the detail pane lacks the time to first token:\n%.3000s", pane)

@@ -159,24 +159,58 @@ func getJSON(t *testing.T, h http.Handler, path string, status int, v any) strin
 // article returns the HTML of the turn card whose anchor is id.
 func article(t *testing.T, page, id string) string {
 	t.Helper()
-	start := strings.Index(page, `<article class="turn`)
-	for start >= 0 {
-		end := strings.Index(page[start:], "</article>")
-		if end < 0 {
+	for start := 0; ; {
+		at := strings.Index(page[start:], `<article class="turn`)
+		if at < 0 {
 			break
 		}
-		card := page[start : start+end]
+		start += at
+		card := wholeArticle(page[start:])
 		if strings.Contains(card[:strings.Index(card, ">")], `id="`+id+`"`) {
 			return card
 		}
-		next := strings.Index(page[start+end:], `<article class="turn`)
-		if next < 0 {
-			break
-		}
-		start += end + next
+		start++
 	}
 	t.Fatalf("no turn card with id %q in page:\n%s", id, page)
 	return ""
+}
+
+// callCard returns the card of the call that holds turn id: its header
+// and every turn of the call.
+func callCard(t *testing.T, page, id string) string {
+	t.Helper()
+	at := strings.Index(page, `id="`+id+`"`)
+	if at < 0 {
+		t.Fatalf("no turn %q in page:\n%s", id, page)
+	}
+	start := strings.LastIndex(page[:at], `<article class="call`)
+	if start < 0 {
+		t.Fatalf("turn %q is in no call card:\n%s", id, page)
+	}
+	return wholeArticle(page[start:])
+}
+
+// wholeArticle returns the <article> element s starts with, up to its
+// own end tag, the articles inside it included.
+func wholeArticle(s string) string {
+	depth := 0
+	for i := 0; i < len(s); {
+		open, end := strings.Index(s[i:], "<article"), strings.Index(s[i:], "</article>")
+		switch {
+		case end < 0:
+			return s
+		case open >= 0 && open < end:
+			depth++
+			i += open + len("<article")
+		default:
+			depth--
+			i += end + len("</article>")
+			if depth == 0 {
+				return s[:i]
+			}
+		}
+	}
+	return s
 }
 
 // demoServer returns a viewer over a fresh database holding one run of the

@@ -27,6 +27,8 @@ func (s *Server) threadRoutes(app, api *gin.RouterGroup) {
 	api.GET("/threads/:id/turns/:turn_id/content", s.turnContent)
 	api.GET("/threads/:id/turns/:turn_id/attributes", s.turnAttributes)
 	api.GET("/threads/:id/turns/:turn_id/markdown", s.turnMarkdown)
+	app.GET("/threads/:id/turns/:turn_id/full", s.turnFull)
+	app.GET("/threads/:id/live", s.threadLive)
 	s.notesRoutes(api)
 }
 
@@ -56,6 +58,7 @@ type filterForm struct {
 	// Internal shows the turns kept for the audit trail only (internal=1).
 	Internal bool
 	Limit    int
+	View     string // viewPhase or viewTimeline
 }
 
 // parseThreadQuery reads the filters of a thread page or its turns API.
@@ -70,6 +73,14 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (query.TurnFilter
 		From:    strings.TrimSpace(v.Get("from")),
 		To:      strings.TrimSpace(v.Get("to")),
 		Q:       strings.TrimSpace(v.Get("q")),
+	}
+	switch view := strings.TrimSpace(v.Get("view")); view {
+	case "", viewPhase:
+		form.View = viewPhase
+	case viewTimeline:
+		form.View = viewTimeline
+	default:
+		return query.TurnFilter{}, filterForm{}, query.BadParam("view", "%q is neither phase nor timeline", view)
 	}
 	f := query.TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
 	for _, p := range v["phase"] {
@@ -144,12 +155,14 @@ func (s *Server) readTurns(ctx context.Context, id string, f query.TurnFilter, f
 
 // loadThreadView reads what the thread page and its JSON twin show: the
 // window of turns and, side by side with it (not one round trip after
-// another), what the filter bar and header show beyond them.
-func (s *Server) loadThreadView(c *gin.Context) (threadView, threadTurns, error) {
+// another), what the filter bar and header show beyond them. The page
+// reads of each prompt only what it shows, its new messages.
+func (s *Server) loadThreadView(c *gin.Context, page bool) (threadView, threadTurns, error) {
 	f, form, err := parseThreadQuery(c.Request.URL.Query(), turnWindow, time.Now())
 	if err != nil {
 		return threadView{}, threadTurns{}, err
 	}
+	f.LeaveHistory = page
 	id := c.Param("id")
 	var (
 		tt     threadTurns
@@ -157,7 +170,7 @@ func (s *Server) loadThreadView(c *gin.Context) (threadView, threadTurns, error)
 		g, ctx = errgroup.WithContext(c.Request.Context())
 	)
 	g.Go(func() (err error) {
-		tt, err = s.readTurns(ctx, id, f, form, query.PageContentBytes)
+		tt, err = s.readTurns(ctx, id, f, form, contentBytes(page))
 		return err
 	})
 	s.readThreadContext(ctx, g, id, form.Internal, &tc)
@@ -165,7 +178,7 @@ func (s *Server) loadThreadView(c *gin.Context) (threadView, threadTurns, error)
 		return threadView{}, threadTurns{}, err
 	}
 	v := newThreadView(tt.thread, tt.turns, tt.form.Q)
-	v.Filter, v.Total = tt.form, tt.total
+	v.Filter, v.Total, v.View = tt.form, tt.total, tt.form.View
 	v.Facets, v.Costs, v.Session = tc.facets, tc.costs, tc.session
 	for _, pc := range tc.counts {
 		v.Chips = append(v.Chips, phaseChip{PhaseCount: pc, On: len(form.Phases) == 0 || slices.Contains(form.Phases, pc.Key)})
@@ -176,10 +189,24 @@ func (s *Server) loadThreadView(c *gin.Context) (threadView, threadTurns, error)
 	return v, tt, nil
 }
 
+// pageContentBytes is how much of a turn a thread page reads: a card
+// shows only its start (previewRunes), and a message cut short shows the
+// text of what was read.
+const pageContentBytes = 16 << 10
+
+// contentBytes is how much of each turn a thread page or its JSON twin
+// reads.
+func contentBytes(page bool) int {
+	if page {
+		return pageContentBytes
+	}
+	return query.PageContentBytes
+}
+
 // threadPage renders one thread grouped by phase and round.
 func (s *Server) threadPage(c *gin.Context) {
 	id := c.Param("id")
-	v, tt, err := s.loadThreadView(c)
+	v, tt, err := s.loadThreadView(c, true)
 	if errors.Is(err, query.ErrNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No thread has the id "+id+".")
 		return
@@ -198,6 +225,8 @@ func (s *Server) threadPage(c *gin.Context) {
 	if q := c.Request.URL.Query().Encode(); q != "" {
 		v.MarkdownURL += "?" + q
 	}
+	v.PhaseURL, v.TimelineURL = viewURL(id, c.Request.URL.Query(), viewPhase), viewURL(id, c.Request.URL.Query(), viewTimeline)
+	v.Live = v.Running > 0 || time.Since(tt.thread.LastUpdate) < liveAfter
 	s.html(c, http.StatusOK, "thread.html", v)
 }
 
@@ -276,7 +305,7 @@ type threadResponse struct {
 // apiThread answers GET /api/threads/:id, the thread page's JSON twin,
 // with the page's filters and limit.
 func (s *Server) apiThread(c *gin.Context) {
-	v, tt, err := s.loadThreadView(c)
+	v, tt, err := s.loadThreadView(c, false)
 	if err != nil {
 		s.apiError(c, err)
 		return

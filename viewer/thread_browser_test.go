@@ -65,10 +65,12 @@ func TestThreadPageInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("article.turn"))); err != nil {
 		t.Fatal(err)
 	}
-	all := evalJS[int](ctx, t, `document.querySelectorAll("article.turn").length`)
-	reviews := evalJS[int](ctx, t, `document.querySelectorAll("article.turn .pill.phase").length - [...document.querySelectorAll("article.turn .pill.phase")].filter(p => p.textContent !== "review").length`)
+	// Every turn is on the page, a tool call nested under the answer
+	// that asked for it by its anchor alone.
+	all := evalJS[int](ctx, t, `document.querySelectorAll("[data-turn]").length`)
+	reviews := evalJS[int](ctx, t, `[...document.querySelectorAll("article.call .call-head .pill.phase")].filter(p => p.textContent === "review").length`)
 	if all < 10 || reviews == 0 {
-		t.Fatalf("demo thread: %d turns, %d in review; want a full run", all, reviews)
+		t.Fatalf("demo thread: %d turns, %d review calls; want a full run", all, reviews)
 	}
 	testkit.Screenshot(ctx, t, "thread-all")
 
@@ -78,8 +80,8 @@ func TestThreadPageInBrowser(t *testing.T) {
 		return evalJS[string](ctx, t, `[...document.querySelectorAll("section.phase h2")].map(h => h.textContent).join(",")`)
 	}
 	submitAndWait(ctx, t, chromedp.Click(chromedp.CSS(`input[name=phase][value=review]`)))
-	if got := evalJS[int](ctx, t, `document.querySelectorAll("article.turn").length`); got != reviews {
-		t.Errorf("Review chip alone: %d turns, want the %d review turns", got, reviews)
+	if got := evalJS[int](ctx, t, `document.querySelectorAll("article.call").length`); got != reviews {
+		t.Errorf("Review chip alone: %d calls, want the %d review calls", got, reviews)
 	}
 	if h := headings(); h != "Review" {
 		t.Errorf("Review chip alone: phase headings %q", h)
@@ -116,32 +118,32 @@ func TestThreadPageInBrowser(t *testing.T) {
 	}
 	testkit.Screenshot(ctx, t, "thread-search-korean")
 
-	// Show full expands a long turn.
+	// A long turn shows its start; Show full loads the rest.
 	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("article.turn"))); err != nil {
 		t.Fatal(err)
 	}
-	long := `document.querySelector('article[data-turn="` + longR.TurnID + `"]')`
-	if !evalJS[bool](ctx, t, long+`.querySelector(".content").classList.contains("collapsed")`) {
-		t.Fatal("the 40-line turn is not collapsed")
+	long := `document.querySelector('article[data-turn="` + longR.TurnID + `"] .content')`
+	if got := evalJS[string](ctx, t, long+`.textContent`); !strings.Contains(got, "line 30") || strings.Contains(got, "line 31") {
+		t.Fatalf("the 40-line turn shows %q, want its first 30 lines", got)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`article[data-turn="`+longR.TurnID+`"] button.show-full`))); err != nil {
 		t.Fatal(err)
 	}
-	if evalJS[bool](ctx, t, long+`.querySelector(".content").classList.contains("collapsed")`) ||
-		evalJS[string](ctx, t, long+`.querySelector("button.show-full").textContent`) != "Show less" {
-		t.Error("Show full did not expand the turn")
+	waitJS(ctx, t, "the whole 40 lines", long+`.textContent.includes("line 40")`)
+	if evalJS[bool](ctx, t, `!!document.querySelector('article[data-turn="`+longR.TurnID+`"] button.show-full')`) {
+		t.Error("Show full stays after the whole turn loaded")
 	}
 
 	// A turn over 64 KiB arrives cut, and loads whole on request.
 	hugeCard := `article[data-turn="` + hugeR.TurnID + `"]`
-	if got := evalJS[string](ctx, t, `document.querySelector('`+hugeCard+` .content').textContent`); strings.Contains(got, "the end") || len(got) > 70_000 {
+	if got := evalJS[string](ctx, t, `document.querySelector('`+hugeCard+` .content').textContent`); strings.Contains(got, "the end") || len(got) > 4_000 {
 		t.Errorf("the 170 kB turn came whole (%d bytes)", len(got))
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(hugeCard+` button.load-full`))); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(ctx, t, "the full content", `document.querySelector('`+hugeCard+` .content').textContent.endsWith("the end")`)
-	if got := evalJS[int](ctx, t, `document.querySelector('`+hugeCard+` .content').textContent.length`); got != len(huge) {
+	waitJS(ctx, t, "the full content", `document.querySelector('`+hugeCard+` .content pre').textContent.endsWith("the end")`)
+	if got := evalJS[int](ctx, t, `document.querySelector('`+hugeCard+` .content pre').textContent.length`); got != len(huge) {
 		t.Errorf("loaded content: %d characters, want %d", got, len(huge))
 	}
 	// 10,000 lines make a page too tall for a screenshot: load it afresh.

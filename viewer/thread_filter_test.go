@@ -171,7 +171,7 @@ func TestThreadSearchHighlight(t *testing.T) {
 	}
 	for _, tt := range tests {
 		page := get(t, h, "/threads/th-f?q="+url.QueryEscape(tt.q)).body
-		if card := article(t, page, tt.turn); !strings.Contains(card, tt.want) {
+		if card := callCard(t, page, tt.turn); !strings.Contains(card, tt.want) {
 			t.Errorf("q=%s: card %s lacks %q:\n%s", tt.q, tt.turn, tt.want, card)
 		}
 	}
@@ -212,7 +212,7 @@ func TestThreadToolPairing(t *testing.T) {
 		{all[7], `<p class="pair">← result of <a href="#f-tool%3atool_call%3a0">한국어봇 · execute · tool_call · grep</a></p>`},
 	}
 	for _, tt := range tests {
-		if card := article(t, page, tt.turn); !strings.Contains(card, tt.want) {
+		if card := callCard(t, page, tt.turn); !strings.Contains(card, tt.want) {
 			t.Errorf("card %s lacks %q:\n%s", tt.turn, tt.want, card)
 		}
 	}
@@ -237,7 +237,7 @@ func TestThreadTraceLinks(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if card := article(t, page, r1.TurnID); !strings.Contains(card, `<a class="trace" href="/traces/trace-th-tr?span=s1">trace</a>`) {
+	if card := callCard(t, page, r1.TurnID); !strings.Contains(card, `<a class="trace" href="/traces/trace-th-tr?span=s1">trace</a>`) {
 		t.Errorf("card %s lacks its trace link:\n%s", r1.TurnID, card)
 	}
 	if page := get(t, h, "/threads/th-one").body; !strings.Contains(page, `<p class="traces">Trace: <a class="trace-link" href="/traces/trace-th-one">trace-th-one</a></p>`) {

@@ -105,33 +105,39 @@ func TestThreadPageTurns(t *testing.T) {
 
 	tests := []struct {
 		name, turn string
+		call       bool     // look in the call's card, not the turn's
 		want       []string // substrings of the turn's card
 		wantNot    []string
 	}{
 		{
-			name: "known tokens, cache read and cost", turn: "s-plan1:response:1",
+			name: "known tokens, cache read and cost in the call's header", turn: "s-plan1:response:1", call: true,
 			want: []string{
 				`<span class="tokens-in">1,200</span>`, `<span class="tokens-out">345</span>`,
-				`cache read <span class="tokens-cache">1,000</span>`, `<span class="cost">$0.0042</span>`,
+				`1,000 read from cache`, `<span class="cost">$0.0042</span>`,
 				`<span class="duration">1s</span>`, `<span class="badge speaker prov-1">planner</span>`,
 				`<span class="pill phase">plan</span>`, `<span class="badge model">claude</span>`,
+				`id="s-plan1:prompt:0"`, `<a class="trace" href="/traces/`,
 			},
-			wantNot: []string{"running", "Show full"},
+			wantNot: []string{"running", "Show full", `id="s-plan2`},
 		},
 		{
-			name: "unknown tokens and cost", turn: "s-exec:response:1",
-			want:    []string{`<span class="tokens-in">—</span>`, `<span class="tokens-out">—</span>`, `<span class="cost">—</span>`},
-			wantNot: []string{"cache read"},
+			name: "unknown tokens and cost are left out", turn: "s-exec:response:1", call: true,
+			wantNot: []string{"tokens-in", `class="cost"`, "cache"},
 		},
 		{
-			name: "content beyond 30 lines collapses, all of it in the page", turn: "s-exec:response:1",
-			want: []string{`<div class="content collapsed" id="content-s-exec:response:1">` + "\n<pre>\nline 1\n",
-				"line 40</pre>", `<button type="button" class="show-full" aria-controls="content-s-exec:response:1" aria-expanded="false">Show full (40 lines)</button>`},
+			name: "a turn's bar has no usage", turn: "s-plan1:prompt:0",
+			wantNot: []string{"tokens", "cost", "—"},
+		},
+		{
+			name: "content beyond 30 lines shows its start, the rest on demand", turn: "s-exec:response:1",
+			want: []string{`<div class="content" id="content-s-exec:response:1">` + "\n<pre>\nline 1\n", "line 30\n…</pre>",
+				`<button type="button" class="load-full show-full" aria-controls="content-s-exec:response:1">Show full (`},
+			wantNot: []string{"line 31"},
 		},
 		{
 			name: "30 lines stay open", turn: "s-plan1:response:1",
-			want:    []string{`<div class="content" id="content-s-plan1:response:1">` + "\n<pre>\nline 1\n"},
-			wantNot: []string{"collapsed", "show-full"},
+			want:    []string{`<div class="content" id="content-s-plan1:response:1">` + "\n<pre>\nline 1\n", "line 30</pre>"},
+			wantNot: []string{"load-full", "…"},
 		},
 		{
 			name: "error turn with its message", turn: "s-verify:error:1",
@@ -139,33 +145,34 @@ func TestThreadPageTurns(t *testing.T) {
 			wantNot: []string{`<div class="content`}, // the message is the content: shown once
 		},
 		{
-			name: "prompt of a failed call is not running", turn: "s-verify:prompt:0",
+			name: "a failed call's card", turn: "s-verify:error:1", call: true,
+			want:    []string{`<article class="call call-llm call-error"`, `<span class="pill failed">error</span>`},
 			wantNot: []string{"running"},
 		},
 		{
-			name: "call still running", turn: "s-adj:prompt:0",
-			want: []string{`<article class="turn turn-running"`, `<span class="pill running">running</span>`, "which plan wins?"},
+			name: "call still running", turn: "s-adj:prompt:0", call: true,
+			want: []string{`<article class="turn turn-running"`, `<span class="pill running">running</span>`, "which plan wins?",
+				`<article class="call call-llm call-running"`},
 		},
 		{
-			name: "finished prompt is not running", turn: "s-plan2:prompt:0",
+			name: "finished prompt is not running", turn: "s-plan2:prompt:0", call: true,
 			wantNot: []string{"running"},
 		},
 		{
-			name: "parent threading", turn: "s-crit:response:1",
-			want: []string{`<p class="parent">↳ critiques <a href="#s-plan1%3aresponse%3a1">planner · plan · response</a></p>`},
+			name: "parent threading", turn: "s-crit:response:1", call: true,
+			want: []string{`<p class="parent">↳ critiques <a href="#call-s-plan1">planner · plan · response</a></p>`},
 		},
 		{
-			name: "hostile content, speaker and model are escaped", turn: "s-review:response:1",
+			name: "hostile content, speaker and model are escaped", turn: "s-review:response:1", call: true,
 			want: []string{
 				"looks fine &lt;img src=x onerror=alert(1)&gt;",
-				`<span class="badge speaker prov-0">rev&lt;script&gt;alert(1)&lt;/script&gt;</span>`,
 				`<span class="badge model">model&lt;img src=x onerror=alert(1)&gt;</span>`,
 			},
 		},
 		{
-			name: "messages JSON shows as messages, escaped", turn: "s-review:prompt:0",
+			name: "messages JSON shows as messages, escaped, the system prompt folded", turn: "s-review:prompt:0",
 			want: []string{
-				`<span class="msg-role">system</span>` + "\n<pre>\nbe strict &lt;script&gt;alert(1)&lt;/script&gt;</pre>",
+				`<details class="msg msg-system"><summary class="msg-role">system</summary>` + "\n<pre>\nbe strict &lt;script&gt;alert(1)&lt;/script&gt;</pre></details>",
 				`<span class="msg-role">user</span>` + "\n<pre>\nreview: &lt;img src=x onerror=alert(1)&gt;</pre>",
 			},
 			wantNot: []string{`&#34;role&#34;`}, // not the JSON
@@ -173,6 +180,9 @@ func TestThreadPageTurns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		card := article(t, page, tt.turn)
+		if tt.call {
+			card = callCard(t, page, tt.turn)
+		}
 		for _, w := range tt.want {
 			if !strings.Contains(card, w) {
 				t.Errorf("%s: card %s lacks %q:\n%s", tt.name, tt.turn, w, card)
@@ -183,6 +193,10 @@ func TestThreadPageTurns(t *testing.T) {
 				t.Errorf("%s: card %s has %q:\n%s", tt.name, tt.turn, w, card)
 			}
 		}
+	}
+	// The call's speaker is its first turn's: the review prompt's.
+	if card := callCard(t, page, "s-review:response:1"); !strings.Contains(card, `<span class="badge speaker prov-0">reviewer</span>`) {
+		t.Errorf("review call's speaker:\n%s", card)
 	}
 
 	for _, raw := range []string{xssScript, xssImg, "<b>"} {
@@ -198,6 +212,9 @@ func TestThreadPageTurns(t *testing.T) {
 	}
 	if n := strings.Count(page, `<article class="turn`); n != 15 {
 		t.Errorf("page has %d turn cards, want 15", n)
+	}
+	if n := strings.Count(page, `<article class="call`); n != 8 {
+		t.Errorf("page has %d call cards, want 8", n)
 	}
 	if !strings.Contains(page, `<span class="pill running">1 running</span>`) || !strings.Contains(page, `<span class="pill failed">1 failed</span>`) {
 		t.Errorf("thread summary lacks 1 running and 1 failed")
@@ -226,7 +243,7 @@ func TestStaticFiles(t *testing.T) {
 	tests := []struct{ path, contentType, want string }{
 		{"/static/app.css", "text/css", ".content.collapsed"},
 		{"/static/app.js", "text/javascript", "window.convtrace"},
-		{"/static/thread.js", "text/javascript", "show-full"},
+		{"/static/thread.js", "text/javascript", "load-full"},
 	}
 	for _, tt := range tests {
 		res := get(t, h, tt.path)
@@ -294,7 +311,7 @@ func TestThreadPageEscaping(t *testing.T) {
 		assertProbesEscaped(t, "GET "+path, res)
 	}
 	page := get(t, h, "/threads/th-x?q="+url.QueryEscape("<script>")).body
-	card := article(t, page, r.TurnID)
+	card := callCard(t, page, r.TurnID)
 	for _, want := range []string{
 		`<mark>&lt;script&gt;</mark>alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;javascript:alert(1)`,
 		`<p class="memo">&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;javascript:alert(1)</p>`,
@@ -305,7 +322,7 @@ func TestThreadPageEscaping(t *testing.T) {
 			t.Errorf("card lacks %q:\n%s", want, card)
 		}
 	}
-	if card := article(t, page, tc.TurnID); !strings.Contains(card, `<span class="tool">tool&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;javascript:alert(1)</span>`) {
+	if card := callCard(t, page, tc.TurnID); !strings.Contains(card, `<span class="tool">tool&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;javascript:alert(1)</span>`) {
 		t.Errorf("tool name not escaped:\n%s", card)
 	}
 }
@@ -333,14 +350,18 @@ func TestThreadHistoryDedup(t *testing.T) {
 		t.Errorf("first prompt hides history it is the first to show:\n%s", first)
 	}
 	second := article(t, page, p2.TurnID)
-	details, content, _ := strings.Cut(second, `<div class="content`)
-	for _, want := range []string{`<summary>Show full input (3 earlier messages)</summary>`, "be brief", "plan it", "the plan"} {
-		if !strings.Contains(details, want) {
-			t.Errorf("second prompt's earlier input lacks %q:\n%s", want, second)
-		}
+	if !strings.Contains(second, `aria-controls="content-h2:prompt:0">3 earlier messages</button>`) {
+		t.Errorf("second prompt does not offer its 3 earlier messages:\n%s", second)
 	}
-	if !strings.Contains(content, "shorter") || strings.Contains(content, "be brief") {
-		t.Errorf("second prompt's content is not only its new message:\n%s", second)
+	if !strings.Contains(second, "shorter") || strings.Contains(second, "be brief") {
+		t.Errorf("second prompt's card is not only its new message:\n%s", second)
+	}
+	// The whole prompt, earlier messages included, is one request away.
+	full := get(t, h, "/threads/th-h/turns/"+url.PathEscape(p2.TurnID)+"/full").body
+	for _, want := range []string{"be brief", "plan it", "the plan", "shorter"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("the whole prompt lacks %q:\n%s", want, full)
+		}
 	}
 	// Filtered to the second call alone, nothing earlier is on the page.
 	if card := article(t, get(t, h, "/threads/th-h?from=2026-05-01T09:00:15Z").body, p2.TurnID); strings.Contains(card, "earlier messages") {

@@ -85,8 +85,8 @@ func TestNewThreadView(t *testing.T) {
 			s := p.Name
 			for _, r := range p.Rounds {
 				var ids []string
-				for _, tv := range r.Turns {
-					ids = append(ids, tv.TurnID)
+				for _, c := range r.Calls {
+					ids = append(ids, c.Turns[0].TurnID)
 				}
 				s += fmt.Sprintf("[%d:%s]", r.Round, strings.Join(ids, ","))
 			}
@@ -98,41 +98,107 @@ func TestNewThreadView(t *testing.T) {
 	}
 }
 
-func TestTurnView(t *testing.T) {
-	parent := query.Turn{Turn: schema.Turn{TurnID: "p", Speaker: "planner", Phase: "plan", Role: "response"}}
-	tests := []struct {
-		name string
-		turn query.Turn
-		want turnView
-	}{
-		{
-			name: "critique of a turn on the page",
-			turn: query.Turn{Turn: schema.Turn{TurnID: "c", Phase: "Critique", ParentTurnID: "p", Content: "a\nb\n"}},
-			want: turnView{Lines: 2, ParentVerb: "critiques", ParentLabel: "planner · plan · response"},
-		},
-		{
-			name: "reply to a turn elsewhere",
-			turn: query.Turn{Turn: schema.Turn{TurnID: "x", Phase: "execute", ParentTurnID: "elsewhere", Content: strings.Repeat("l\n", 31)}},
-			want: turnView{Lines: 31, Collapsed: true, ParentVerb: "replies to"},
-		},
-		{
-			name: "failed by status",
-			turn: query.Turn{Turn: schema.Turn{TurnID: "e", Role: "response", Status: "error", Error: "boom", Content: "boom"}},
-			want: turnView{Lines: 1, Failed: true},
-		},
+// A card gathers the turns of one span, names the call it answers, and
+// shows the start of a long text.
+func TestCalls(t *testing.T) {
+	u32 := func(v uint32) *uint32 { return &v }
+	f64 := func(v float64) *float64 { return &v }
+	turns := []query.Turn{
+		{Turn: schema.Turn{TurnID: "p0", SpanID: "a", TraceID: "t", Speaker: "planner", Phase: "plan", Role: "prompt", StartNS: 100}},
+		{Turn: schema.Turn{TurnID: "p1", SpanID: "a", TraceID: "t", Speaker: "planner", Phase: "plan", Role: "response", Content: "plan",
+			StartNS: 150, DurationNS: 50, TokensIn: u32(10), TokensOut: u32(5), CostUSD: f64(0.5)}},
+		{Turn: schema.Turn{TurnID: "c0", SpanID: "b", Speaker: "critic", Phase: "Critique", ParentTurnID: "p1", Role: "prompt", StartNS: 300}},
+		{Turn: schema.Turn{TurnID: "c1", SpanID: "b", Speaker: "critic", Phase: "Critique", ParentTurnID: "p1", Role: "response",
+			Content: strings.Repeat("l\n", 31), StartNS: 310, Status: "error", Error: "boom"}},
+		{Turn: schema.Turn{TurnID: "x", Phase: "execute", ParentTurnID: "elsewhere", Role: "system", Content: "note", StartNS: 400}},
 	}
-	for _, tt := range tests {
-		got := newTurnBuilder([]query.Turn{parent}, "").view(tt.turn)
-		tt.want.Turn = tt.turn
-		tt.want.SpeakerSegs = []Segment{{Text: tt.turn.Speaker}}
-		tt.want.Text = []Segment{{Text: tt.turn.Content}}
-		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, tt.want)
-		}
+	calls := buildCards(viewsOf(turns), "")
+	var got []string
+	for _, c := range calls {
+		got = append(got, fmt.Sprintf("%s:%s:%d:%d:%s:%s:%v:%s", c.ID, c.Kind, len(c.Turns), c.DurationNS, c.ParentVerb, c.ParentCall,
+			c.Failed, formatCost(c.CostUSD)))
+	}
+	want := []string{
+		"call-a:llm:2:50:::false:$0.50",
+		"call-b:llm:2:0:critiques:call-a:true:—",
+		"call-x:note:1:0:replies to::false:—",
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("calls\n got %q\nwant %q", got, want)
+	}
+	if c := calls[0]; *c.TokensIn != 10 || *c.TokensOut != 5 || c.DetailURL != "/traces/t/spans/a/detail" {
+		t.Errorf("call a: tokens %d → %d, detail %q", *c.TokensIn, *c.TokensOut, c.DetailURL)
+	}
+	if c := calls[1]; c.ParentLabel != "planner · plan · response" {
+		t.Errorf("critique's parent label %q", c.ParentLabel)
+	}
+	// 31 lines show 30, cut.
+	if body := calls[1].Turns[1]; !body.Cut || !body.Text.Cut || strings.Count(body.Text.Segs[0].Text, "\n") != previewLines {
+		t.Errorf("long answer: cut %v, shown %q", body.Cut, body.Text.Segs[0].Text)
 	}
 	if (turnView{Turn: query.Turn{Turn: schema.Turn{Content: "boom", Error: "boom"}}, Failed: true}).ShowContent() {
 		t.Error("an error turn whose content is its message shows the message twice")
 	}
+}
+
+// An answer's tool call carries the run of that tool, its result under it;
+// the run is no card of its own.
+func TestCallsNestToolRuns(t *testing.T) {
+	answer := `{"role":"assistant","content":null,"tool_calls":[{"id":"k1","type":"function","function":{"name":"apply_patch","arguments":"{\"patch\":\"--- a\\n+++ b\\n\",\"n\":2}"}}]}`
+	turns := []query.Turn{
+		{Turn: schema.Turn{TurnID: "r", SpanID: "llm", Role: "response", Content: answer}},
+		{Turn: schema.Turn{TurnID: "tc", SpanID: "tool", Role: "tool_call", ToolCallID: "k1", ToolName: "apply_patch", Content: `{"patch":"x"}`}},
+		{Turn: schema.Turn{TurnID: "tr", SpanID: "tool", Role: "tool_result", ToolCallID: "k1", ToolName: "apply_patch", Content: "applied"}},
+		{Turn: schema.Turn{TurnID: "lone", SpanID: "other", Role: "tool_call", ToolCallID: "k9", ToolName: "ls", Content: `[1,2]`}},
+	}
+	calls := buildCards(viewsOf(turns), "")
+	if len(calls) != 2 || calls[0].ID != "call-llm" || calls[1].ID != "call-other" || calls[1].Kind != callTool {
+		t.Fatalf("cards %+v", calls)
+	}
+	msgs := calls[0].Turns[0].Messages
+	if len(msgs) != 1 || len(msgs[0].Calls) != 1 {
+		t.Fatalf("answer messages %+v", msgs)
+	}
+	tc := msgs[0].Calls[0]
+	var args []string
+	for _, a := range tc.Args {
+		args = append(args, fmt.Sprintf("%s=%q/%v", a.Name, a.Value.Segs[0].Text, a.Code))
+	}
+	if tc.Name != "apply_patch" || strings.Join(args, " ") != `n="2"/false patch="--- a\n+++ b\n"/true` {
+		t.Errorf("tool call %s args %v", tc.Name, args)
+	}
+	if tc.Run == nil || len(tc.Run.Turns) != 2 || tc.Run.Turns[1].TurnID != "tr" {
+		t.Errorf("tool run %+v", tc.Run)
+	}
+	if lone := calls[1].Turns[0].Args; len(lone) != 1 || lone[0].Value.Segs[0].Text != "[\n  1,\n  2\n]" {
+		t.Errorf("arguments that are no object: %+v", lone)
+	}
+}
+
+// The timeline keeps calls in start order, a band per run of one phase
+// and round: a revision between two review rounds shows between them.
+func TestTimelineBands(t *testing.T) {
+	turn := func(id, phase string, round uint16) query.Turn {
+		return query.Turn{Turn: schema.Turn{TurnID: id, SpanID: id, Phase: phase, Round: round, Role: "prompt"}}
+	}
+	v := newThreadView(query.Thread{}, []query.Turn{turn("a", "plan", 0), turn("b", "review", 0), turn("c", "revision", 1),
+		turn("d", "review", 1), turn("e", "review", 1), turn("f", "verify", 0)}, "")
+	var bands []string
+	for _, b := range v.Bands {
+		bands = append(bands, fmt.Sprintf("%s/%d:%d", b.Key, b.Round, len(b.Calls)))
+	}
+	if got, want := strings.Join(bands, " "), "plan/0:1 review/0:1 revision/1:1 review/1:2 verify/0:1"; got != want {
+		t.Errorf("bands %q, want %q", got, want)
+	}
+}
+
+func viewsOf(turns []query.Turn) []turnView {
+	b := newTurnBuilder(turns, "")
+	views := make([]turnView, len(turns))
+	for i, t := range turns {
+		views[i] = b.view(t)
+	}
+	return views
 }
 
 // Leading messages the page showed before are history; the first one not
@@ -144,12 +210,12 @@ func TestTurnBuilderHistory(t *testing.T) {
 	tests := []struct {
 		name  string
 		turns []query.Turn
-		want  string // of the last turn: earlier roles | shown roles
+		want  string // of the last turn: earlier messages | shown roles
 	}{
 		{
 			name:  "first prompt shows all",
 			turns: []query.Turn{prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`)},
-			want:  "|system,user",
+			want:  "0|system,user",
 		},
 		{
 			name: "repeated history with the answer",
@@ -157,21 +223,21 @@ func TestTurnBuilderHistory(t *testing.T) {
 				prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`),
 				{Turn: schema.Turn{TurnID: "b", Role: "response", Content: "answer\n"}},
 				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":"answer"},{"role":"user","content":"more"}]`)},
-			want: "system,user,assistant|user",
+			want: "3|user",
 		},
 		{
 			name: "a changed message ends the history",
 			turns: []query.Turn{
 				prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`),
 				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"other"},{"role":"user","content":"u"}]`)},
-			want: "system|user,user",
+			want: "1|user,user",
 		},
 		{
 			name: "the same prompt again keeps its last message",
 			turns: []query.Turn{
 				prompt("a", `[{"role":"user","content":"u"}]`),
 				prompt("c", `[{"role":"user","content":"u"}]`)},
-			want: "|user",
+			want: "0|user",
 		},
 	}
 	roles := func(ms []messageView) string {
@@ -187,7 +253,7 @@ func TestTurnBuilderHistory(t *testing.T) {
 		for _, turn := range tt.turns {
 			last = b.view(turn)
 		}
-		if got := roles(last.Earlier) + "|" + roles(last.Messages); got != tt.want {
+		if got := fmt.Sprint(last.Earlier) + "|" + roles(last.Messages); got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
 		}
 	}

@@ -31,7 +31,7 @@ func SplitHistory(content string) (earlier []string, rest string, ok bool) {
 	}
 	last := -1
 	for i := range bounds {
-		if roleOf(content[bounds[i][0]:bounds[i][1]]) == "assistant" {
+		if RoleOf(content[bounds[i][0]:bounds[i][1]]) == "assistant" {
 			last = i
 		}
 	}
@@ -142,9 +142,9 @@ func messageBounds(content string) ([][2]int, bool) {
 	return append(bounds, [2]int{start, len(content) - 1}), true
 }
 
-// roleOf is the role of one stored message, "" when it does not begin
+// RoleOf is the role of one stored message, "" when it does not begin
 // with one.
-func roleOf(message string) string {
+func RoleOf(message string) string {
 	const prefix = `{"role":"`
 	if !strings.HasPrefix(message, prefix) {
 		return ""

@@ -64,7 +64,7 @@ func FuzzSplitHistory(f *testing.F) {
 		if !ok {
 			return
 		}
-		if len(earlier) == 0 || roleOf(earlier[len(earlier)-1]) != "assistant" {
+		if len(earlier) == 0 || RoleOf(earlier[len(earlier)-1]) != "assistant" {
 			t.Fatalf("SplitHistory(%q): history %q does not end with an assistant message", content, earlier)
 		}
 		if got := JoinHistory(earlier, rest); got != content {

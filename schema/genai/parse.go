@@ -39,38 +39,51 @@ func parseAny(s string) ([]Message, bool) {
 // role (as in a prefix cut mid-message). complete says all of content was
 // messages: anything else is text, shown as written.
 func Decode(content string) (ms []Message, complete bool) {
+	ms, _, complete = DecodePrefix(content)
+	return ms, complete
+}
+
+// DecodePrefix is Decode that also returns the rest of content after the
+// messages it read: the start of the message a prefix cut short.
+func DecodePrefix(content string) (ms []Message, rest string, complete bool) {
 	s := strings.TrimSpace(content)
 	if s == "" || (s[0] != '[' && s[0] != '{') {
-		return nil, false
+		return nil, content, false
 	}
 	dec := json.NewDecoder(strings.NewReader(s))
+	read := int64(0) // the end of the last message read
 	next := func() bool {
 		var r map[string]json.RawMessage
 		if dec.Decode(&r) != nil || String(r["role"]) == "" {
 			return false
 		}
 		ms = append(ms, FromJSON(r, ""))
+		read = dec.InputOffset()
 		return true
 	}
 	if s[0] == '{' {
 		if !next() {
-			return nil, false
+			return nil, content, false
 		}
 	} else {
 		if _, err := dec.Token(); err != nil { // [
-			return nil, false
+			return nil, content, false
 		}
+		read = dec.InputOffset()
 		for dec.More() {
 			if !next() {
-				return ms, false
+				return ms, strings.TrimLeft(s[read:], ", \t\r\n"), false
 			}
 		}
 		if _, err := dec.Token(); err != nil { // ]
-			return ms, false
+			return ms, strings.TrimLeft(s[read:], ", \t\r\n"), false
 		}
 	}
 	_, err := dec.Token()
-	return ms, err == io.EOF && len(ms) > 0
+	if err == io.EOF && len(ms) > 0 {
+		return ms, "", true
+	}
+	return ms, s[read:], false
 }
 
 // FromJSON reads one message object of any source shape; role is the

@@ -22,21 +22,29 @@ type RoundGroup[T any] struct {
 // called once per turn, in the order given, so that it may depend on the
 // turns before.
 func GroupByPhase[T any](turns []Turn, view func(Turn) T) []PhaseGroup[T] {
+	return GroupItemsByPhase(turns, func(t Turn) (string, uint16) { return t.Phase, t.Round }, view)
+}
+
+// GroupItemsByPhase groups items of any kind (turns, the calls they make)
+// as GroupByPhase groups turns; at says in which phase and round an item
+// was said.
+func GroupItemsByPhase[S, T any](items []S, at func(S) (phase string, round uint16), view func(S) T) []PhaseGroup[T] {
 	groups := map[string]*PhaseGroup[T]{}
 	var firstSeen []string // phase keys in order of first appearance
-	for _, t := range turns {
-		key := PhaseKey(t.Phase)
+	for _, item := range items {
+		phase, round := at(item)
+		key := PhaseKey(phase)
 		g, ok := groups[key]
 		if !ok {
-			g = &PhaseGroup[T]{Key: key, Name: PhaseName(key, t.Phase)}
+			g = &PhaseGroup[T]{Key: key, Name: PhaseName(key, phase)}
 			groups[key] = g
 			firstSeen = append(firstSeen, key)
 		}
-		v := view(t)
-		i := slices.IndexFunc(g.Rounds, func(r RoundGroup[T]) bool { return r.Round == t.Round })
+		v := view(item)
+		i := slices.IndexFunc(g.Rounds, func(r RoundGroup[T]) bool { return r.Round == round })
 		if i < 0 {
 			i = len(g.Rounds)
-			g.Rounds = append(g.Rounds, RoundGroup[T]{Round: t.Round})
+			g.Rounds = append(g.Rounds, RoundGroup[T]{Round: round})
 		}
 		g.Rounds[i].Turns = append(g.Rounds[i].Turns, v)
 	}

@@ -183,7 +183,7 @@ func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchH
 			hits = append(hits, h)
 			continue
 		}
-		h.Around = fragmentText(strings.ToValidUTF8(h.Around, ""))
+		h.Around = FragmentText(strings.ToValidUTF8(h.Around, ""))
 		if aroundFrom > 1 {
 			h.Around = "…" + h.Around
 		}

@@ -7,14 +7,14 @@ import (
 	"github.com/convtrace/convtrace/schema/genai"
 )
 
-// fragmentText is the text of a window cut out of messages JSON (a turn
+// FragmentText is the text of a window cut out of messages JSON (a turn
 // too long to read whole for a search hit): the string values, unescaped,
 // without keys, structure or the values of keys that only label (role,
 // type, ids). A window that does not look like JSON is returned as it is.
 // The window may start or end inside a string: text before the first
 // quote is kept when nothing structural stands just before that quote,
 // and a string the window cuts short is kept up to the cut.
-func fragmentText(s string) string {
+func FragmentText(s string) string {
 	if !strings.Contains(s, `":`) {
 		return s
 	}

@@ -17,8 +17,8 @@ func TestFragmentText(t *testing.T) {
 		{`{"type":"tool_call","id":"call_1","name":"Bash","arguments":{"command":"ls -la"}}`, "Bash ls -la"},
 	}
 	for _, tt := range tests {
-		if got := fragmentText(tt.in); got != tt.want {
-			t.Errorf("fragmentText(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := FragmentText(tt.in); got != tt.want {
+			t.Errorf("FragmentText(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

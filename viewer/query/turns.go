@@ -61,6 +61,20 @@ type TurnFilter struct {
 	// HideInternal leaves out internal turns, as a thread's page does
 	// unless asked for them.
 	HideInternal bool
+	// LeaveHistory leaves the history a prompt repeats out of its
+	// Content, whose History still names it: what a page shows of a
+	// prompt is its new messages. No request parameter sets it.
+	LeaveHistory bool
+	// Changed keeps the turns a live page has not seen: those that
+	// started after its newest, and every turn of the calls it shows
+	// running. No request parameter sets it.
+	Changed *Changes
+}
+
+// Changes is what a live page has seen of a thread.
+type Changes struct {
+	AfterNS uint64   // the start of its newest turn
+	Spans   []string // the span ids of its running calls
 }
 
 // AgentMain is the agent filter value for turns of the main agent, whose
@@ -146,6 +160,10 @@ const (
   AND start_ns >= ?`
 	filterTo = `
   AND start_ns <= ?`
+	filterAfter = `
+  AND start_ns > ?`
+	filterChanged = `
+  AND (start_ns > ? OR span_id IN ?)`
 	filterQuery = `
   AND (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF8(speaker, ?) > 0)`
 	// The newest note of each turn decides, merged or not.
@@ -227,6 +245,13 @@ func (f TurnFilter) conditions(threadID string) (string, []any) {
 	if f.Query != "" {
 		add(filterQuery, f.Query, f.Query)
 	}
+	switch {
+	case f.Changed == nil:
+	case len(f.Changed.Spans) == 0:
+		add(filterAfter, f.Changed.AfterNS)
+	default:
+		add(filterChanged, f.Changed.AfterNS, idTuple(f.Changed.Spans))
+	}
 	if f.Starred {
 		add(filterStarred, threadID)
 	}
@@ -259,6 +284,9 @@ func (s Store) Turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 		if n, ok := notes[t.TurnID]; ok {
 			t.Starred, t.Memo = n.Starred, n.Memo
 		}
+	}
+	if f.LeaveHistory {
+		return turns, nil
 	}
 	if err := s.joinHistory(ctx, prompts, contentBytes); err != nil {
 		return nil, err

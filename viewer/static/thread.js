@@ -1,7 +1,7 @@
 // convtrace viewer: script of the thread page; does nothing elsewhere.
-// The page works without it (the filter bar is a GET form, earlier input
-// is a <details>); the script adds what needs a request: star, memo, copy
-// as markdown, and loading a long turn whole.
+// The page works without it (the filter bar is a GET form, the views are
+// links); the script adds what needs a request: star, memo, copy as
+// markdown, loading a long turn whole; and folding cards.
 "use strict";
 (() => {
   const filters = document.querySelector("form.thread-filters");
@@ -67,36 +67,43 @@
     }
   }
 
-  function toggleFull(button) {
-    const content = document.getElementById(button.getAttribute("aria-controls"));
-    if (!content) {
-      return;
-    }
-    if (!button.dataset.label) {
-      button.dataset.label = button.textContent;
-    }
-    const expanded = content.classList.toggle("collapsed") === false;
-    button.setAttribute("aria-expanded", String(expanded));
-    button.textContent = expanded ? "Show less" : button.dataset.label;
-  }
-
+  // loadFull puts the whole turn, every message and nothing cut, in place
+  // of the start its card shows; the tool runs nested under its tool
+  // calls move along.
   async function loadFull(button, article) {
     const content = document.getElementById(button.getAttribute("aria-controls"));
     button.disabled = true;
     try {
-      const data = await convtrace.getJSON(`${turnURL(article.dataset.turn)}/content`);
-      const pre = document.createElement("pre");
-      pre.textContent = data.content;
-      content.replaceChildren(pre);
-      content.classList.remove("collapsed");
-      const more = article.querySelector("button.show-full");
-      if (more) {
-        more.remove();
+      const q = new URLSearchParams(window.location.search).get("q");
+      const url = `/threads/${encodeURIComponent(thread)}/turns/${encodeURIComponent(article.dataset.turn)}/full` +
+        (q ? `?q=${encodeURIComponent(q)}` : "");
+      const html = await convtrace.getText(url);
+      const runs = new Map([...content.querySelectorAll(".tool-run")].map((r) => [r.dataset.toolCall, r]));
+      const full = document.createElement("template");
+      full.innerHTML = html;
+      for (const call of full.content.querySelectorAll(".tool-call")) {
+        const run = runs.get(call.dataset.toolCall);
+        if (run) {
+          call.append(run);
+        }
       }
-      button.closest(".cut").textContent = "Full content loaded.";
+      content.replaceChildren(full.content);
+      for (const other of article.querySelectorAll(`button.load-full[aria-controls="${content.id}"]`)) {
+        other.remove();
+      }
     } catch (err) {
       button.disabled = false;
       button.textContent = `Load failed: ${err.message}`;
+    }
+  }
+
+  // fold shows a card as its header line only, or whole again.
+  function fold(card, folded) {
+    card.classList.toggle("folded", folded);
+    const button = card.querySelector(".call-head button.fold");
+    if (button) {
+      button.setAttribute("aria-expanded", String(!folded));
+      button.textContent = folded ? "▸" : "▾";
     }
   }
 
@@ -144,8 +151,12 @@
       return;
     }
     const article = button.closest("article.turn");
-    if (button.matches(".show-full")) {
-      toggleFull(button);
+    if (button.matches(".fold")) {
+      fold(button.closest("article.call"), button.getAttribute("aria-expanded") === "true");
+    } else if (button.matches(".expand-all, .collapse-all")) {
+      for (const card of document.querySelectorAll("article.call")) {
+        fold(card, button.matches(".collapse-all"));
+      }
     } else if (button.matches(".copy-thread")) {
       copy(button.dataset.url, button.parentElement.querySelector(".copied"));
     } else if (article && button.matches(".copy-turn")) {

@@ -1,0 +1,169 @@
+package viewer
+
+import (
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer/query"
+)
+
+// Kinds of card.
+const (
+	callLLM  = "llm"  // a provider call: its prompt and its answer
+	callTool = "tool" // a tool run: its call and its result
+	callNote = "note" // a turn of any other role: system, reasoning, a warning
+)
+
+// callView is one card of the thread page: the turns of one span (a
+// provider call's prompt and answer, a tool's call and result), or one
+// turn of another kind, shown compactly. Its header sums up the call.
+type callView struct {
+	ID    string // the card's element id
+	Kind  string
+	Turns []turnView // in the order said
+
+	// Of the call as a whole, from its turns.
+	Speaker, Agent, Phase, PhaseKey, Model, Provider, Tool string
+	SpeakerSegs                                            []Segment
+	Round                                                  uint16
+	StartNS, DurationNS, TTFTNS                            uint64
+	TokensIn, TokensOut, TokensCacheRead                   *uint32
+	CostUSD                                                *float64
+	Running, Interrupted, Failed                           bool
+
+	// The call this one answers (a review, a critique, a revision): its
+	// card's id when it is on the page, and its label.
+	ParentVerb, ParentLabel, ParentTurn, ParentCall string
+
+	TraceURL, DetailURL string
+	Pairs               []pairLink // the calls it is natural to compare it with
+	nested              bool       // shown under the answer that asked for it
+}
+
+// cardID is the element id of the card of the call t belongs to.
+func cardID(t query.Turn) string { return "call-" + callID(t) }
+
+// buildCards gathers turn views, in the order said, into cards in the
+// order their calls started, then nests each tool run under the answer
+// that asked for it.
+func buildCards(views []turnView, q string) []*callView {
+	var (
+		calls  []*callView
+		byKey  = map[string]*callView{}
+		byTurn = map[string]*callView{}
+		byTool = map[string]*callView{} // tool runs by tool_call_id
+	)
+	for _, tv := range views {
+		key := cardID(tv.Turn)
+		c, ok := byKey[key]
+		if !ok {
+			c = &callView{ID: key, Kind: callNote}
+			byKey[key] = c
+			calls = append(calls, c)
+		}
+		c.add(tv, q)
+		byTurn[tv.TurnID] = c
+		if c.Kind == callTool && tv.ToolCallID != "" {
+			byTool[tv.ToolCallID] = c
+		}
+	}
+	for _, c := range calls {
+		c.link(byTurn)
+		if c.Kind != callLLM {
+			continue
+		}
+		for i := range c.Turns {
+			for j := range c.Turns[i].Messages {
+				for k := range c.Turns[i].Messages[j].Calls {
+					tc := &c.Turns[i].Messages[j].Calls[k]
+					if run := byTool[tc.ID]; run != nil && !run.nested {
+						run.nested, tc.Run = true, run
+					}
+				}
+			}
+		}
+	}
+	top := calls[:0]
+	for _, c := range calls {
+		if !c.nested {
+			top = append(top, c)
+		}
+	}
+	return top
+}
+
+// add puts tv into the call and folds it into the call's header.
+func (c *callView) add(tv turnView, q string) {
+	t := tv.Turn
+	first := len(c.Turns) == 0
+	c.Turns = append(c.Turns, tv)
+	switch t.Role {
+	case schema.RolePrompt, schema.RoleResponse, schema.RoleError:
+		c.Kind = callLLM
+	case schema.RoleToolCall, schema.RoleToolResult, schema.RoleToolResultError:
+		if c.Kind == callNote {
+			c.Kind = callTool
+		}
+	}
+	if first {
+		c.Speaker, c.Agent, c.Phase, c.PhaseKey, c.Round = t.Speaker, t.Agent, t.Phase, query.PhaseKey(t.Phase), t.Round
+		c.SpeakerSegs = highlight(speakerOf(t.Turn), q)
+		c.StartNS = t.StartNS
+		if t.TraceID != "" && t.SpanID != "" {
+			c.TraceURL, c.DetailURL = spanPageURL(t.TraceID, t.SpanID), detailURL(t.TraceID, t.SpanID)
+		}
+	}
+	c.Model = firstOf(t.Model, c.Model) // the answer names the model that answered
+	c.Provider = firstOf(c.Provider, t.Provider)
+	c.Tool = firstOf(c.Tool, t.ToolName)
+	c.DurationNS, c.TTFTNS = max(c.DurationNS, t.DurationNS), max(c.TTFTNS, t.TTFTNS)
+	c.TokensIn = addCount(c.TokensIn, t.TokensIn)
+	c.TokensOut = addCount(c.TokensOut, t.TokensOut)
+	c.TokensCacheRead = addCount(c.TokensCacheRead, t.TokensCacheRead)
+	if t.CostUSD != nil {
+		c.CostUSD = new(*t.CostUSD + deref(c.CostUSD))
+	}
+	c.Running = c.Running || t.Running
+	c.Interrupted = c.Interrupted || t.Interrupted
+	c.Failed = c.Failed || tv.Failed
+	if c.ParentTurn == "" && t.ParentTurnID != "" {
+		c.ParentTurn = t.ParentTurnID
+	}
+}
+
+// link names the call this one answers, and finds its card.
+func (c *callView) link(byTurn map[string]*callView) {
+	if c.ParentTurn == "" {
+		return
+	}
+	c.ParentVerb = answerVerb(c.Phase)
+	if p, ok := byTurn[c.ParentTurn]; ok {
+		c.ParentCall = p.ID
+		for i := range p.Turns {
+			if p.Turns[i].TurnID == c.ParentTurn {
+				c.ParentLabel = turnLabel(&p.Turns[i].Turn)
+			}
+		}
+	}
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// addCount adds b to a, either unknown (nil) counting as nothing, and
+// both unknown staying unknown.
+func addCount(a, b *uint32) *uint32 {
+	if b == nil {
+		return a
+	}
+	return new(*b + deref(a))
+}
+
+func deref[T uint32 | float64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
