@@ -97,4 +97,5 @@ func TestCostPageInBrowser(t *testing.T) {
 		t.Errorf("after picking the first model: %v faded, unfaded and first-model bars of %d; want the first model's unfaded, all others faded", faded, bars)
 	}
 	testkit.Screenshot(ctx, t, "cost")
+	noSideScroll(ctx, t, base+"/cost", "cost-390")
 }
