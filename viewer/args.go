@@ -53,20 +53,10 @@ func (b *turnBuilder) args(raw []byte) []argView {
 	return []argView{b.argValue(raw)}
 }
 
-// argValue shows one JSON value, or text that is not JSON as it is.
+// argValue shows one JSON value, or text that is not JSON as it is, as
+// the detail pane does.
 func (b *turnBuilder) argValue(raw []byte) argView {
-	text := string(raw)
-	if json.Valid(raw) {
-		var s string
-		if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-			text = s
-		} else {
-			var out bytes.Buffer
-			if json.Indent(&out, raw, "", "  ") == nil {
-				text = out.String()
-			}
-		}
-	}
+	text, _ := prettyJSON(raw)
 	return argView{Value: b.preview(text), Code: strings.Contains(text, "\n")}
 }
 
