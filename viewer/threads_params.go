@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -138,7 +139,8 @@ func durationBounds(lo, hi string) (min, max *time.Duration, err error) {
 // a value.
 func attrFilters(params url.Values) (map[string]string, error) {
 	var attrs map[string]string
-	for param, values := range params {
+	for _, param := range slices.Sorted(maps.Keys(params)) { // the same error for the same URL
+		values := params[param]
 		name, ok := strings.CutPrefix(param, attrParam)
 		if param == taskParam {
 			name, ok = taskParam, true
