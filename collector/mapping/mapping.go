@@ -321,9 +321,11 @@ func SpanRow(s Span) (schema.Span, int) {
 	return row, c.sanitised
 }
 
-// base returns a turn carrying the call's identity, shared by all its rows.
+// base returns a turn carrying the call's identity, shared by all its rows,
+// and the span's thread attributes, shown while its first call runs.
 func (c call) base(s Span) schema.Turn {
 	return schema.Turn{
+		Attributes: s.threadAttrs(),
 		TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentSpanID,
 		ParentTurnID: c.parentTurnID, Project: c.project, ThreadID: c.thread,
 		SessionID: c.session, Phase: c.phase, Speaker: c.speaker, Agent: c.agent,

@@ -85,6 +85,9 @@ FROM
 ) AS s
 ANY LEFT JOIN %s AS a USING (project, thread_id)`
 
+// threadAttrPrefix is schema.KeyThreadAttrPrefix as an SQL string.
+const threadAttrPrefix = `'` + schema.KeyThreadAttrPrefix + `'`
+
 // threadAttrsOf reads the thread attributes of the threads whose turns
 // the %s (a condition on conversations) selects: per thread, each
 // attribute convtrace.thread.<name> but the thread id, by name, with its
@@ -97,16 +100,17 @@ const threadAttrsOf = `
     SELECT project, thread_id, groupArray(attr_name) AS attr_keys, groupArray(attr_text) AS attr_values, groupArray(attr_at) AS attr_ns
     FROM
     (
-        SELECT project, thread_id, substring(attr_key, 18, 128) AS attr_name,
+        SELECT project, thread_id, substring(attr_key, length(` + threadAttrPrefix + `) + 1, 128) AS attr_name,
                argMax(substringUTF8(attr_value, 1, 1024), (start_ns, seq)) AS attr_text, max(start_ns) AS attr_at
         FROM
         (
             SELECT project, thread_id, start_ns, seq, attributes.key AS row_keys, attributes.value AS row_values
             FROM conversations
-            WHERE %s AND arrayExists(k -> startsWith(k, 'convtrace.thread.'), attributes.key)
+            WHERE %s AND arrayExists(k -> startsWith(k, ` + threadAttrPrefix + `), attributes.key)
         )
         ARRAY JOIN row_keys AS attr_key, row_values AS attr_value
-        WHERE startsWith(attr_key, 'convtrace.thread.') AND length(attr_key) > 17 AND attr_key != '` + schema.KeyThreadID + `'
+        WHERE startsWith(attr_key, ` + threadAttrPrefix + `) AND length(attr_key) > length(` + threadAttrPrefix + `)
+          AND attr_key != '` + schema.KeyThreadID + `'
         GROUP BY project, thread_id, attr_name
         ORDER BY project, thread_id, attr_name
         LIMIT 32 BY project, thread_id
