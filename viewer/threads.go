@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -52,11 +53,30 @@ type threadsView struct {
 	Bounds   listBounds
 }
 
-// threadRow is a thread with its last update said relative to now, and
-// what threads.js compares with its JSON (rowSignature).
+// threadRow is a thread with its last update said relative to now, how
+// long it ran (listDuration), and what threads.js compares with its JSON
+// (rowSignature).
 type threadRow struct {
 	query.Thread
-	Ago, Signature string
+	Ago, Duration, Signature string
+}
+
+// listDuration says how long a thread ran to the list's precision: to the
+// millisecond below a minute, then to the second, the minute below a day,
+// and the hour beyond.
+func listDuration(ns uint64) string {
+	d := time.Duration(ns)
+	const day = 24 * time.Hour
+	switch {
+	case d < time.Minute:
+		return formatDuration(ns)
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	case d < day:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	}
+	d = d.Round(time.Hour)
+	return fmt.Sprintf("%dd%dh", d/day, d%day/time.Hour)
 }
 
 // rowSignature is what changes in a row of the list when its thread does:
@@ -80,7 +100,7 @@ func (s *Server) threadsPage(c *gin.Context) {
 	now := time.Now()
 	v := threadsView{threadsList: l, Rows: make([]threadRow, len(l.Page.Threads))}
 	for i, t := range l.Page.Threads {
-		v.Rows[i] = threadRow{Thread: t, Ago: relativeTime(now, t.LastUpdate), Signature: rowSignature(t)}
+		v.Rows[i] = threadRow{Thread: t, Ago: relativeTime(now, t.LastUpdate), Duration: listDuration(t.DurationNS), Signature: rowSignature(t)}
 	}
 	def, _ := s.pageSize()
 	v.Newer, v.Older = l.pageURLs("/", def)

@@ -50,3 +50,21 @@ func TestCursor(t *testing.T) {
 		t.Errorf(`parseCursor("") = %v, %v; want no cursor`, got, err)
 	}
 }
+
+// A thread's duration in the list: finer for short runs, coarser for long.
+func TestListDuration(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, ""},
+		{1500 * time.Millisecond, "1.5s"},
+		{121*time.Second + 400*time.Millisecond, "2m1s"},
+		{3*time.Hour + 4*time.Minute + 40*time.Second, "3h5m"},
+		{5022*time.Hour + 53*time.Minute, "209d7h"},
+	} {
+		if got := listDuration(uint64(tt.d)); got != tt.want {
+			t.Errorf("listDuration(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
