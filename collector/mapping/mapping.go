@@ -326,7 +326,7 @@ func SpanRow(s Span) (schema.Span, int) {
 func (c call) base(s Span) schema.Turn {
 	return schema.Turn{
 		Attributes: s.threadAttrs(),
-		TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentSpanID,
+		TraceID:    s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentSpanID,
 		ParentTurnID: c.parentTurnID, Project: c.project, ThreadID: c.thread,
 		SessionID: c.session, Phase: c.phase, Speaker: c.speaker, Agent: c.agent,
 		Round: c.round, Operation: c.operation, Provider: c.provider, Model: c.model,
