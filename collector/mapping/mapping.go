@@ -325,12 +325,12 @@ func SpanRow(s Span) (schema.Span, int) {
 // and the span's thread attributes, shown while its first call runs.
 func (c call) base(s Span) schema.Turn {
 	return schema.Turn{
-		Attributes: s.threadAttrs(),
-		TraceID:    s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentSpanID,
+		TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentSpanID,
 		ParentTurnID: c.parentTurnID, Project: c.project, ThreadID: c.thread,
 		SessionID: c.session, Phase: c.phase, Speaker: c.speaker, Agent: c.agent,
 		Round: c.round, Operation: c.operation, Provider: c.provider, Model: c.model,
 		ToolName: c.toolName, ToolCallID: c.toolCallID, Status: schema.StatusOK, Internal: c.internal,
+		Attributes: s.threadAttrs(),
 	}
 }
 
