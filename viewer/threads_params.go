@@ -1,6 +1,7 @@
 package viewer
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"net/url"
@@ -55,10 +56,10 @@ func (s *Server) threadFilter(c *gin.Context) (query.ThreadFilter, error) {
 		return f, query.BadParam("status", "%q is not one of %s", f.Status, strings.Join(query.ThreadStatuses, ", "))
 	}
 	var err error
-	if f.MinCostUSD, f.MaxCostUSD, err = costBounds(c.Query("min_cost"), c.Query("max_cost")); err != nil {
+	if f.MinCostUSD, f.MaxCostUSD, err = parseBounds(c, "cost", parseCost); err != nil {
 		return f, err
 	}
-	if f.MinDuration, f.MaxDuration, err = durationBounds(c.Query("min_duration"), c.Query("max_duration")); err != nil {
+	if f.MinDuration, f.MaxDuration, err = parseBounds(c, "duration", parseDuration); err != nil {
 		return f, err
 	}
 	if f.Attrs, err = attrFilters(c.Request.URL.Query()); err != nil {
@@ -83,55 +84,44 @@ func (s *Server) threadFilter(c *gin.Context) (query.ThreadFilter, error) {
 	return f, nil
 }
 
-// costBounds reads min_cost and max_cost: dollars, not negative, the
-// minimum not above the maximum; empty is no bound.
-func costBounds(lo, hi string) (min, max *float64, err error) {
-	read := func(param, v string) (*float64, error) {
-		if v = strings.TrimSpace(v); v == "" {
-			return nil, nil
-		}
-		usd, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
-		if err != nil || usd < 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
-			return nil, query.BadParam(param, "%q is not a cost in USD, such as 0.25", v)
-		}
-		return &usd, nil
+// parseCost reads a cost bound: dollars, a leading $ allowed, not negative.
+func parseCost(param, v string) (*float64, error) {
+	usd, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
+	if err != nil || usd < 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
+		return nil, query.BadParam(param, "%q is not a cost in USD, such as 0.25", v)
 	}
-	if min, err = read("min_cost", lo); err != nil {
-		return nil, nil, err
-	}
-	if max, err = read("max_cost", hi); err != nil {
-		return nil, nil, err
-	}
-	if min != nil && max != nil && *min > *max {
-		return nil, nil, query.BadParam("max_cost", "%q is below min_cost %q", hi, lo)
-	}
-	return min, max, nil
+	return &usd, nil
 }
 
-// durationBounds reads min_duration and max_duration: Go durations (90s,
-// 5m, 1h30m) or days (2d), the minimum not above the maximum; empty is no
-// bound.
-func durationBounds(lo, hi string) (min, max *time.Duration, err error) {
-	read := func(param, v string) (*time.Duration, error) {
-		if v = strings.TrimSpace(v); v == "" {
-			return nil, nil
-		}
-		d, err := query.ParseAge(v)
-		if err != nil {
-			return nil, query.BadParam(param, "%q is not a duration, such as 90s, 5m or 1h30m", v)
-		}
-		return &d, nil
+// parseDuration reads a duration bound: a Go duration (90s, 5m, 1h30m) or
+// days (2d).
+func parseDuration(param, v string) (*time.Duration, error) {
+	d, err := query.ParseAge(v)
+	if err != nil {
+		return nil, query.BadParam(param, "%q is not a duration, such as 90s, 5m or 1h30m", v)
 	}
-	if min, err = read("min_duration", lo); err != nil {
+	return &d, nil
+}
+
+// parseBounds reads the parameters min_NAME and max_NAME with parse, each
+// optional (empty is no bound), the minimum not above the maximum.
+func parseBounds[T cmp.Ordered](c *gin.Context, name string, parse func(param, v string) (*T, error)) (lo, hi *T, err error) {
+	read := func(param string) (*T, error) {
+		if v := strings.TrimSpace(c.Query(param)); v != "" {
+			return parse(param, v)
+		}
+		return nil, nil
+	}
+	if lo, err = read("min_" + name); err != nil {
 		return nil, nil, err
 	}
-	if max, err = read("max_duration", hi); err != nil {
+	if hi, err = read("max_" + name); err != nil {
 		return nil, nil, err
 	}
-	if min != nil && max != nil && *min > *max {
-		return nil, nil, query.BadParam("max_duration", "%q is below min_duration %q", hi, lo)
+	if lo != nil && hi != nil && *lo > *hi {
+		return nil, nil, query.BadParam("max_"+name, "%q is below min_%s %q", c.Query("max_"+name), name, c.Query("min_"+name))
 	}
-	return min, max, nil
+	return lo, hi, nil
 }
 
 // attrFilters reads the thread attribute filters: attr.<name>=value, and
