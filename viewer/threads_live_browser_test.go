@@ -28,7 +28,7 @@ func evaluate[T any](t *testing.T, ctx context.Context, expr string) T {
 // list of its value, and the search finds a thread by an attribute.
 func TestThreadsStatusFiltersInBrowser(t *testing.T) {
 	ctx := browserTab(t)
-	h, _, _ := statusFixture(t)
+	h, _ := statusFixture(t)
 	base := serve(t, h)
 	rows := chromedp.CSS("tr.thread-row")
 	sorted := `[...document.querySelectorAll("tr.thread-row")].map(r => r.dataset.thread).sort().join(",")`
@@ -175,7 +175,7 @@ func TestThreadsLiveInBrowser(t *testing.T) {
 // scrolls inside its own box.
 func TestThreadsNarrowInBrowser(t *testing.T) {
 	ctx := browserTab(t)
-	h, _, _ := statusFixture(t)
+	h, _ := statusFixture(t)
 	base := serve(t, h)
 	err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844),
 		chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("tr.thread-row")))

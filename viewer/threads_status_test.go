@@ -14,6 +14,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/viewer"
 	"github.com/convtrace/convtrace/viewer/query"
 )
 
@@ -49,10 +50,15 @@ const taskKey = "convtrace.thread.task"
 //   - int1: a call that never ended, its recorder silent;
 //   - task1a (task T-42, board ops) and task1b (task T-1, then T-42 on its
 //     later call: the latest wins), task2 (task T-7, $0.05).
-//
-// The returned turns are all of them, to deliver again.
-func statusFixture(t *testing.T) (http.Handler, driver.Conn, []schema.Turn) {
+func statusFixture(t *testing.T) (http.Handler, driver.Conn) {
 	h, conn := newServer(t)
+	insertStatusTurns(t, conn)
+	return h, conn
+}
+
+// insertStatusTurns stores the turns of statusFixture, twice.
+func insertStatusTurns(t *testing.T, conn driver.Conn) {
+	t.Helper()
 	var turns []schema.Turn
 	p, r := call("ok1", "ok1-a", "plan", 0, "planner", "openai", "gpt-5", 100, "all good", "done")
 	r.StartNS = at(110)
@@ -73,7 +79,6 @@ func statusFixture(t *testing.T) (http.Handler, driver.Conn, []schema.Turn) {
 	turns = append(turns, p, withAttrs(costing(r, 0.05), taskKey, "T-7"))
 	testkit.InsertTurns(t, conn, turns...)
 	testkit.InsertTurns(t, conn, turns...) // every turn twice: the copies fold
-	return h, conn, turns
 }
 
 // statusAnswer is GET /api/threads with the fields of this test.
@@ -95,7 +100,7 @@ func (a statusAnswer) ids() string {
 // The list's status, duration and attribute columns, and each filter on
 // them, exact with every turn delivered twice, in the JSON and on the page.
 func TestThreadsStatusFilters(t *testing.T) {
-	h, _, _ := statusFixture(t)
+	h, _ := statusFixture(t)
 	checkStatusFilters(t, h, "")
 }
 
@@ -269,7 +274,23 @@ func TestThreadsOfOneTask(t *testing.T) {
 // older value, which its newer call's outweighs), and every filter answers
 // as before, with the copies of every turn folded throughout.
 func TestThreadsStatusAfterPrune(t *testing.T) {
-	h, conn, _ := statusFixture(t)
+	h, conn := statusFixture(t)
+	checkStatusAfterPrune(t, h, conn)
+}
+
+// The same on a ClickHouse cluster, where the summaries are refreshed
+// from every thread's fingerprint and a prune's deletions run on every
+// replica.
+func TestThreadsStatusOnCluster(t *testing.T) {
+	_, conn, _ := testkit.OpenCluster(t)
+	insertStatusTurns(t, conn)
+	checkStatusAfterPrune(t, viewer.New(conn).Handler(), conn)
+}
+
+// checkStatusAfterPrune checks the list's filters over the turns of
+// statusFixture, prunes what started before at(55), and checks them again.
+func checkStatusAfterPrune(t *testing.T, h http.Handler, conn driver.Conn) {
+	t.Helper()
 	checkStatusFilters(t, h, "before the prune: ")
 	ctx := context.Background()
 	// Removes fail1's failed call, task1b's early call and task2 whole.
