@@ -96,7 +96,8 @@ func TestThreadsStatusFiltersInBrowser(t *testing.T) {
 // The list in Chromium while a pipeline runs: a call that starts after the
 // page loaded shows as running in its thread's row, then its answer's
 // counts, and a new thread appears at the top, all without a navigation
-// and with the scroll position kept; once nothing runs, the polling stops.
+// and with the scroll position kept; once nothing runs, the polling stops
+// (on the list of running threads, whose row of the ended call dims).
 // The calls started two minutes ago (their recorders beat), so that once
 // they end nothing keeps the list live.
 func TestThreadsLiveInBrowser(t *testing.T) {
@@ -158,9 +159,17 @@ func TestThreadsLiveInBrowser(t *testing.T) {
 		t.Errorf("%v navigations after the new thread, want 1", n)
 	}
 
-	// The last running call ends: the list stops asking.
+	// The list of running threads; the last running call ends: its row
+	// no longer matches and stays dimmed, and the list stops asking.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/?status=running"), chromedp.WaitVisible(chromedp.CSS("tr.thread-row"))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the live indicator", `!document.querySelector("p.live-indicator").hidden`)
+	if got := rowIDs(t, ctx); got != "anchor" {
+		t.Fatalf("running threads %q, want anchor", got)
+	}
 	testkit.InsertTurns(t, conn, anchorResponse)
-	waitFor(t, ctx, "the live indicator gone", `document.querySelector("p.live-indicator").hidden && !`+row("anchor")+`.querySelector(".pill.running")`)
+	waitFor(t, ctx, "the live indicator gone", `document.querySelector("p.live-indicator").hidden && `+row("anchor")+`.classList.contains("unmatched")`)
 	polls := `performance.getEntriesByType("resource").filter(e => e.name.includes("/api/threads")).length`
 	before := evaluate[float64](t, ctx, polls)
 	if err := chromedp.Do(ctx, chromedp.Sleep(5*time.Second)); err != nil {

@@ -231,6 +231,14 @@
           const row = body.querySelector(`tr.thread-row[data-thread="${CSS.escape(t.thread_id)}"]`);
           return row ? row.dataset.signature !== signature(t) : newestPage;
         });
+        // A row the whole answer leaves out no longer matches the filters
+        // (its call ended, say): it stays, dimmed, until the next load.
+        if (!answer.next) {
+          const listed = new Set(answer.threads.map((t) => t.thread_id));
+          for (const row of body.rows) {
+            row.classList.toggle("unmatched", !listed.has(row.dataset.thread));
+          }
+        }
         if (changed.length > 0) {
           await show(changed.map((t) => t.thread_id));
         }
