@@ -55,7 +55,7 @@ WHERE _part IN ?`
 	// summary; that of a summary of an older layout as none, so that it
 	// is recomputed.
 	selectSummaryFingerprints = `
-SELECT project, thread_id, if(layout = ` + summaryLayoutStr + `, rows_seen, 0) AS seen, rows_hash, turns
+SELECT project, thread_id, if(layout = ` + summaryLayout + `, rows_seen, 0) AS seen, rows_hash, turns
 FROM ` + latestSummaries + ` AS s`
 
 	// insertSummaries recomputes the summaries of some threads of one
@@ -70,7 +70,7 @@ FROM ` + latestSummaries + ` AS s`
 INSERT INTO thread_summary (computed_ns, layout, rows_seen, rows_hash, ` + summaryColumns + `)
 SELECT
     greatest(?, (SELECT max(computed_ns) + 1 FROM thread_summary)),
-    ` + summaryLayoutStr + `,
+    ` + summaryLayout + `,
     toUInt64(arrayElement(?, indexOf(?, thread_id))),
     toUInt64(arrayElement(?, indexOf(?, thread_id))),
     ` + summaryColumns + `
@@ -128,7 +128,7 @@ func chunkIDs(ids []string) [][]string {
 // new summaryLayout takes a new name, so that the first refresh after an
 // upgrade, knowing nothing, reads every fingerprint and recomputes the
 // summaries of the older layout.
-const threadSummaryState = "thread_summary/" + summaryLayoutStr
+const threadSummaryState = "thread_summary/" + summaryLayout
 
 // threadKey names the rows of a thread in one project.
 type threadKey struct{ project, thread string }
@@ -262,7 +262,7 @@ func (s Store) markGone(ctx context.Context, computed uint64, project string, id
 const (
 	insertAllSummaries = `
 INSERT INTO thread_summary (computed_ns, layout, rows_seen, rows_hash, ` + summaryColumns + `)
-SELECT ?, ` + summaryLayoutStr + `, rows_n, rows_h, ` + summaryColumns + `
+SELECT ?, ` + summaryLayout + `, rows_n, rows_h, ` + summaryColumns + `
 FROM (%s)`
 	selectCopiedThreads = `
 SELECT project, thread_id

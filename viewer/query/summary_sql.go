@@ -160,10 +160,10 @@ const (
     contents, last_turn_ns, last_turn_seq, last_turn, first_ns, failed_calls, open_calls, alive_ns, attr_keys, attr_values, attr_ns`
 )
 
-// summaryLayoutStr is the layout column of a summary computed with every
+// summaryLayout is the layout column of a summary computed with every
 // column of summaryColumns; summaries of an older layout are recomputed
 // (selectSummaryFingerprints).
-const summaryLayoutStr = "1"
+const summaryLayout = "1"
 
 // latestSummaries is the newest row of every (project, thread) in
 // thread_summary: the one with the highest computed_ns, one row even on a
