@@ -58,6 +58,9 @@ func TestThreadsStatusFiltersInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the cost bounds", `location.search.includes("max_cost=0.10") && document.querySelectorAll("tr.thread-row").length === 2`)
+	if search := evaluate[string](t, ctx, `location.search`); search != "?min_cost=0.05&max_cost=0.10" {
+		t.Errorf("URL of the cost bounds %q, want only the filters in use", search)
+	}
 	if got := evaluate[string](t, ctx, sorted); got != "ok1,task2" {
 		t.Errorf("rows costing $0.05 to $0.10 %q, want ok1,task2", got)
 	}

@@ -9,6 +9,14 @@
     for (const sel of filters.querySelectorAll("select")) {
       sel.addEventListener("change", () => filters.requestSubmit());
     }
+    // The URL carries only the filters in use.
+    filters.addEventListener("formdata", (e) => {
+      for (const [name, value] of [...e.formData]) {
+        if (value === "") {
+          e.formData.delete(name);
+        }
+      }
+    });
   }
 
   // Import: the file chosen is sent as it is to the import endpoint, and
