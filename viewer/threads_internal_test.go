@@ -68,3 +68,24 @@ func TestListDuration(t *testing.T) {
 		}
 	}
 }
+
+// The thread attributes partial, which the list's rows and the thread
+// page's header include: names sorted, each linking to the list of its
+// value with both escaped in the URL, and the text escaped in the page.
+func TestThreadAttrsPartial(t *testing.T) {
+	th := query.Thread{Attributes: map[string]string{"task": "T-42 & <b>", "board": "ops/a?b"}}
+	out, err := parsePages().render("threadAttrs", th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<span class="thread-attrs">` +
+		` <a class="thread-attr" href="/?attr.board=ops%2fa%3fb" title="threads whose board is ops/a?b"><span class="attr-name">board</span> ops/a?b</a>` +
+		` <a class="thread-attr" href="/?attr.task=T-42%20%26%20%3cb%3e" title="threads whose task is T-42 &amp; &lt;b&gt;"><span class="attr-name">task</span> T-42 &amp; &lt;b&gt;</a>` +
+		`</span>`
+	if string(out) != want {
+		t.Errorf("threadAttrs:\n%s\nwant\n%s", out, want)
+	}
+	if none, err := parsePages().render("threadAttrs", query.Thread{Attributes: map[string]string{}}); err != nil || len(none) != 0 {
+		t.Errorf("threadAttrs of none: %q, %v; want nothing", none, err)
+	}
+}
