@@ -81,6 +81,12 @@ const (
 	// audit trail but out of a thread's recent context and default view.
 	KeyInternal = "convtrace.internal"
 
+	// KeyThreadAttrPrefix begins the thread attributes: a span attribute
+	// convtrace.thread.<name> (a task or card id: convtrace.thread.task)
+	// is an attribute of the span's thread, the latest value winning. The
+	// thread id, KeyThreadID, is not one.
+	KeyThreadAttrPrefix = "convtrace.thread."
+
 	// Attributes of the prompt and response events.
 	KeyContent          = "convtrace.content"
 	KeyContentBytes     = "convtrace.content.bytes"

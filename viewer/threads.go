@@ -1,12 +1,11 @@
 package viewer
 
 import (
+	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -22,19 +21,23 @@ func (s *Server) threadsRoutes(app, api *gin.RouterGroup) {
 	api.DELETE("/threads/:id", s.deleteThread)
 }
 
-// Page sizes of the threads list; the server's thread limit lowers both.
-const (
-	defaultPageSize    = 50
-	maxTitleQueryRunes = 200
-)
+// defaultPageSize is the threads list's page size; the server's thread
+// limit lowers it.
+const defaultPageSize = 50
 
 // threadsList is the data of the threads list, shared by the page and its
-// JSON twin.
+// JSON twin. Live says a thread shown has a call running or was updated
+// within liveWindow: the page then polls its JSON twin for changes.
 type threadsList struct {
 	Filter              query.ThreadFilter
 	Page                query.ThreadPage
 	Projects, Providers []string
+	Live                bool
 }
+
+// liveWindow is how long after its last update a thread keeps the list
+// live: a pipeline's next call often starts within it.
+const liveWindow = time.Minute
 
 // threadsView is what threads.html renders.
 type threadsView struct {
@@ -43,12 +46,48 @@ type threadsView struct {
 	// URLs of the pages beside this one ("" for none), and of the same
 	// filters with archived threads, or without them.
 	Newer, Older, Toggle string
+	// Filtered says a filter or a cursor is in use; Statuses and Bounds
+	// fill the filter form.
+	Filtered bool
+	Statuses []string
+	Bounds   listBounds
 }
 
-// threadRow is a thread with its last update said relative to now.
+// threadRow is a thread with its last update said relative to now, how
+// long it ran (listDuration), and what threads.js compares with its JSON
+// (rowSignature).
 type threadRow struct {
 	query.Thread
-	Ago string
+	Ago, Duration, Signature string
+}
+
+// listDuration says how long a thread ran to the list's precision: to the
+// millisecond below a minute, then to the second, the minute below a day,
+// and the hour beyond.
+func listDuration(ns uint64) string {
+	d := time.Duration(ns)
+	const day = 24 * time.Hour
+	switch {
+	case d < time.Minute:
+		return formatDuration(ns)
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	case d < day:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	}
+	d = d.Round(time.Hour)
+	return fmt.Sprintf("%dd%dh", d/day, d%day/time.Hour)
+}
+
+// rowSignature is what changes in a row of the list when its thread does:
+// threads.js computes the same from the JSON twin's thread and replaces a
+// row whose signature differs.
+func rowSignature(t query.Thread) string {
+	tokens := ""
+	if t.Tokens != nil {
+		tokens = strconv.FormatUint(*t.Tokens, 10)
+	}
+	return fmt.Sprintf("%d/%d/%d/%t/%s", t.Turns, t.OpenCalls, t.FailedCalls, t.Running, tokens)
 }
 
 // threadsPage renders the threads list, newest first.
@@ -61,7 +100,7 @@ func (s *Server) threadsPage(c *gin.Context) {
 	now := time.Now()
 	v := threadsView{threadsList: l, Rows: make([]threadRow, len(l.Page.Threads))}
 	for i, t := range l.Page.Threads {
-		v.Rows[i] = threadRow{Thread: t, Ago: relativeTime(now, t.LastUpdate)}
+		v.Rows[i] = threadRow{Thread: t, Ago: relativeTime(now, t.LastUpdate), Duration: listDuration(t.DurationNS), Signature: rowSignature(t)}
 	}
 	def, _ := s.pageSize()
 	v.Newer, v.Older = l.pageURLs("/", def)
@@ -69,12 +108,15 @@ func (s *Server) threadsPage(c *gin.Context) {
 	toggle.Archived = !toggle.Archived
 	toggle.Before, toggle.After = nil, nil
 	v.Toggle = listURL("/", toggle, def)
+	v.Filtered = listURL("/", l.Filter, l.Filter.Limit) != "/"
+	v.Statuses, v.Bounds = query.ThreadStatuses, boundsOf(l.Filter)
 	s.html(c, http.StatusOK, "threads.html", v)
 }
 
 // apiThreads answers GET /api/threads with the parameters of /:
 // {"threads": [...], "next": URL of the older page or "", "prev": URL of
-// the newer page or "", "projects": [...], "providers": [...]}.
+// the newer page or "", "projects": [...], "providers": [...], "live":
+// whether a thread shown runs or was just updated}.
 func (s *Server) apiThreads(c *gin.Context) {
 	l, err := s.threadsList(c)
 	if err != nil {
@@ -89,7 +131,8 @@ func (s *Server) apiThreads(c *gin.Context) {
 		Prev      string         `json:"prev"`
 		Projects  []string       `json:"projects"`
 		Providers []string       `json:"providers"`
-	}{l.Page.Threads, older, newer, l.Projects, l.Providers})
+		Live      bool           `json:"live"`
+	}{l.Page.Threads, older, newer, l.Projects, l.Providers, l.Live})
 }
 
 func (s *Server) threadsList(c *gin.Context) (threadsList, error) {
@@ -106,48 +149,17 @@ func (s *Server) threadsList(c *gin.Context) (threadsList, error) {
 	if err != nil {
 		return threadsList{}, err
 	}
-	return threadsList{Filter: f, Page: page, Projects: projects, Providers: providers}, nil
+	l := threadsList{Filter: f, Page: page, Projects: projects, Providers: providers}
+	for _, t := range page.Threads {
+		l.Live = l.Live || t.Running || time.Since(t.LastUpdate) < liveWindow
+	}
+	return l, nil
 }
 
 // pageSize is the default page size, and the most a page may hold: the
 // server's thread limit.
 func (s *Server) pageSize() (def, max int) {
 	return min(defaultPageSize, s.store.ThreadLimit), s.store.ThreadLimit
-}
-
-// threadFilter reads the list's query parameters: project, provider, q,
-// archived (1 or 0), limit, and one of the cursors before and after.
-func (s *Server) threadFilter(c *gin.Context) (query.ThreadFilter, error) {
-	f := query.ThreadFilter{
-		Project:  c.Query("project"),
-		Provider: c.Query("provider"),
-		Query:    strings.TrimSpace(c.Query("q")),
-	}
-	if n := utf8.RuneCountInString(f.Query); n > maxTitleQueryRunes {
-		return f, query.BadParam("q", "%d characters, at most %d", n, maxTitleQueryRunes)
-	}
-	switch a := c.Query("archived"); a {
-	case "", "0":
-	case "1":
-		f.Archived = true
-	default:
-		return f, query.BadParam("archived", "%q is not 1 or 0", a)
-	}
-	def, max := s.pageSize()
-	var err error
-	if f.Limit, err = parseLimit("limit", c.Query("limit"), def, max); err != nil {
-		return f, err
-	}
-	if f.Before, err = query.ParseCursor("before", c.Query("before")); err != nil {
-		return f, err
-	}
-	if f.After, err = query.ParseCursor("after", c.Query("after")); err != nil {
-		return f, err
-	}
-	if f.Before != nil && f.After != nil {
-		return f, query.BadParam("after", "give before or after, not both")
-	}
-	return f, nil
 }
 
 // pageURLs returns the URLs under path of the newer and the older page,
@@ -166,36 +178,6 @@ func (l threadsList) pageURLs(path string, defaultLimit int) (newer, older strin
 		older = listURL(path, o, defaultLimit)
 	}
 	return newer, older
-}
-
-// listURL is the URL of the threads list under path with f's parameters,
-// omitting the limit when it is defaultLimit.
-func listURL(path string, f query.ThreadFilter, defaultLimit int) string {
-	v := url.Values{}
-	set := func(k, val string) {
-		if val != "" {
-			v.Set(k, val)
-		}
-	}
-	set("project", f.Project)
-	set("provider", f.Provider)
-	set("q", f.Query)
-	if f.Archived {
-		v.Set("archived", "1")
-	}
-	if f.Limit != defaultLimit {
-		v.Set("limit", strconv.Itoa(f.Limit))
-	}
-	if f.Before != nil {
-		v.Set("before", f.Before.String())
-	}
-	if f.After != nil {
-		v.Set("after", f.After.String())
-	}
-	if len(v) == 0 {
-		return path
-	}
-	return path + "?" + v.Encode()
 }
 
 // relativeTime says how long before now t was, as "5 min ago"; a time in

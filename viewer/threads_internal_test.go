@@ -3,6 +3,8 @@ package viewer
 import (
 	"testing"
 	"time"
+
+	"github.com/convtrace/convtrace/viewer/query"
 )
 
 func TestRelativeTime(t *testing.T) {
@@ -29,5 +31,44 @@ func TestRelativeTime(t *testing.T) {
 		if got := relativeTime(now, now.Add(-tt.ago)); got != tt.want {
 			t.Errorf("relativeTime(now, now-%v) = %q, want %q", tt.ago, got, tt.want)
 		}
+	}
+}
+
+// A thread's duration in the list: finer for short runs, coarser for long.
+func TestListDuration(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, ""},
+		{1500 * time.Millisecond, "1.5s"},
+		{121*time.Second + 400*time.Millisecond, "2m1s"},
+		{3*time.Hour + 4*time.Minute + 40*time.Second, "3h5m"},
+		{5022*time.Hour + 53*time.Minute, "209d7h"},
+	} {
+		if got := listDuration(uint64(tt.d)); got != tt.want {
+			t.Errorf("listDuration(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+// The thread attributes partial, which the list's rows and the thread
+// page's header include: names sorted, each linking to the list of its
+// value with both escaped in the URL, and the text escaped in the page.
+func TestThreadAttrsPartial(t *testing.T) {
+	th := query.Thread{Attributes: map[string]string{"task": "T-42 & <b>", "board": "ops/a?b"}}
+	out, err := parsePages().render("threadAttrs", th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<span class="thread-attrs">` +
+		` <a class="thread-attr" href="/?attr.board=ops%2fa%3fb" title="threads whose board is ops/a?b"><span class="attr-name">board</span> ops/a?b</a>` +
+		` <a class="thread-attr" href="/?attr.task=T-42%20%26%20%3cb%3e" title="threads whose task is T-42 &amp; &lt;b&gt;"><span class="attr-name">task</span> T-42 &amp; &lt;b&gt;</a>` +
+		`</span>`
+	if string(out) != want {
+		t.Errorf("threadAttrs:\n%s\nwant\n%s", out, want)
+	}
+	if none, err := parsePages().render("threadAttrs", query.Thread{Attributes: map[string]string{}}); err != nil || len(none) != 0 {
+		t.Errorf("threadAttrs of none: %q, %v; want nothing", none, err)
 	}
 }

@@ -381,8 +381,9 @@ func compareViewers(t *testing.T, got, want, demoThread string, threads int) {
 var (
 	// volatile is what differs between the two viewers' answers by the
 	// clock: when the cost report was asked, when a note was written, when
-	// a thread was pruned.
-	volatile = regexp.MustCompile(`"to":"[^"]*"|"updated_ns":\d+|"pruned_at":"[^"]*"`)
+	// a thread was pruned, whether the list was updated within the minute
+	// before each was asked.
+	volatile = regexp.MustCompile(`"to":"[^"]*"|"updated_ns":\d+|"pruned_at":"[^"]*"|"live":(true|false)`)
 	decimal  = regexp.MustCompile(`-?\d+\.\d+(e-?\d+)?`)
 )
 

@@ -324,7 +324,8 @@ func SpanRow(s Span) (schema.Span, int) {
 	return row, c.sanitised
 }
 
-// base returns a turn carrying the call's identity, shared by all its rows.
+// base returns a turn carrying the call's identity, shared by all its rows,
+// and the span's thread attributes, shown while its first call runs.
 func (c call) base(s Span) schema.Turn {
 	return schema.Turn{
 		TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentSpanID,
@@ -332,6 +333,7 @@ func (c call) base(s Span) schema.Turn {
 		SessionID: c.session, Phase: c.phase, Speaker: c.speaker, Agent: c.agent,
 		Round: c.round, Operation: c.operation, Provider: c.provider, Model: c.model,
 		ToolName: c.toolName, ToolCallID: c.toolCallID, Status: schema.StatusOK, Internal: c.internal,
+		Attributes: s.threadAttrs(),
 	}
 }
 

@@ -348,3 +348,31 @@ func TestResolveSanitisesUsage(t *testing.T) {
 		}
 	}
 }
+
+// A span's thread attributes (convtrace.thread.<name>, not the thread id)
+// reach every turn of its call: the prompt stored alone while the call
+// runs too, so that the thread shows them from its first call on.
+func TestMapTurnsCarryThreadAttributes(t *testing.T) {
+	_, sp := sdktrace.NewTracerProvider().Tracer("x").Start(context.Background(), "chat gpt-5", trace.WithAttributes(
+		attribute.String(schema.KeyOperationName, schema.OperationChat), attribute.String(schema.KeyProviderName, "openai"),
+		attribute.String(schema.KeyInputMessages, `[{"role":"user","parts":[{"type":"text","content":"go"}]}]`),
+		attribute.String(schema.KeyThreadID, "th-9"), attribute.String("convtrace.thread.task", "T-9"),
+		attribute.String("other", "kept on the answer only"),
+	))
+	attrsOf := func(turns []schema.Turn) string {
+		var out []string
+		for _, turn := range turns {
+			out = append(out, fmt.Sprintf("%s %v", turn.Role, turn.Attributes))
+		}
+		return strings.Join(out, "; ")
+	}
+	running := Turns(FromSDK(sp.(sdktrace.ReadOnlySpan)))
+	if got, want := attrsOf(running), "prompt [{convtrace.thread.task T-9}]"; got != want {
+		t.Errorf("running call: %s, want %s", got, want)
+	}
+	sp.End()
+	ended := Turns(FromSDK(sp.(sdktrace.ReadOnlySpan)))
+	if got, want := attrsOf(ended), "prompt [{convtrace.thread.task T-9}]; response [{convtrace.thread.task T-9} {other kept on the answer only}]"; got != want {
+		t.Errorf("ended call: %s, want %s", got, want)
+	}
+}

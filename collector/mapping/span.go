@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -170,4 +171,15 @@ type LogRecord struct {
 	Attrs           Attrs
 	Resource        Attrs
 	Origin          any // the receiver's note of where it came from; mapping never reads it
+}
+
+// threadAttrs returns the span's thread attributes (schema.KeyThreadAttrPrefix).
+func (s Span) threadAttrs() []schema.Attr {
+	var attrs []schema.Attr
+	for _, a := range s.Attrs.List {
+		if strings.HasPrefix(a.Key, schema.KeyThreadAttrPrefix) && a.Key != schema.KeyThreadID {
+			attrs = append(attrs, a)
+		}
+	}
+	return attrs
 }

@@ -62,7 +62,7 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	var queries []string
 	for _, c := range cases {
 		c.f.Limit = 10
-		q, args := threadsQuery(c.f)
+		q, args := threadsQuery(c.f, 0)
 		queries = append(queries, inline(t, q, args...))
 	}
 	queries = append(queries,
@@ -76,7 +76,7 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		selectSummaryFingerprints+" ORDER BY project, thread_id",
 		selectListChoices,
 		inline(t, selectTouchedThreads, sqlLiteral(activeParts))+" ORDER BY project, thread_id",
-		fmt.Sprintf(summarizePlainThreads, "1")+" ORDER BY project, thread_id",
+		fmt.Sprintf(summarizePlainThreads, "1", "1")+" ORDER BY project, thread_id",
 	)
 	out := runModern(t, fixtures, queries)
 
@@ -146,7 +146,7 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 	}
 	var stored []string
 	for _, r := range out.Results[n+6].Rows {
-		stored = append(stored, fmt.Sprintf("%v/%v n=%v h=%v turns=%v", r["project"], r["thread_id"], r["rows_seen"], r["rows_hash"], r["turns"]))
+		stored = append(stored, fmt.Sprintf("%v/%v n=%v h=%v turns=%v", r["project"], r["thread_id"], r["seen"], r["rows_hash"], r["turns"]))
 	}
 	if got, want := strings.Join(stored, ","), "alpha/th1 n=4 h=7 turns=3,beta/th2 n=1 h=8 turns=1,beta/th3 n=1 h=9 turns=1,gamma/th4 n=0 h=0 turns=0"; got != want {
 		t.Errorf("stored fingerprints = %s, want %s", got, want)
@@ -196,7 +196,7 @@ func inlineSummaries(t *testing.T, project string, ids []string, counts, hashes 
 	for i, id := range ids {
 		quoted[i] = quoteString(id)
 	}
-	query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads))
-	return inline(t, query, uint64(0), sqlArray(counts), sqlArray(ids), sqlArray(hashes), sqlArray(ids), project,
-		sqlLiteral("("+strings.Join(quoted, ", ")+")"))
+	query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads, summariesOfThreads))
+	tuple := sqlLiteral("(" + strings.Join(quoted, ", ") + ")")
+	return inline(t, query, uint64(0), sqlArray(counts), sqlArray(ids), sqlArray(hashes), sqlArray(ids), project, tuple, project, tuple)
 }

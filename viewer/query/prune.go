@@ -83,7 +83,8 @@ ORDER BY p`
 
 	// insertShells stores the summary of what a prune removes of each
 	// thread, not done yet. Arguments: the scope's project, the cutoff,
-	// the time, the version, then the scope's arguments.
+	// the time, the version, then the scope's arguments twice (the turns
+	// summarized, their attributes).
 	insertShells = `
 INSERT INTO thread_shells (scope, cutoff_ns, pruned_ns, version, done, removed_bytes, ` + summaryColumns + `)
 SELECT ?, ?, ?, ?, 0, removed_bytes, ` + summaryColumns + `
@@ -109,8 +110,8 @@ ORDER BY cutoff_ns`
 	// insertShellsDone marks the shells of one prune done. Arguments: the
 	// version, the scope, the cutoff.
 	insertShellsDone = `
-INSERT INTO thread_shells (project, thread_id, cutoff_ns, scope, pruned_ns, version, done, removed_bytes, ` + shellSummaryColumns + `)
-SELECT project, thread_id, cutoff_ns, scope, pruned_ns, ?, 1, removed_bytes, ` + shellSummaryColumns + `
+INSERT INTO thread_shells (project, thread_id, cutoff_ns, scope, pruned_ns, version, done, removed_bytes, ` + summaryValueColumns + `)
+SELECT project, thread_id, cutoff_ns, scope, pruned_ns, ?, 1, removed_bytes, ` + summaryValueColumns + `
 FROM ` + latestShells + ` AS h
 WHERE done = 0 AND scope = ? AND cutoff_ns = ?`
 
@@ -129,18 +130,13 @@ WHERE scope = ? AND cutoff_ns = ?`
   AND thread_id NOT IN (SELECT thread_id FROM %s)`
 )
 
-// shellSummaryColumns are summaryColumns but for project and thread_id.
-const shellSummaryColumns = `providers, last_ns, turns, tokens_in_sum, tokens_out_sum, cost_sum,
-    prompts, first_prompt_ns, first_prompt_seq, first_prompt, responses, last_response_ns, last_response_seq, last_response,
-    contents, last_turn_ns, last_turn_seq, last_turn`
-
 // selectPruneNotes counts the notes of the turns a prune removes.
 var selectPruneNotes = `SELECT uniqExact(thread_id, turn_id) FROM turn_notes WHERE ` +
 	fmt.Sprintf(prunedNotes, "conversations", "turn_notes")
 
 // summarizeShells is summarizeThreads with the bytes of stored content.
 var summarizeShells = fmt.Sprintf(summarizeThreadsFrom, `,
-    sum(length(content)) AS removed_bytes`, foldedTurns, "")
+        sum(length(content)) AS removed_bytes`, foldedTurns, "", threadAttrsOf)
 
 // PlanPrune returns what Prune of scope would remove.
 func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, error) {
@@ -209,8 +205,8 @@ func (s Store) Prune(ctx context.Context, scope PruneScope, progress func(string
 		return plan, err
 	}
 	now := uint64(time.Now().UnixNano())
-	args := append([]any{scope.Project, scope.BeforeNS, now, now}, scope.args()...)
-	if err := s.db.Exec(ctx, fmt.Sprintf(insertShells, fmt.Sprintf(summarizeShells, pruneScope)), args...); err != nil {
+	args := append(append([]any{scope.Project, scope.BeforeNS, now, now}, scope.args()...), scope.args()...)
+	if err := s.db.Exec(ctx, fmt.Sprintf(insertShells, fmt.Sprintf(summarizeShells, pruneScope, pruneScope)), args...); err != nil {
 		return PrunePlan{}, fmt.Errorf("store the shells of pruned threads: %w", err)
 	}
 	progress(fmt.Sprintf("kept the shells of %d threads", plan.Threads))

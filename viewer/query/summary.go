@@ -51,21 +51,26 @@ SELECT DISTINCT project, thread_id
 FROM conversations
 WHERE _part IN ?`
 
+	// selectSummaryFingerprints reads the fingerprint of each newest
+	// summary; that of a summary of an older layout as none, so that it
+	// is recomputed.
 	selectSummaryFingerprints = `
-SELECT project, thread_id, rows_seen, rows_hash, turns
+SELECT project, thread_id, if(layout = ` + summaryLayout + `, rows_seen, 0) AS seen, rows_hash, turns
 FROM ` + latestSummaries + ` AS s`
 
 	// insertSummaries recomputes the summaries of some threads of one
 	// project. Its arguments: the computed_ns wished for, the
 	// fingerprints' counts, the thread ids, their hash sums, the thread
-	// ids again, the project, and the ids as a tuple for IN. computed_ns
+	// ids again, then twice the project and the ids as a tuple for IN
+	// (the turns summarized, their attributes). computed_ns
 	// passes every stored one, so that a recomputed row wins even when the
 	// clock is behind. Exec with INSERT ... VALUES (?) hangs over the
 	// native protocol on 18.16; INSERT ... SELECT does not.
 	insertSummaries = `
-INSERT INTO thread_summary (computed_ns, rows_seen, rows_hash, ` + summaryColumns + `)
+INSERT INTO thread_summary (computed_ns, layout, rows_seen, rows_hash, ` + summaryColumns + `)
 SELECT
     greatest(?, (SELECT max(computed_ns) + 1 FROM thread_summary)),
+    ` + summaryLayout + `,
     toUInt64(arrayElement(?, indexOf(?, thread_id))),
     toUInt64(arrayElement(?, indexOf(?, thread_id))),
     ` + summaryColumns + `
@@ -119,6 +124,12 @@ func chunkIDs(ids []string) [][]string {
 	return chunks
 }
 
+// threadSummaryState names what thread_summary has read in seen_parts. A
+// new summaryLayout takes a new name, so that the first refresh after an
+// upgrade, knowing nothing, reads every fingerprint and recomputes the
+// summaries of the older layout.
+const threadSummaryState = "thread_summary/" + summaryLayout
+
 // threadKey names the rows of a thread in one project.
 type threadKey struct{ project, thread string }
 
@@ -132,7 +143,7 @@ type fingerprint struct{ rows, hash uint64 }
 // marks as gone those whose rows are gone. Concurrent requests share one
 // refresh (catchUp).
 func (s Store) refreshSummaries(ctx context.Context) error {
-	return s.catchUp(ctx, "thread_summary", s.refreshAllSummaries, s.refreshTouchedSummaries)
+	return s.catchUp(ctx, threadSummaryState, s.refreshAllSummaries, s.refreshTouchedSummaries)
 }
 
 // refreshTouchedSummaries recomputes the summaries of the threads parts
@@ -250,8 +261,8 @@ func (s Store) markGone(ctx context.Context, computed uint64, project string, id
 // not hold every thread's state in memory.
 const (
 	insertAllSummaries = `
-INSERT INTO thread_summary (computed_ns, rows_seen, rows_hash, ` + summaryColumns + `)
-SELECT ?, rows_n, rows_h, ` + summaryColumns + `
+INSERT INTO thread_summary (computed_ns, layout, rows_seen, rows_hash, ` + summaryColumns + `)
+SELECT ?, ` + summaryLayout + `, rows_n, rows_h, ` + summaryColumns + `
 FROM (%s)`
 	selectCopiedThreads = `
 SELECT project, thread_id
@@ -298,8 +309,8 @@ func (s Store) storeSummaries(ctx context.Context, computed uint64, project stri
 			fp := now[threadKey{project, id}]
 			counts[i], hashes[i] = fp.rows, fp.hash
 		}
-		query := fmt.Sprintf(insertSummaries, fmt.Sprintf(set.summary, summariesOfThreads))
-		if err := s.db.Exec(ctx, query, computed, counts, set.ids, hashes, set.ids, project, idTuple(set.ids)); err != nil {
+		query := fmt.Sprintf(insertSummaries, fmt.Sprintf(set.summary, summariesOfThreads, summariesOfThreads))
+		if err := s.db.Exec(ctx, query, computed, counts, set.ids, hashes, set.ids, project, idTuple(set.ids), project, idTuple(set.ids)); err != nil {
 			return fmt.Errorf("insert thread summaries: %w", err)
 		}
 	}

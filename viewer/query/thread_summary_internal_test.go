@@ -1,10 +1,15 @@
 package query
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/schema"
 )
 
 // chunkIDs keeps every id once, sorted (so that a chunk is a range of the
@@ -44,5 +49,48 @@ func TestChunkIDs(t *testing.T) {
 			t.Errorf("%s: chunk lengths %v, want %v (ids kept once, sorted: %v)", tt.name, got, tt.want,
 				slices.Equal(joined, want))
 		}
+	}
+}
+
+// A summary computed before migration 0020 (layout 0: no status, duration
+// or attributes) is recomputed by the first refresh after the upgrade,
+// which, knowing nothing under the new state's name, reads every
+// fingerprint: the old summary's fingerprint matches the rows, its layout
+// does not.
+func TestSummaryOfAnOlderLayoutIsRecomputed(t *testing.T) {
+	conn, _ := testkit.Open(t)
+	ctx := context.Background()
+	turn := func(id, role, status string, start uint64, attrs ...schema.Attr) schema.Turn {
+		return schema.Turn{TurnID: id + ":" + role, SpanID: id, ThreadID: "th", Role: role, Status: status,
+			Content: role, StartNS: start, Attributes: attrs}
+	}
+	testkit.InsertTurns(t, conn,
+		turn("a", schema.RolePrompt, schema.StatusOK, 1_000),
+		turn("a", schema.RoleError, schema.StatusError, 3_000, schema.Attr{Key: "convtrace.thread.task", Value: "T-1"}))
+	store := New(conn, 100, time.Minute)
+	if _, err := store.Threads(ctx, ThreadFilter{Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	// The summary as 0019 computed it, newer than the one just computed.
+	err := conn.Exec(ctx, `
+INSERT INTO thread_summary (computed_ns, layout, rows_seen, rows_hash, project, thread_id, turns, last_ns)
+SELECT computed_ns + 1, 0, rows_seen, rows_hash, project, thread_id, turns, last_ns FROM thread_summary`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.refreshAllSummaries(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := store.Threads(ctx, ThreadFilter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Threads) != 1 {
+		t.Fatalf("%d threads, want 1", len(page.Threads))
+	}
+	th := page.Threads[0]
+	if th.FailedCalls != 1 || th.FirstNS != 1_000 || th.DurationNS != 2_000 || th.Attributes["task"] != "T-1" {
+		t.Errorf("thread after the upgrade's refresh: failed %d, first %d, duration %d, attributes %v; want 1, 1000, 2000, task T-1",
+			th.FailedCalls, th.FirstNS, th.DurationNS, th.Attributes)
 	}
 }

@@ -34,19 +34,22 @@ type Thread struct {
 	// Preview is the text of the thread's last response (else of its last
 	// turn) on one line, cut to previewRunes.
 	Preview string `json:"preview"`
-}
-
-// ThreadFilter narrows the threads list and picks its page; an empty field
-// does not filter.
-type ThreadFilter struct {
-	Project  string
-	Provider string // threads with at least one turn from it
-	Query    string // in the title, case-insensitively
-	Archived bool   // only archived threads; without it only the others
-	// Before asks for the page of threads older than the cursor, After for
-	// the one newer; neither is the newest page.
-	Before, After *Cursor
-	Limit         int
+	// FailedCalls of its calls failed; OpenCalls have not ended: they are
+	// Running while the thread was heard from (a turn started or a
+	// heartbeat came) within the store's interrupted-after window, else
+	// Interrupted, as on the thread's page.
+	FailedCalls uint64 `json:"failed_calls"`
+	OpenCalls   uint64 `json:"open_calls"`
+	Running     bool   `json:"running"`
+	Interrupted bool   `json:"interrupted"`
+	// FirstNS is the start of its first turn; DurationNS runs from there
+	// to the start of its last turn (LastNS), the end of its last call.
+	FirstNS    uint64 `json:"first_ns"`
+	DurationNS uint64 `json:"duration_ns"`
+	// Attributes are its thread attributes, by name: the latest value of
+	// each convtrace.thread.<name> its spans set (README, "Attribute
+	// contract").
+	Attributes map[string]string `json:"attributes"`
 }
 
 // Cursor is a position in the threads list, which is ordered by the start
@@ -79,9 +82,16 @@ type ThreadPage struct {
 // ReplacingMergeTree to merge. The first %s is the summaries (a
 // subquery), the second their condition, the third the condition on the
 // combined threads.
+//
+// Calls running count only in the live summaries: a call whose prompt a
+// prune removed may end after it. A thread's attributes are the newest
+// value of each name among its summaries and shells: sorted newest first
+// (ties by position, so that names and values sort alike), the first of
+// each name kept.
 const selectThreadSums = `
 SELECT thread_id, thread_project, thread_providers, thread_last_ns, turn_count, sum_in, sum_out, cost_total,
-       meta_title, meta_archived, thread_first_prompt, thread_last_response, thread_last_turn, pruned_turns, pruned_ns
+       meta_title, meta_archived, thread_first_prompt, thread_last_response, thread_last_turn, pruned_turns, pruned_ns,
+       thread_first_ns, failed_total, open_total, thread_alive_ns, thread_attr_keys, thread_attr_values
 FROM
 (
     SELECT
@@ -97,7 +107,18 @@ FROM
         argMaxIf(last_response, (last_response_ns, last_response_seq), responses > 0) AS thread_last_response,
         argMaxIf(last_turn, (last_turn_ns, last_turn_seq), contents > 0) AS thread_last_turn,
         sum(shell_turns) AS pruned_turns,
-        max(shell_ns) AS pruned_ns
+        max(shell_ns) AS pruned_ns,
+        min(first_ns) AS thread_first_ns,
+        sum(failed_calls) AS failed_total,
+        sumIf(open_calls, shell_ns = 0) AS open_total,
+        max(alive_ns) AS thread_alive_ns,
+        groupArrayArray(attr_keys) AS all_attr_keys,
+        groupArrayArray(attr_values) AS all_attr_values,
+        groupArrayArray(attr_ns) AS all_attr_ns,
+        arrayReverseSort((k, n, i) -> (n, i), all_attr_keys, all_attr_ns, arrayEnumerate(all_attr_ns)) AS newest_attr_keys,
+        arrayReverseSort((v, n, i) -> (n, i), all_attr_values, all_attr_ns, arrayEnumerate(all_attr_ns)) AS newest_attr_values,
+        arrayFilter((k, u) -> u = 1, newest_attr_keys, arrayEnumerateUniq(newest_attr_keys)) AS thread_attr_keys,
+        arrayFilter((v, u) -> u = 1, newest_attr_values, arrayEnumerateUniq(newest_attr_keys)) AS thread_attr_values
     FROM %s AS s
     %s
     GROUP BY thread_id
@@ -154,25 +175,6 @@ const summariesAndShells = `(
 // summariesAndShellsSQL is summariesAndShells of every thread.
 var summariesAndShellsSQL = fmt.Sprintf(summariesAndShells, "1")
 
-// Conditions and orders on the combined threads.
-const (
-	threadsArchived = `meta_archived = ?`
-	// threadsTitled keeps the threads whose title holds the query: the
-	// override when there is one, else the first prompt's first 2000 runes
-	// as the summary holds it (of messages JSON that includes the JSON
-	// around the user's message). Runs of white space and JSON's \n, \r
-	// and \t become one space, as in the title, which is on one line.
-	threadsTitled = `positionCaseInsensitiveUTF8(replaceRegexpAll(if(meta_title != '', meta_title, thread_first_prompt), '(\\\\[nrt]|\\s)+', ' '), ?) > 0`
-	threadsBefore = `(thread_last_ns < ? OR (thread_last_ns = ? AND thread_id > ?))`
-	threadsAfter  = `(thread_last_ns > ? OR (thread_last_ns = ? AND thread_id < ?))`
-	newestFirst   = `
-ORDER BY thread_last_ns DESC, thread_id
-LIMIT ?`
-	oldestFirst = `
-ORDER BY thread_last_ns, thread_id DESC
-LIMIT ?`
-)
-
 // selectListChoices lists what the list's filters can choose from out of
 // the summaries, which the list has just brought up to date: no second pass
 // over conversations.
@@ -180,35 +182,6 @@ var selectListChoices = `
 SELECT groupUniqArrayIf(project, project != '') AS projects, groupUniqArrayArray(providers) AS all_providers
 FROM ` + summariesAndShellsSQL + ` AS s
 WHERE ` + summariesKept
-
-// threadsQuery is the query of the page of threads that f asks for, and
-// its arguments, over the summaries. It asks for one thread more than the
-// page holds, which tells whether there is a page beyond.
-func threadsQuery(f ThreadFilter) (string, []any) {
-	where := []string{summariesKept}
-	var args []any
-	if f.Project != "" {
-		where, args = append(where, summariesOfProject), append(args, f.Project)
-	}
-	if f.Provider != "" {
-		where, args = append(where, summariesOfProvider), append(args, f.Provider)
-	}
-	having, order := []string{threadsArchived}, newestFirst
-	args = append(args, boolUInt8(f.Archived))
-	if f.Query != "" {
-		having, args = append(having, threadsTitled), append(args, f.Query)
-	}
-	switch {
-	case f.Before != nil:
-		having = append(having, threadsBefore)
-		args = append(args, f.Before.LastNS, f.Before.LastNS, f.Before.ID)
-	case f.After != nil:
-		having, order = append(having, threadsAfter), oldestFirst
-		args = append(args, f.After.LastNS, f.After.LastNS, f.After.ID)
-	}
-	args = append(args, uint64(f.Limit+1))
-	return fmt.Sprintf(selectThreadSums, summariesAndShellsSQL, conditions(where), conditions(having)) + order, args
-}
 
 // threadsOfIDs is the query of some threads, whose ids its argument
 // lists, twice (a tuple, or one id with "= ?"): the newest summaries and
@@ -228,7 +201,7 @@ func (s Store) Threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) 
 	if err := s.refreshSummaries(ctx); err != nil {
 		return ThreadPage{}, err
 	}
-	query, args := threadsQuery(f)
+	query, args := threadsQuery(f, s.aliveSince())
 	threads, err := s.queryThreads(ctx, query, args...)
 	if err != nil {
 		return ThreadPage{}, err
@@ -322,8 +295,10 @@ func conditions(cs []string) string {
 }
 
 // queryThreads runs a query of selectThreadSums; the title and the
-// preview come from the texts it reads.
+// preview come from the texts it reads, whether calls run from when the
+// thread was last heard of.
 func (s Store) queryThreads(ctx context.Context, query string, args ...any) ([]Thread, error) {
+	aliveSince := s.aliveSince()
 	rows, err := s.db.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query threads: %w", err)
@@ -335,11 +310,12 @@ func (s Store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 			t                                         Thread
 			archived                                  uint8
 			override, firstPrompt, lastResp, lastTurn string
-			prunedNS                                  uint64
+			prunedNS, aliveNS                         uint64
+			attrKeys, attrValues                      []string
 		)
 		err := rows.Scan(&t.ID, &t.Project, &t.Providers, &t.LastNS, &t.Turns,
 			&t.TokensIn, &t.TokensOut, &t.CostUSD, &override, &archived, &firstPrompt, &lastResp, &lastTurn,
-			&t.PrunedTurns, &prunedNS)
+			&t.PrunedTurns, &prunedNS, &t.FirstNS, &t.FailedCalls, &t.OpenCalls, &aliveNS, &attrKeys, &attrValues)
 		if err != nil {
 			return nil, fmt.Errorf("scan thread: %w", err)
 		}
@@ -353,6 +329,15 @@ func (s Store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 		if prunedNS > 0 {
 			at := time.Unix(0, int64(prunedNS)).UTC()
 			t.PrunedAt = &at
+		}
+		if t.OpenCalls > 0 {
+			t.Running = aliveNS >= aliveSince
+			t.Interrupted = !t.Running
+		}
+		t.DurationNS = t.LastNS - min(t.FirstNS, t.LastNS)
+		t.Attributes = make(map[string]string, len(attrKeys))
+		for i, k := range attrKeys {
+			t.Attributes[k] = attrValues[i]
 		}
 		threads = append(threads, t)
 	}

@@ -9,6 +9,14 @@
     for (const sel of filters.querySelectorAll("select")) {
       sel.addEventListener("change", () => filters.requestSubmit());
     }
+    // The URL carries only the filters in use.
+    filters.addEventListener("formdata", (e) => {
+      for (const [name, value] of [...e.formData]) {
+        if (value === "") {
+          e.formData.delete(name);
+        }
+      }
+    });
   }
 
   // Import: the file chosen is sent as it is to the import endpoint, and
@@ -61,7 +69,8 @@
 
   const patch = (id, body) => window.convtrace.send("PATCH", "/api/threads/" + encodeURIComponent(id), body);
 
-  for (const box of document.querySelectorAll(".thread-actions")) {
+  // bindActions makes one thread's controls work.
+  const bindActions = (box) => {
     const id = box.dataset.thread;
     const row = box.closest("tr.thread-row");
     const renameBtn = box.querySelector("button.rename");
@@ -159,5 +168,98 @@
         say(err.message, true);
       }
     });
+  };
+  for (const box of document.querySelectorAll(".thread-actions")) {
+    bindActions(box);
+  }
+
+  // Live: while a thread shown has a call running or was just updated
+  // (the server marks the table data-live), the list asks its JSON twin,
+  // with the same filters, every two seconds what changed, and replaces
+  // the rows that did with the page's own rendering of them, fetched once
+  // per change; a new thread appears at the top of the newest page. The
+  // rows change in place: no reload, and the view stays where it was.
+  const live = document.querySelector("table.threads[data-live]");
+  if (live) {
+    const indicator = document.querySelector(".live-indicator");
+    const body = live.tBodies[0];
+    const newestPage = !/[?&](before|after)=/.test(location.search);
+    // As rowSignature in threads.go writes it.
+    const signature = (t) => [t.turns, t.open_calls, t.failed_calls, t.running, t.tokens === null ? "" : t.tokens].join("/");
+    const fetchOK = async (url, accept) => {
+      const res = await fetch(url, { credentials: "same-origin", headers: { Accept: accept } });
+      if (!res.ok) {
+        throw new Error(`HTTP ${res.status}`);
+      }
+      return res;
+    };
+
+    // show puts the page's rows of the threads ids in place of the rows
+    // shown, or at the top for a thread not shown; the actions cell of a
+    // row shown stays, with whatever the user has open in it.
+    const show = async (ids) => {
+      const page = await (await fetchOK(location.pathname + location.search, "text/html")).text();
+      const doc = new DOMParser().parseFromString(page, "text/html");
+      const fresh = [];
+      for (const id of ids) {
+        const next = doc.querySelector(`tr.thread-row[data-thread="${CSS.escape(id)}"]`);
+        if (!next) {
+          continue;
+        }
+        const row = body.querySelector(`tr.thread-row[data-thread="${CSS.escape(id)}"]`);
+        if (!row) {
+          fresh.push(document.importNode(next, true));
+          continue;
+        }
+        for (let i = 0; i < row.cells.length - 1 && i < next.cells.length; i++) {
+          row.cells[i].replaceWith(document.importNode(next.cells[i], true));
+        }
+        row.dataset.signature = next.dataset.signature;
+        const del = row.querySelector("button.delete");
+        const nextDel = next.querySelector("button.delete");
+        if (del && nextDel) {
+          del.dataset.turns = nextDel.dataset.turns;
+        }
+      }
+      // Newest first, as the page lists them, above the rows shown.
+      for (const row of fresh.reverse()) {
+        body.prepend(row);
+        bindActions(row.querySelector(".thread-actions"));
+        if (row.getBoundingClientRect().bottom <= 0) {
+          window.scrollBy(0, row.offsetHeight); // keep the rows in view where they were
+        }
+      }
+    };
+
+    const poll = async () => {
+      let answer;
+      try {
+        answer = await (await fetchOK("/api/threads" + location.search, "application/json")).json();
+        const changed = answer.threads.filter((t) => {
+          const row = body.querySelector(`tr.thread-row[data-thread="${CSS.escape(t.thread_id)}"]`);
+          return row ? row.dataset.signature !== signature(t) : newestPage;
+        });
+        // A row the whole answer leaves out no longer matches the filters
+        // (its call ended, say): it stays, dimmed, until the next load.
+        if (!answer.next) {
+          const listed = new Set(answer.threads.map((t) => t.thread_id));
+          for (const row of body.rows) {
+            row.classList.toggle("unmatched", !listed.has(row.dataset.thread));
+          }
+        }
+        if (changed.length > 0) {
+          await show(changed.map((t) => t.thread_id));
+        }
+      } catch (_) {
+        // A failed poll is tried again at the next tick.
+      }
+      if (answer && !answer.live) {
+        indicator.hidden = true;
+        return;
+      }
+      window.setTimeout(poll, 2000);
+    };
+    indicator.hidden = false;
+    window.setTimeout(poll, 2000);
   }
 })();
