@@ -34,8 +34,8 @@ type callView struct {
 	ParentVerb, ParentLabel, ParentTurn, ParentCall string
 
 	TraceURL, DetailURL string
-	Pairs               []pairLink // the calls it is natural to compare it with
-	nested              bool       // shown under the answer that asked for it
+	CompareID           string // the call's id on the compare page: its span, else its turn
+	nested              bool   // shown under the answer that asked for it
 }
 
 // cardID is the element id of the card of the call t belongs to.
@@ -106,7 +106,7 @@ func (c *callView) add(tv turnView, q string) {
 	if first {
 		c.Speaker, c.Agent, c.Phase, c.PhaseKey, c.Round = t.Speaker, t.Agent, t.Phase, query.PhaseKey(t.Phase), t.Round
 		c.SpeakerSegs = highlight(speakerOf(t.Turn), q)
-		c.StartNS = t.StartNS
+		c.StartNS, c.CompareID = t.StartNS, callID(t)
 		if t.TraceID != "" && t.SpanID != "" {
 			c.TraceURL, c.DetailURL = spanPageURL(t.TraceID, t.SpanID), detailURL(t.TraceID, t.SpanID)
 		}

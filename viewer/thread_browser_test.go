@@ -126,9 +126,7 @@ func TestThreadPageInBrowser(t *testing.T) {
 	if got := evalJS[string](ctx, t, long+`.textContent`); !strings.Contains(got, "line 30") || strings.Contains(got, "line 31") {
 		t.Fatalf("the 40-line turn shows %q, want its first 30 lines", got)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`article[data-turn="`+longR.TurnID+`"] button.show-full`))); err != nil {
-		t.Fatal(err)
-	}
+	clickOnCard(ctx, t, `article[data-turn="`+longR.TurnID+`"] button.show-full`)
 	waitJS(ctx, t, "the whole 40 lines", long+`.textContent.includes("line 40")`)
 	if evalJS[bool](ctx, t, `!!document.querySelector('article[data-turn="`+longR.TurnID+`"] button.show-full')`) {
 		t.Error("Show full stays after the whole turn loaded")
@@ -139,9 +137,7 @@ func TestThreadPageInBrowser(t *testing.T) {
 	if got := evalJS[string](ctx, t, `document.querySelector('`+hugeCard+` .content').textContent`); strings.Contains(got, "the end") || len(got) > 4_000 {
 		t.Errorf("the 170 kB turn came whole (%d bytes)", len(got))
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(hugeCard+` button.load-full`))); err != nil {
-		t.Fatal(err)
-	}
+	clickOnCard(ctx, t, hugeCard+` button.load-full`)
 	waitJS(ctx, t, "the full content", `document.querySelector('`+hugeCard+` .content pre').textContent.endsWith("the end")`)
 	if got := evalJS[int](ctx, t, `document.querySelector('`+hugeCard+` .content pre').textContent.length`); got != len(huge) {
 		t.Errorf("loaded content: %d characters, want %d", got, len(huge))
@@ -154,9 +150,7 @@ func TestThreadPageInBrowser(t *testing.T) {
 	// Copy as markdown writes the server's markdown of the turn.
 	evalJS[bool](ctx, t, `window.copied = null; navigator.clipboard.writeText = async (text) => { window.copied = text; }; true`)
 	ko := `article[data-turn="` + koR.TurnID + `"]`
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(ko+` button.copy-turn`))); err != nil {
-		t.Fatal(err)
-	}
+	clickOnCard(ctx, t, ko+` button.copy-turn`)
 	waitJS(ctx, t, "the copy", `window.copied !== null`)
 	want := "### 검토자 · Execute · response (claude)\n\n````\n결과: 세계 최고\n```\nok\n```\n````\n\n"
 	if got := evalJS[string](ctx, t, `window.copied`); got != want {
@@ -173,17 +167,13 @@ func TestThreadPageInBrowser(t *testing.T) {
 	}
 
 	// Star and memo, then a reload rebuilds both from ClickHouse.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(ko+` button.star`))); err != nil {
-		t.Fatal(err)
-	}
+	clickOnCard(ctx, t, ko+` button.star`)
 	waitJS(ctx, t, "the star", `document.querySelector('`+ko+` button.star').getAttribute("aria-pressed") === "true"`)
-	if err := chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(ko+` details.memo-edit summary`)),
-		chromedp.SetValue(chromedp.CSS(ko+` textarea.memo-text`), "다시 볼 것 📌"),
-		chromedp.Click(chromedp.CSS(ko+` button.save-memo`)),
-	); err != nil {
+	clickOnCard(ctx, t, ko+` button.memo-open`)
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(ko+` textarea.memo-text`), "다시 볼 것 📌")); err != nil {
 		t.Fatal(err)
 	}
+	clickOnCard(ctx, t, ko+` button.save-memo`)
 	waitJS(ctx, t, "the memo", `document.querySelector('`+ko+` .memo-status').textContent === "Saved"`)
 	testkit.Screenshot(ctx, t, "thread-star-memo")
 	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(ko))); err != nil {

@@ -46,6 +46,24 @@ func TestThreadViewsInBrowser(t *testing.T) {
 		t.Errorf("the patch argument is not shown as lines:\n%s", patch)
 	}
 
+	// A card's details open in the pane beside the page, without a
+	// navigation; its compare button lists its natural partners.
+	firstReview := evalJS[string](ctx, t, `[...document.querySelectorAll("article.call")].find(c => c.querySelector(".call-head .speaker").textContent === "reviewer").id`)
+	clickOnCard(ctx, t, "#"+firstReview+" button.open-detail")
+	waitJS(ctx, t, "the detail pane", `(() => { const p = document.getElementById("detail-pane"); return p && !p.hidden && p.textContent.includes("reviewer"); })()`)
+	if n := evalJS[int](ctx, t, `performance.getEntriesByType("navigation").length`); n != 1 {
+		t.Errorf("opening the details navigated: %d navigations", n)
+	}
+	testkit.Screenshot(ctx, t, "thread-detail-pane")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\u001b")); err != nil { // Escape
+		t.Fatal(err)
+	}
+	clickOnCard(ctx, t, "#"+firstReview+" button.compare-open")
+	waitJS(ctx, t, "the natural pairs", `document.querySelectorAll("#`+firstReview+` ul.compare-pairs a[href*='/compare?a=']").length > 0`)
+	if got := evalJS[string](ctx, t, `[...document.querySelectorAll("#`+firstReview+` ul.compare-pairs a")].map(a => a.textContent).join(",")`); !strings.Contains(got, "round 1") {
+		t.Errorf("the first review's partners %q: want its round 1", got)
+	}
+
 	// The outline jumps to a card.
 	target := evalJS[string](ctx, t, `document.querySelectorAll("nav.outline a.outline-call")[5].getAttribute("href")`)
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`nav.outline a.outline-call[href="`+target+`"]`))); err != nil {
@@ -115,6 +133,19 @@ func noSideScroll(ctx context.Context, t *testing.T, url, shot string) {
 	}
 	testkit.Screenshot(ctx, t, shot)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// clickOnCard clicks what sel finds in a card. The card is brought to the
+// middle of the window first and laid out there: cards off screen are not
+// laid out (content-visibility), so the ones around it take their real
+// height as it nears the window, and where the button is moves.
+func clickOnCard(ctx context.Context, t *testing.T, sel string) {
+	t.Helper()
+	evalJS[bool](ctx, t, `document.querySelector('`+sel+`').scrollIntoView({block: "center"}); true`)
+	waitJS(ctx, t, "the card laid out", `(() => { const r = document.querySelector('`+sel+`').getBoundingClientRect(); return r.top > 0 && r.bottom < innerHeight; })()`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -218,9 +249,7 @@ func TestLargeThreadInBrowser(t *testing.T) {
 		t.Errorf("cards, turns, outline entries: %s; want 500,1000,500", got)
 	}
 	card := `#call-th-large-0250 article[data-role=response]`
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(card+` button.show-full`))); err != nil {
-		t.Fatal(err)
-	}
+	clickOnCard(ctx, t, card+` button.show-full`)
 	waitJS(ctx, t, "the whole answer", `document.querySelector("`+card+` .content pre").textContent.length === `+fmt.Sprint(60<<10))
 	// The first screen only: a thousand cards are taller than a
 	// screenshot can be.

@@ -112,10 +112,6 @@ func newThreadView(th query.Thread, turns []query.Turn, q string) threadView {
 		v.LastNS = max(v.LastNS, t.StartNS)
 	}
 	calls := buildCards(views, q)
-	pairs := comparePairs(turns)
-	for _, c := range calls {
-		c.Pairs = pairs[c.Turns[0].TurnID]
-	}
 	at := func(c *callView) (string, uint16) { return c.Phase, c.Round }
 	for _, g := range query.GroupItemsByPhase(calls, at, func(c *callView) *callView { return c }) {
 		pv := phaseView{Key: g.Key, Name: g.Name}

@@ -122,8 +122,75 @@
     }
   }
 
+  // memoEditor opens (or closes) the memo editor of a turn: made on
+  // demand, so that a page of a thousand turns carries none.
+  function memoEditor(article) {
+    let box = article.querySelector(":scope > .memo-box");
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "memo-box";
+      article.append(box);
+    }
+    let editor = box.querySelector(".memo-edit");
+    if (editor) {
+      editor.hidden = !editor.hidden;
+      return;
+    }
+    editor = document.createElement("div");
+    editor.className = "memo-edit";
+    const text = document.createElement("textarea");
+    text.className = "memo-text";
+    text.rows = 3;
+    text.setAttribute("aria-label", "Memo");
+    const shown = box.querySelector("p.memo");
+    text.value = shown ? shown.textContent : "";
+    const save = document.createElement("button");
+    save.type = "button";
+    save.className = "save-memo";
+    save.textContent = "Save memo";
+    const status = document.createElement("span");
+    status.className = "memo-status";
+    status.setAttribute("role", "status");
+    editor.append(text, save, " ", status);
+    box.append(editor);
+    text.focus();
+  }
+
+  // comparePairs lists under a card the calls it is natural to compare it
+  // with, read when first asked for.
+  async function comparePairs(button) {
+    const card = button.closest("article.call");
+    let list = card.querySelector(":scope > .compare-pairs");
+    if (list) {
+      list.hidden = !list.hidden;
+      button.setAttribute("aria-expanded", String(!list.hidden));
+      return;
+    }
+    list = document.createElement("ul");
+    list.className = "compare-pairs";
+    card.querySelector(".call-head").after(list);
+    button.setAttribute("aria-expanded", "true");
+    try {
+      const res = await convtrace.getJSON(
+        `/api/threads/${encodeURIComponent(thread)}/compare/pairs?call=${encodeURIComponent(button.dataset.call)}`);
+      for (const pair of res.pairs) {
+        const item = document.createElement("li");
+        const link = document.createElement("a");
+        link.href = pair.url;
+        link.textContent = pair.label;
+        item.append(link);
+        list.append(item);
+      }
+      if (res.pairs.length === 0) {
+        list.textContent = "No natural partner: pick any two calls on the compare page.";
+      }
+    } catch (err) {
+      list.textContent = `Compare: ${err.message}`;
+    }
+  }
+
   async function saveMemo(button, article) {
-    const box = article.querySelector(".memo-box");
+    const box = article.querySelector(":scope > .memo-box");
     const status = box.querySelector(".memo-status");
     const memo = box.querySelector("textarea.memo-text").value;
     button.disabled = true;
@@ -165,6 +232,10 @@
       loadFull(button, article);
     } else if (article && button.matches(".star")) {
       star(button, article);
+    } else if (button.matches(".compare-open")) {
+      comparePairs(button);
+    } else if (article && button.matches(".memo-open")) {
+      memoEditor(article);
     } else if (article && button.matches(".save-memo")) {
       saveMemo(button, article);
     }
