@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/schema"
 )
@@ -250,7 +252,7 @@ LIMIT ?`
 // costCells returns the usage of the plan's range per day, model,
 // provider, phase, speaker and agent.
 func (s Store) costCells(ctx context.Context, p costPlan) ([]CostCell, error) {
-	rows, err := s.db.Query(ctx, selectCostCells, p.args()...)
+	rows, err := s.db.Query(costContext(ctx), selectCostCells, p.args()...)
 	if err != nil {
 		return nil, fmt.Errorf("query cost: %w", err)
 	}
@@ -286,7 +288,7 @@ type CostThread struct {
 // costThreads returns at most limit threads of the plan's range, most
 // expensive first.
 func (s Store) costThreads(ctx context.Context, p costPlan, limit int) ([]CostThread, error) {
-	rows, err := s.db.Query(ctx, selectCostThreads, append(p.args(), uint64(limit))...)
+	rows, err := s.db.Query(costContext(ctx), selectCostThreads, append(p.args(), uint64(limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("query cost threads: %w", err)
 	}
@@ -317,4 +319,14 @@ func AddSavings(cells []CostCell, p pricing.Prices) {
 			c.CacheSavingsUSD = &usd
 		}
 	}
+}
+
+// costQueryBytes bounds the text of a cost query. Its version keys take
+// about 30 bytes a day of the range: past ClickHouse's default of 256 KiB
+// from 24 years on, 1 MiB at a century.
+const costQueryBytes = 16 << 20
+
+// costContext lets a cost query be as long as its range makes it.
+func costContext(ctx context.Context) context.Context {
+	return clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"max_query_size": costQueryBytes}))
 }

@@ -85,3 +85,23 @@ func TestCostRecomputeFoldsCopies(t *testing.T) {
 		}
 	}
 }
+
+// A range of decades reads every day's summary version: a query longer
+// than ClickHouse's default 256 KiB, which the report allows itself.
+func TestCostOverDecades(t *testing.T) {
+	conn, _ := testkit.Open(t)
+	at := uint64(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).UnixNano())
+	tu := turnAt("th", "a", at, 1.5)
+	tu.CostSource = schema.CostPriced
+	testkit.InsertTurns(t, conn, tu)
+	s := New(conn, 100, time.Minute)
+	from := uint64(time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	to := uint64(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	cells, threads, err := s.CostData(context.Background(), CostFilter{FromNS: from, ToNS: to}, true, 10, time.Date(2026, 6, 2, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatalf("cost over 36 years: %v", err)
+	}
+	if len(cells) != 1 || cells[0].Calls != 1 || optionalCost(cells[0].CostUSD) != "1.5" || len(threads) != 1 {
+		t.Errorf("cells %+v, threads %+v; want the one call of $1.5", cells, threads)
+	}
+}
