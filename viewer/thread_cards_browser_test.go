@@ -190,6 +190,10 @@ func TestThreadLiveTailInBrowser(t *testing.T) {
 	if got := evalJS[string](ctx, t, `document.querySelector("#call-late").closest("section.phase").dataset.phase`); got != "review" {
 		t.Errorf("the new call went to phase %q, want a new review section", got)
 	}
+	// The outline and the summary follow.
+	if got := evalJS[string](ctx, t, `[document.querySelector('nav.outline li[data-phase="review"] a.outline-call[href="#call-late"]')?.textContent, document.querySelector(".summary .pill.running")?.textContent].join("|")`); got != "reviewer|1 running" {
+		t.Errorf("outline entry and running count %q, want reviewer|1 running", got)
+	}
 	testkit.Screenshot(ctx, t, "thread-live-running")
 
 	r.StartNS = p.StartNS + uint64(time.Second)
@@ -200,6 +204,9 @@ func TestThreadLiveTailInBrowser(t *testing.T) {
 	}
 	if n := evalJS[int](ctx, t, `performance.getEntriesByType("navigation").length`); n != 1 {
 		t.Errorf("%d navigations: the page reloaded", n)
+	}
+	if evalJS[bool](ctx, t, `!document.querySelector(".summary .pill.running").hidden`) {
+		t.Error("the summary still counts a running call")
 	}
 	if now := evalJS[string](ctx, t, stillInView); now != seen {
 		t.Errorf("the card in view moved: %s, was %s", now, seen)

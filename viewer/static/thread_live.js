@@ -69,6 +69,47 @@
     return roundBox;
   }
 
+  // outlined adds a new card to the outline, under its phase (added at
+  // the end when new).
+  function outlined(card, el) {
+    const outline = document.querySelector("nav.outline details > ol");
+    if (!outline) {
+      return;
+    }
+    let phase = [...outline.children].find((li) => li.dataset.phase === card.phase);
+    if (!phase) {
+      phase = document.createElement("li");
+      phase.dataset.phase = card.phase;
+      const head = document.createElement("a");
+      head.href = `#${card.id}`;
+      head.textContent = card.phase_name;
+      phase.append(head, document.createElement("ol"));
+      outline.append(phase);
+    }
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    link.href = `#${card.id}`;
+    link.className = "outline-call";
+    link.textContent = el.querySelector(".call-head .speaker").textContent;
+    item.append(link);
+    phase.querySelector("ol").append(item);
+  }
+
+  // counted shows in the thread's summary how many calls run.
+  function counted() {
+    const n = calls.querySelectorAll("article.call.call-running").length;
+    let pill = document.querySelector(".summary .pill.running");
+    if (!pill && n > 0) {
+      pill = document.createElement("span");
+      pill.className = "pill running";
+      document.querySelector(".summary").append(" ", pill);
+    }
+    if (pill) {
+      pill.textContent = `${n} running`;
+      pill.hidden = n === 0;
+    }
+  }
+
   function place(card) {
     const tpl = document.createElement("template");
     tpl.innerHTML = card.html;
@@ -79,6 +120,7 @@
       shown.replaceWith(el);
     } else {
       box(card).append(el);
+      outlined(card, el);
     }
   }
 
@@ -95,6 +137,7 @@
     try {
       const res = await convtrace.getJSON(`${calls.dataset.liveUrl}?${params}`);
       res.cards.forEach(place);
+      counted();
       last = res.last_ns;
       idle = res.cards.length === 0 && ids.length === 0 ? idle + 1 : 0;
       status.textContent = `live · ${new Date().toLocaleTimeString()}`;
