@@ -225,7 +225,8 @@ func largeThread(t testing.TB, conn driver.Conn, thread string, n, size int) {
 	turns := make([]schema.Turn, 0, 2*n)
 	for i := range n {
 		phase := []string{"plan", "review", "execute", "verify"}[i*4/n]
-		p, r := call(thread, fmt.Sprintf("%s-%04d", thread, i), phase, uint16(i%3), fmt.Sprintf("agent-%d", i%5), "openai", "gpt-5", i, string(msgs), text)
+		answer := fmt.Sprintf("answer %d: ", i) + text[min(len(text), 12):]
+		p, r := call(thread, fmt.Sprintf("%s-%04d", thread, i), phase, uint16(i%3), fmt.Sprintf("agent-%d", i%5), "openai", "gpt-5", i, string(msgs), answer)
 		turns = append(turns, p, r)
 	}
 	for chunk := range slices.Chunk(turns, 200) {
@@ -258,6 +259,32 @@ func TestLargeThreadInBrowser(t *testing.T) {
 	card := `#call-th-large-0250 article[data-role=response]`
 	clickOnCard(ctx, t, card+` button.show-full`)
 	waitJS(ctx, t, "the whole answer", `document.querySelector("`+card+` .content pre").textContent.length === `+fmt.Sprint(60<<10))
+
+	// Its details open in the pane, whole.
+	clickOnCard(ctx, t, `#call-th-large-0250 button.open-detail`)
+	waitJS(ctx, t, "the detail pane", `(() => { const p = document.getElementById("detail-pane"); return p && !p.hidden && p.textContent.includes("answer 250: ") && p.textContent.length > 120000; })()`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("\u001b")); err != nil {
+		t.Fatal(err)
+	}
+	// Its natural partner in the next round compares word by word.
+	clickOnCard(ctx, t, `#call-th-large-0250 button.compare-open`)
+	waitJS(ctx, t, "the natural pairs", `!!document.querySelector("#call-th-large-0250 ul.compare-pairs a")`)
+	evalJS[bool](ctx, t, `document.querySelector("#call-th-large-0250 ul.compare-pairs a").click(); true`)
+	waitJS(ctx, t, "the compare page", `location.pathname.endsWith("/compare") && document.readyState === "complete" && !!document.querySelector("pre.compare-text")`)
+	if got := evalJS[string](ctx, t, `[...document.querySelectorAll("pre.compare-text del, pre.compare-text ins")].map(e => e.tagName + ":" + e.textContent).join(",")`); !strings.Contains(got, "DEL:250") {
+		t.Errorf("the compare diff of call 250 marks %q, want its number struck", got)
+	}
+	testkit.Screenshot(ctx, t, "compare-large")
+	// The agent graph of the thousand turns: its five agents, each a link.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/threads/th-large/graph"), chromedp.WaitVisible(chromedp.CSS("svg"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalJS[int](ctx, t, `[...document.querySelectorAll("svg a")].filter(a => (a.getAttribute("href") || "").includes("speaker=agent-")).length`); got != 5 {
+		t.Errorf("the graph of the large thread links %d agents, want 5", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/threads/th-large"), chromedp.WaitVisible(chromedp.CSS("article.call"))); err != nil {
+		t.Fatal(err)
+	}
 	// The first screen only: a thousand cards are taller than a
 	// screenshot can be.
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
