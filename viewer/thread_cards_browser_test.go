@@ -137,17 +137,16 @@ func noSideScroll(ctx context.Context, t *testing.T, url, shot string) {
 	}
 }
 
-// clickOnCard clicks what sel finds in a card. The card is brought to the
-// middle of the window first and laid out there: cards off screen are not
-// laid out (content-visibility), so the ones around it take their real
-// height as it nears the window, and where the button is moves.
+// clickOnCard clicks what sel finds in a card, once the card is in the
+// middle of the window. Cards off screen are not laid out
+// (content-visibility), so the ones around it take their real height as
+// it nears the window, and a click aimed at coordinates computed before
+// could land elsewhere: the click is the element's own.
 func clickOnCard(ctx context.Context, t *testing.T, sel string) {
 	t.Helper()
 	evalJS[bool](ctx, t, `document.querySelector('`+sel+`').scrollIntoView({block: "center"}); true`)
-	waitJS(ctx, t, "the card laid out", `(() => { const r = document.querySelector('`+sel+`').getBoundingClientRect(); return r.top > 0 && r.bottom < innerHeight; })()`)
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-		t.Fatal(err)
-	}
+	waitJS(ctx, t, "the card in view", `(() => { const r = document.querySelector('`+sel+`').getBoundingClientRect(); return r.top > 0 && r.bottom < innerHeight; })()`)
+	evalJS[bool](ctx, t, `document.querySelector('`+sel+`').click(); true`)
 }
 
 func sameSet(a, b []string) bool {

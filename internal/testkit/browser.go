@@ -95,11 +95,41 @@ func OutputDir(t testing.TB) string {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// paintAll makes the elements skipped off screen visible, marked so that
+// paintAsBefore can put them back; a script's CSSOM changes are not inline
+// styles, so no Content-Security-Policy refuses them.
+const (
+	paintAll = `(() => {
+		for (const e of document.querySelectorAll("*")) {
+			if (getComputedStyle(e).contentVisibility === "auto") {
+				e.style.contentVisibility = "visible";
+				e.dataset.paintedForScreenshot = "1";
+			}
+		}
+		return true;
+	})()`
+	paintAsBefore = `(() => {
+		for (const e of document.querySelectorAll("[data-painted-for-screenshot]")) {
+			e.style.contentVisibility = "";
+			delete e.dataset.paintedForScreenshot;
+		}
+		return true;
+	})()`
+)
+
 // Screenshot saves a full-page PNG of the tab as name.png in OutputDir and
-// returns its path.
+// returns its path. Elements a page leaves unpainted until they near the
+// window (content-visibility: auto) are painted for the picture, then left
+// as they were.
 func Screenshot(ctx context.Context, t testing.TB, name string) string {
 	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](paintAll)); err != nil {
+		t.Fatalf("screenshot %s: paint the page: %v", name, err)
+	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG; less is JPEG
+	if _, restoreErr := chromedp.Run(ctx, chromedp.Evaluate[bool](paintAsBefore)); err == nil && restoreErr != nil {
+		err = restoreErr
+	}
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
