@@ -348,39 +348,6 @@ func (s Span) extraAttrs() []schema.Attr {
 	return extra
 }
 
-func (s Span) durationNS() uint64 {
-	if !s.Ended || s.EndNS < s.StartNS {
-		return 0
-	}
-	return s.EndNS - s.StartNS
-}
-
-func (s Span) status() string {
-	if s.Failed {
-		return schema.StatusError
-	}
-	return schema.StatusOK
-}
-
-// errorMessage is the failure of a failed span: its status message, else
-// the message of its exception event, else its error.type.
-func (s Span) errorMessage() string {
-	if s.StatusMsg != "" {
-		return s.StatusMsg
-	}
-	for _, e := range s.Events {
-		if e.Name == "exception" {
-			if m := e.Attrs.Str("exception.message"); m != "" {
-				return m
-			}
-		}
-	}
-	if t := s.Attrs.Str(schema.KeyErrorType); t != "" {
-		return t
-	}
-	return "call failed"
-}
-
 func u32p(n uint32) *uint32 { return &n }
 
 // count is a token count, 0 when unknown.
