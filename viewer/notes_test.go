@@ -78,7 +78,7 @@ func TestPutNote(t *testing.T) {
 
 	// The page shows the star and the memo.
 	card := article(t, get(t, h, "/threads/th-f").body, all[1])
-	for _, want := range []string{`turn-starred`, `<button type="button" class="star" aria-pressed="true"`, `<p class="memo">final</p>`, `>final</textarea>`} {
+	for _, want := range []string{`turn-starred`, `<button type="button" class="star" aria-pressed="true"`, `<p class="memo">final</p>`, `<button type="button" class="memo-open">Edit memo</button>`} {
 		if !strings.Contains(card, want) {
 			t.Errorf("card %s lacks %q:\n%s", all[1], want, card)
 		}
