@@ -61,25 +61,6 @@ func newTestIngester(t *testing.T) (*collector.Ingester, driver.Conn) {
 // as "-".
 const usage = "concat(ifNull(toString(tokens_in), '-'), '/', ifNull(toString(tokens_out), '-'), '/', ifNull(toString(cost_usd), '-'))"
 
-// column returns the one string column query selects.
-func column(t *testing.T, conn driver.Conn, query string) []string {
-	t.Helper()
-	rows, err := conn.Query(context.Background(), query)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
 // TestIngesterSanitisesUsage sends NaN, infinite and negative costs and
 // negative and overflowing token counts, in several conventions, through
 // the ingester: they are stored as unknown and counted, and the viewer's
@@ -103,7 +84,7 @@ func TestIngesterSanitisesUsage(t *testing.T) {
 		"SELECT concat(span_id, ' ', " + usage + ") FROM conversations FINAL WHERE role = 'response' ORDER BY span_id",
 		"SELECT concat(span_id, ' ', " + usage + ") FROM spans FINAL ORDER BY span_id",
 	} {
-		if got := column(t, conn, q); strings.Join(got, ", ") != strings.Join(want, ", ") {
+		if got := testkit.Strings(t, conn, q); strings.Join(got, ", ") != strings.Join(want, ", ") {
 			t.Errorf("%s:\n got %q\nwant %q", q, got, want)
 		}
 	}
@@ -140,7 +121,7 @@ func TestExporterSanitisesUsage(t *testing.T) {
 	if err := tp.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got := column(t, conn, "SELECT "+usage+" FROM conversations FINAL WHERE role = 'response'")
+	got := testkit.Strings(t, conn, "SELECT "+usage+" FROM conversations FINAL WHERE role = 'response'")
 	if want := "-/2/-"; strings.Join(got, ", ") != want {
 		t.Errorf("response turn %q, want %q", got, want)
 	}
@@ -220,7 +201,7 @@ func TestIngesterFoldsDuplicateSpans(t *testing.T) {
 	if n := count(t, conn, "SELECT count() FROM conversations FINAL"); n != 4 {
 		t.Errorf("%d turns for 2 calls sent twice each, want 4", n)
 	}
-	answers := column(t, conn, "SELECT content FROM conversations FINAL WHERE role = 'response' ORDER BY span_id")
+	answers := testkit.Strings(t, conn, "SELECT content FROM conversations FINAL WHERE role = 'response' ORDER BY span_id")
 	if got := strings.Join(answers, ","); got != "complete,second" {
 		t.Errorf("answers kept %q, want the ended copy's and the later copy's: complete,second", got)
 	}

@@ -34,7 +34,7 @@ func TestIngesterMapsInternal(t *testing.T) {
 	if _, err := in.Traces(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	got := column(t, conn, "SELECT concat(span_id, ':', role, ':', toString(internal), ':', toString(has(attributes.key, 'convtrace.internal'))) FROM conversations ORDER BY span_id, seq")
+	got := testkit.Strings(t, conn, "SELECT concat(span_id, ':', role, ':', toString(internal), ':', toString(has(attributes.key, 'convtrace.internal'))) FROM conversations ORDER BY span_id, seq")
 	want := []string{
 		"b000000000000001:prompt:1:0", "b000000000000001:response:1:0",
 		"b000000000000002:prompt:0:0", "b000000000000002:response:0:0",

@@ -1,6 +1,8 @@
 package viewer
 
 import (
+	"strings"
+
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer/query"
 )
@@ -34,12 +36,18 @@ type callView struct {
 	ParentVerb, ParentLabel, ParentTurn, ParentCall string
 
 	TraceURL, DetailURL string
-	CompareID           string // the call's id on the compare page: its span, else its turn
-	nested              bool   // shown under the answer that asked for it
+	nested              bool // shown under the answer that asked for it
 }
 
+// CompareID is the call's id on the compare page: its span, else its
+// turn (callID), which its card's id holds.
+func (c *callView) CompareID() string { return strings.TrimPrefix(c.ID, cardPrefix) }
+
+// cardPrefix starts the element id of every card.
+const cardPrefix = "call-"
+
 // cardID is the element id of the card of the call t belongs to.
-func cardID(t query.Turn) string { return "call-" + callID(t) }
+func cardID(t query.Turn) string { return cardPrefix + callID(t) }
 
 // buildCards gathers turn views, in the order said, into cards in the
 // order their calls started, then nests each tool run under the answer
@@ -106,7 +114,7 @@ func (c *callView) add(tv turnView, q string) {
 	if first {
 		c.Speaker, c.Agent, c.Phase, c.PhaseKey, c.Round = t.Speaker, t.Agent, t.Phase, query.PhaseKey(t.Phase), t.Round
 		c.SpeakerSegs = highlight(speakerOf(t.Turn), q)
-		c.StartNS, c.CompareID = t.StartNS, callID(t)
+		c.StartNS = t.StartNS
 		if t.TraceID != "" && t.SpanID != "" {
 			c.TraceURL, c.DetailURL = spanPageURL(t.TraceID, t.SpanID), detailURL(t.TraceID, t.SpanID)
 		}

@@ -252,19 +252,7 @@ func TestPruneKeepsShellsAndExactSummaries(t *testing.T) {
 		pruned[id] = c[1]
 	}
 	check("after the prune", pruned)
-	var notes []string
-	rows, err := conn.Query(ctx, "SELECT turn_id FROM turn_notes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		notes = append(notes, id)
-	}
-	rows.Close()
+	notes := testkit.Strings(t, conn, "SELECT turn_id FROM turn_notes")
 	if strings.Join(notes, ",") != newTurn[1] {
 		t.Errorf("notes after the prune: %v, want only that of the kept turn %s", notes, newTurn[1])
 	}

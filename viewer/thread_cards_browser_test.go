@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -156,17 +154,17 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-// The live tail: a page of a thread being recorded receives a call that
-// starts after it loaded, running, then its answer, without a reload and
-// with its scroll position kept.
+// The live tail: the page of a thread of a thousand turns being recorded
+// receives a call that starts after it loaded, running, then its answer,
+// without a reload and with its scroll position kept.
 func TestThreadLiveTailInBrowser(t *testing.T) {
 	ctx := browserTab(t)
 	h, conn := newServer(t)
 	now := uint64(time.Now().UnixNano())
 	var turns []schema.Turn
-	for i := range 30 {
-		p, r := call("th-live", fmt.Sprintf("done-%02d", i), "plan", 0, "planner", "openai", "gpt-5", 0, "plan step", numbered(8))
-		p.StartNS, r.StartNS = now-uint64(60-i)*uint64(time.Second), now-uint64(59-i)*uint64(time.Second)
+	for i := range 500 {
+		p, r := call("th-live", fmt.Sprintf("done-%03d", i), "plan", 0, "planner", "openai", "gpt-5", 0, "plan step", numbered(8))
+		p.StartNS, r.StartNS = now-uint64(1000-2*i)*uint64(100*time.Millisecond), now-uint64(999-2*i)*uint64(100*time.Millisecond)
 		turns = append(turns, p, r)
 	}
 	testkit.InsertTurns(t, conn, turns...)
@@ -210,8 +208,8 @@ func TestThreadLiveTailInBrowser(t *testing.T) {
 	if now := evalJS[string](ctx, t, stillInView); now != seen {
 		t.Errorf("the card in view moved: %s, was %s", now, seen)
 	}
-	if n := evalJS[int](ctx, t, `document.querySelectorAll("article.call").length`); n != 31 {
-		t.Errorf("%d cards, want 31", n)
+	if n := evalJS[int](ctx, t, `document.querySelectorAll("article.call").length`); n != 501 {
+		t.Errorf("%d cards, want 501", n)
 	}
 }
 
@@ -284,15 +282,7 @@ func TestLargeThreadInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/threads/th-large"), chromedp.WaitVisible(chromedp.CSS("article.call"))); err != nil {
 		t.Fatal(err)
 	}
-	// The first screen only: a thousand cards are taller than a
-	// screenshot can be.
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(testkit.OutputDir(t), "thread-large.png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Screenshot(ctx, t, "thread-large")
 	submitAndWait(ctx, t, chromedp.Click(chromedp.CSS(`.view-switch a.view-timeline`)))
 	if n := evalJS[int](ctx, t, `document.querySelectorAll("section.band article.call").length`); n != 500 {
 		t.Errorf("timeline of the large thread: %d cards", n)

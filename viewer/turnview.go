@@ -189,19 +189,19 @@ func (b *turnBuilder) view(t query.Turn) turnView {
 // messages fills tv with msgs: the history the page showed already (or
 // that the store keeps apart) counted as earlier, the rest as messages.
 func (b *turnBuilder) messages(tv *turnView, msgs []genai.Message) {
-	texts := make([]string, len(msgs))
+	texts, keys := make([]string, len(msgs)), make([]string, len(msgs))
 	for i, m := range msgs {
-		texts[i] = m.Said()
+		texts[i], keys[i] = m.Said(), messageKey(m.Role, m.Text())
 	}
 	earlier := 0
-	for !b.full && earlier < len(msgs)-1 && b.seen[messageKey(msgs[earlier].Role, msgs[earlier].Text())] {
+	for !b.full && earlier < len(msgs)-1 && b.seen[keys[earlier]] {
 		earlier++
 	}
 	if !b.full {
 		tv.Earlier = len(tv.History) + earlier
 	}
 	for i, m := range msgs {
-		b.seen[messageKey(m.Role, m.Text())] = true
+		b.seen[keys[i]] = true
 		if i < earlier {
 			continue
 		}

@@ -67,19 +67,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 	if err := conn.Exec(ctx, "INSERT INTO turn_notes (thread_id, turn_id, starred, memo, updated_ns) SELECT thread_id, turn_id, 1, 'kept', 1 FROM conversations WHERE project = 'old' LIMIT 3"); err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	rows, err := conn.Query(ctx, "SELECT DISTINCT thread_id FROM conversations WHERE project = 'old' ORDER BY thread_id")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
+	ids := testkit.Strings(t, conn, "SELECT DISTINCT thread_id FROM conversations WHERE project = 'old' ORDER BY thread_id")
 	h := viewer.New(conn, viewer.WithLogger(slog.New(slog.DiscardHandler))).Handler()
 	before := answers(t, h, ids)
 	demoTurns := count(t, conn, "SELECT count() FROM conversations WHERE project != 'old'")

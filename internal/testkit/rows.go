@@ -53,3 +53,26 @@ func SummaryVersions(t testing.TB, conn driver.Conn) map[string]uint64 {
 	}
 	return at
 }
+
+// Strings runs query, which selects one String column, and returns its
+// values in the order read.
+func Strings(t testing.TB, conn driver.Conn, query string, args ...any) []string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatalf("scan %s: %v", query, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("read %s: %v", query, err)
+	}
+	return out
+}
