@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -171,10 +169,10 @@ func (s *Server) Search(c *gin.Context) (searchView, error) {
 		// Newer results exist before this page when it was reached from a
 		// newer one, or when paging back found more; older ones likewise.
 		if f.After != nil || (f.Before != nil && more) {
-			v.Prev = formatCursor(first)
+			v.Prev = query.SearchCursor{StartNS: first.StartNS, TurnID: first.TurnID}.String()
 		}
 		if f.Before != nil || more {
-			v.Next = formatCursor(last)
+			v.Next = query.SearchCursor{StartNS: last.StartNS, TurnID: last.TurnID}.String()
 		}
 	}
 	return v, nil
@@ -201,22 +199,4 @@ func (s *Server) searchResults(ctx context.Context, hits []query.SearchHit, q st
 		})
 	}
 	return results, nil
-}
-
-// formatCursor writes where a page ends as start_ns.turn_id.
-func formatCursor(h query.SearchHit) string {
-	return strconv.FormatUint(h.StartNS, 10) + "." + h.TurnID
-}
-
-// parseSearchCursor reads a cursor that formatCursor wrote; empty is none.
-func parseSearchCursor(param, value string) (*query.SearchCursor, error) {
-	if value == "" {
-		return nil, nil
-	}
-	ns, id, ok := strings.Cut(value, ".")
-	start, err := strconv.ParseUint(ns, 10, 64)
-	if !ok || err != nil || id == "" {
-		return nil, query.BadParam(param, "%q is not a page cursor: use the next or prev value of a search", value)
-	}
-	return &query.SearchCursor{StartNS: start, TurnID: id}, nil
 }

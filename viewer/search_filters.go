@@ -50,10 +50,10 @@ func parseSearch(v url.Values, now time.Time) (query.SearchFilter, searchForm, e
 	form.Role, form.Tool, form.Agent, form.Session, form.Speaker = tf.Role, tf.Tool, tf.Agent, tf.Session, tf.Speaker
 	form.Phases, form.Starred, form.From, form.To = append([]string{}, tf.Phases...), tf.Starred, tf.From, tf.To
 	f := query.SearchFilter{Q: form.Q, Project: form.Project, TurnFilter: turns, Model: form.Model, Status: form.Status}
-	if f.After, err = parseSearchCursor("after", v.Get("after")); err != nil {
+	if f.After, err = query.ParseSearchCursor("after", v.Get("after")); err != nil {
 		return query.SearchFilter{}, searchForm{}, err
 	}
-	if f.Before, err = parseSearchCursor("before", v.Get("before")); err != nil {
+	if f.Before, err = query.ParseSearchCursor("before", v.Get("before")); err != nil {
 		return query.SearchFilter{}, searchForm{}, err
 	}
 	if f.After != nil && f.Before != nil {

@@ -275,6 +275,7 @@ func TestMCPServer(t *testing.T) {
 			{"list_threads", map[string]any{"limit": 101}, "limit: 101 is not a number from 1 to 100"},
 			{"list_threads", map[string]any{"before": "garbage"}, `before: "garbage" is not a page cursor`},
 			{"search", map[string]any{"status": "maybe"}, "status"},
+			{"search", map[string]any{"q": "plan", "after": "yesterday"}, "after"},
 			{"search", map[string]any{"q": "plan", "colour": "red"}, "colour"},
 			{"recent_context", map[string]any{"thread_id": "no-such-thread"}, "thread not found"},
 			{"recent_context", map[string]any{"thread_id": thread, "limit": 201}, "limit: 201 is not a number from 1 to 200"},

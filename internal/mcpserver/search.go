@@ -37,21 +37,15 @@ type searchIn struct {
 	From    string        `json:"from,omitempty" jsonschema:"only turns that started at or after this time: RFC 3339, a date, or an age such as 24h"`
 	To      string        `json:"to,omitempty" jsonschema:"only turns that started at or before this time, like from"`
 	Limit   int           `json:"limit,omitempty" jsonschema:"how many hits: 1 to 100 (default 20)"`
-	After   *searchCursor `json:"after,omitempty" jsonschema:"next of an earlier answer: the hits older than it"`
+	After   string        `json:"after,omitempty" jsonschema:"next of an earlier answer: the hits older than it"`
 }
 
 type searchOut struct {
 	Hits []hitOut `json:"hits"`
-	// Next is where the older hits start (after of the next call), nil
-	// when there are none.
-	Next *searchCursor `json:"next"`
-}
-
-// searchCursor is where a page of hits ends: hits are ordered by start
-// time, then turn id, newest first.
-type searchCursor struct {
-	StartNS uint64 `json:"start_ns"`
-	TurnID  string `json:"turn_id"`
+	// Next is where the older hits start (after of the next call), ""
+	// when there are none: text, as a JSON number would lose the
+	// nanoseconds of its time.
+	Next string `json:"next"`
 }
 
 type hitOut struct {
@@ -76,8 +70,9 @@ func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
 	if in.Phase != "" {
 		f.Phases = []string{in.Phase}
 	}
-	if in.After != nil {
-		f.After = &query.SearchCursor{StartNS: in.After.StartNS, TurnID: in.After.TurnID}
+	var err error
+	if f.After, err = query.ParseSearchCursor("after", in.After); err != nil {
+		return searchOut{}, err
 	}
 	if len(f.Q) > maxQueryRunes {
 		return searchOut{}, query.BadParam("q", "is longer than %d bytes", maxQueryRunes)
@@ -100,7 +95,7 @@ func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
 	if len(hits) > limit {
 		hits = hits[:limit]
 		last := hits[limit-1]
-		out.Next = &searchCursor{StartNS: last.StartNS, TurnID: last.TurnID}
+		out.Next = query.SearchCursor{StartNS: last.StartNS, TurnID: last.TurnID}.String()
 	}
 	titles, err := s.store.ThreadTitles(ctx, hits)
 	if err != nil {
