@@ -25,19 +25,19 @@ const searchDoc = `Find turns across all threads whose content or speaker holds 
 	`Read a hit's turn whole with get_thread (thread_id, turn_id).`
 
 type searchIn struct {
-	Q       string        `json:"q,omitempty" jsonschema:"the text to find; without it, every turn the filters keep"`
-	Project string        `json:"project,omitempty" jsonschema:"only this project"`
-	Role    string        `json:"role,omitempty" jsonschema:"only this role: prompt, response, system, tool_call, tool_result, error, ..."`
-	Tool    string        `json:"tool,omitempty" jsonschema:"only turns of this tool"`
-	Speaker string        `json:"speaker,omitempty" jsonschema:"only turns of this speaker"`
-	Phase   string        `json:"phase,omitempty" jsonschema:"only turns of this phase (any case)"`
-	Model   string        `json:"model,omitempty" jsonschema:"only turns of this model"`
-	Status  string        `json:"status,omitempty" jsonschema:"only turns of this status: ok, error, running or interrupted"`
-	Starred bool          `json:"starred,omitempty" jsonschema:"only starred turns"`
-	From    string        `json:"from,omitempty" jsonschema:"only turns that started at or after this time: RFC 3339, a date, or an age such as 24h"`
-	To      string        `json:"to,omitempty" jsonschema:"only turns that started at or before this time, like from"`
-	Limit   int           `json:"limit,omitempty" jsonschema:"how many hits: 1 to 100 (default 20)"`
-	After   string        `json:"after,omitempty" jsonschema:"next of an earlier answer: the hits older than it"`
+	Q       string `json:"q,omitempty" jsonschema:"the text to find; without it, every turn the filters keep"`
+	Project string `json:"project,omitempty" jsonschema:"only this project"`
+	Role    string `json:"role,omitempty" jsonschema:"only this role: prompt, response, system, tool_call, tool_result, error, ..."`
+	Tool    string `json:"tool,omitempty" jsonschema:"only turns of this tool"`
+	Speaker string `json:"speaker,omitempty" jsonschema:"only turns of this speaker"`
+	Phase   string `json:"phase,omitempty" jsonschema:"only turns of this phase (any case)"`
+	Model   string `json:"model,omitempty" jsonschema:"only turns of this model"`
+	Status  string `json:"status,omitempty" jsonschema:"only turns of this status: ok, error, running or interrupted"`
+	Starred bool   `json:"starred,omitempty" jsonschema:"only starred turns"`
+	From    string `json:"from,omitempty" jsonschema:"only turns that started at or after this time: RFC 3339, a date, or an age such as 24h"`
+	To      string `json:"to,omitempty" jsonschema:"only turns that started at or before this time, like from"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"how many hits: 1 to 100 (default 20)"`
+	After   string `json:"after,omitempty" jsonschema:"next of an earlier answer: the hits older than it"`
 }
 
 type searchOut struct {
