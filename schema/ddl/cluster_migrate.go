@@ -2,7 +2,6 @@ package ddl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"regexp"
@@ -11,17 +10,16 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // localAlter is a distributed ALTER of a local table, as onCluster renders
 // it.
 var localAlter = regexp.MustCompile("^ALTER TABLE (`[^`]+`)\\.(\\w+) ON CLUSTER `[^`]+` (ADD (COLUMN|INDEX) (?:IF NOT EXISTS )?(\\w+) .*)$")
 
-// exec runs one statement of a migration. ClickHouse 18.16 may hang a
-// distributed ALTER of a Replicated table for good (fixed in 20.12,
-// ClickHouse#17089): with a DSN to reach the servers, the ALTER of a
-// local table runs on one replica of each shard instead, which
-// replication carries to the others, and Migrate waits until every
+// exec runs one statement of a migration. With a DSN to reach the
+// servers, the ALTER of a local table runs on one replica of each shard
+// (see onShards) rather than ON CLUSTER, and Migrate waits until every
 // server has the column.
 func (cfg config) exec(ctx context.Context, db DB, stmt string) error {
 	m := localAlter.FindStringSubmatch(strings.ReplaceAll(stmt, "\n", " "))
@@ -79,36 +77,22 @@ func (cfg config) exec(ctx context.Context, db DB, stmt string) error {
 // shard that answers, unless it has the column already (a migration
 // interrupted after some shards, run again).
 func (cfg config) alterShard(ctx context.Context, replicas []string, table, change, what, name string) error {
-	var errs []error
-	for _, addr := range replicas {
-		opts, err := ParseDSN(cfg.dsn)
-		if err != nil {
-			return err
-		}
-		opts.Addr = []string{addr}
-		conn, err := clickhouse.Open(opts)
-		if err != nil {
-			return fmt.Errorf("open clickhouse at %s: %w", addr, err)
-		}
-		err = func() error {
-			defer conn.Close()
-			if what == "COLUMN" {
-				var n uint64
-				if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = ? AND name = ?", table, name).Scan(&n); err != nil {
-					return err
-				}
-				if n > 0 {
-					return nil
-				}
+	err := onReplica(ctx, cfg.dsn, replicas, func(conn driver.Conn) error {
+		if what == "COLUMN" {
+			var n uint64
+			if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = ? AND name = ?", table, name).Scan(&n); err != nil {
+				return err
 			}
-			return conn.Exec(ctx, "ALTER TABLE "+quoteIdent(table)+" "+change)
-		}()
-		if err == nil {
-			return nil
+			if n > 0 {
+				return nil
+			}
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+		return conn.Exec(ctx, "ALTER TABLE "+quoteIdent(table)+" "+change)
+	})
+	if err != nil {
+		return fmt.Errorf("alter %s: %w", table, err)
 	}
-	return fmt.Errorf("alter %s on no replica of a shard: %w", table, errors.Join(errs...))
+	return nil
 }
 
 // shardAddrs returns the addresses of every server of cluster, shard by

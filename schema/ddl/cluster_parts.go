@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // ActiveParts is the FROM and WHERE clauses that list the active parts of
@@ -20,15 +20,19 @@ func ActiveParts(table, cluster, database string) string {
 }
 
 // DropPartition drops a partition of table, on every shard of cluster
-// when it is not empty. On a cluster it waits at most ten seconds for the
-// servers (a replica that is down drops it once back), and answers with a
-// row per server, read to the end.
+// when it is not empty: there, of its local table on a replica of each
+// shard (onShards), which replication carries to the others (a replica
+// that is down drops it once back).
 func DropPartition(ctx context.Context, db DB, table, partition, cluster string) error {
 	if cluster == "" {
 		return db.Exec(ctx, "ALTER TABLE "+quoteIdent(table)+" DROP PARTITION "+partition)
 	}
-	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"distributed_ddl_task_timeout": 10}))
-	return execDDL(ctx, db, "ALTER TABLE "+quoteIdent(table+LocalSuffix)+" ON CLUSTER "+quoteIdent(cluster)+" DROP PARTITION "+partition, cluster)
+	dsn, err := dsnOf(db)
+	if err != nil {
+		return err
+	}
+	stmt := "ALTER TABLE " + quoteIdent(table+LocalSuffix) + " DROP PARTITION " + partition
+	return onShards(ctx, db, dsn, cluster, func(conn driver.Conn) error { return conn.Exec(ctx, stmt) })
 }
 
 func sqlString(s string) string {

@@ -7,17 +7,19 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // Mutator changes rows in place (ALTER TABLE … DELETE or UPDATE, a
 // lightweight DELETE) and waits until the changes are done: on one
-// server, in the table itself; on a cluster, in its local table ON
-// CLUSTER, waited for on every replica (one that is down is not waited
+// server, in the table itself; on a cluster, in its local table on one
+// replica of each shard (onShards), which replication carries to the
+// others, waited for on every replica (one that is down is not waited
 // for), so that no read meets an old row once Wait returns.
 type Mutator struct {
 	caps              Capabilities
 	cluster, database string
-	mutations         string // the system.mutations to wait on: this server's or every replica's
+	dsn               string // on a cluster, to reach each server
 }
 
 // NewMutator returns the Mutator of db's database.
@@ -30,53 +32,40 @@ func NewMutator(ctx context.Context, db DB) (Mutator, error) {
 	if err != nil {
 		return Mutator{}, err
 	}
-	m := Mutator{caps: caps, cluster: cluster, database: database, mutations: "system.mutations"}
+	m := Mutator{caps: caps, cluster: cluster, database: database}
 	if cluster != "" {
-		if m.mutations, err = EveryReplica(ctx, db, cluster, "mutations"); err != nil {
+		if m.dsn, err = dsnOf(db); err != nil {
 			return Mutator{}, err
 		}
 	}
 	return m, nil
 }
 
-// Table is what an ALTER TABLE changing table's rows names: the table, or
-// on a cluster its local table ON CLUSTER.
+// Table is how a mutation names table, the one it changes as the ones
+// its subqueries read: the table, or on a cluster its local table. The
+// mutation runs on a replica of each shard, whose local tables hold the
+// rows of the same threads when they are sharded by thread.
 func (m Mutator) Table(table string) string {
-	if m.cluster == "" {
-		return table
-	}
-	return quoteIdent(table+LocalSuffix) + " ON CLUSTER " + quoteIdent(m.cluster)
-}
-
-// Local is how a mutation's subquery names table: the table, or on a
-// cluster its local table, which holds on each shard the rows of the same
-// threads as the table mutated when both are sharded by thread.
-func (m Mutator) Local(table string) string {
 	if m.cluster == "" {
 		return table
 	}
 	return quoteIdent(table + LocalSuffix)
 }
 
-// Exec runs a mutation statement: on a cluster a distributed one, answered
-// with a row per server, read to the end.
+// Exec runs a mutation statement: on a cluster, on a replica of each
+// shard.
 func (m Mutator) Exec(ctx context.Context, db DB, stmt string, args ...any) error {
 	if m.cluster == "" {
 		return db.Exec(ctx, stmt, args...)
 	}
 	if m.caps.LightweightDelete {
-		// A replicated table's mutation may read other tables (Local)
+		// A replicated table's mutation may read other tables (Table)
 		// only when allowed; 18.16 has no such check, nor the setting.
 		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"allow_nondeterministic_mutations": 1}))
 	}
-	rows, err := db.Query(ctx, stmt, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-	}
-	return rows.Err()
+	return onShards(ctx, db, m.dsn, m.cluster, func(conn driver.Conn) error {
+		return conn.Exec(ctx, stmt, args...)
+	})
 }
 
 // Delete deletes the rows of table that cond (SQL with ? arguments)
@@ -111,21 +100,21 @@ func DeleteStatement(caps Capabilities, table, cond string) string {
 	return "ALTER TABLE " + table + " DELETE WHERE " + cond
 }
 
-// selectMutations counts the mutations of some tables still to do, and the
-// parts they have left to rewrite. %s is the system.mutations to read.
-// A replica whose table is read-only (its ZooKeeper session not back, as
-// after a restart) does no mutation until it is writable again, then does
-// it from the replication log: it is not waited for, as one that is down
-// is not; the IN runs on each replica, against its own system.replicas.
+// selectMutations counts a server's mutations of some tables still to do,
+// and the parts they have left to rewrite. A replica whose table is
+// read-only (its ZooKeeper session not back, as after a restart) does no
+// mutation until it is writable again, then does it from the replication
+// log: it is not waited for, as one that is down is not.
 const selectMutations = `
 SELECT count() AS pending, toUInt64(sum(parts_to_do)) AS parts
-FROM %s
+FROM system.mutations
 WHERE database = ? AND has(?, table) AND is_done = 0
   AND (database, table) NOT IN (SELECT database, table FROM system.replicas WHERE is_readonly)`
 
 // Wait polls the mutations of tables until none is left to do, calling
 // progress (when not nil) with the mutations and parts still to do, each
-// state once.
+// state once. On a cluster it polls every server, but for one that does
+// not answer (down or frozen), which applies them once back.
 func (m Mutator) Wait(ctx context.Context, db DB, tables []string, progress func(mutations, parts uint64)) error {
 	names := make([]string, len(tables))
 	for i, t := range tables {
@@ -134,25 +123,24 @@ func (m Mutator) Wait(ctx context.Context, db DB, tables []string, progress func
 			names[i] = t + LocalSuffix
 		}
 	}
+	count := func() (pending, parts uint64, err error) {
+		return countMutations(ctx, db, m.database, names)
+	}
 	if m.cluster != "" {
-		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"skip_unavailable_shards": 1}))
+		servers, err := openServers(ctx, db, m.dsn, m.cluster)
+		if err != nil {
+			return err
+		}
+		defer servers.close()
+		count = func() (pending, parts uint64, err error) {
+			return servers.countMutations(ctx, m.database, names)
+		}
 	}
 	last := [2]uint64{1<<64 - 1, 0}
 	for {
-		var pending, parts uint64
-		rows, err := db.Query(ctx, fmt.Sprintf(selectMutations, m.mutations), m.database, names)
+		pending, parts, err := count()
 		if err != nil {
-			return fmt.Errorf("query mutations of %s: %w", strings.Join(tables, ", "), err)
-		}
-		for rows.Next() {
-			if err := rows.Scan(&pending, &parts); err != nil {
-				rows.Close()
-				return fmt.Errorf("scan mutations: %w", err)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read mutations: %w", err)
+			return fmt.Errorf("mutations of %s: %w", strings.Join(tables, ", "), err)
 		}
 		if progress != nil && [2]uint64{pending, parts} != last {
 			progress(pending, parts)
@@ -167,4 +155,22 @@ func (m Mutator) Wait(ctx context.Context, db DB, tables []string, progress func
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// countMutations runs selectMutations on one server.
+func countMutations(ctx context.Context, db DB, database string, tables []string) (pending, parts uint64, err error) {
+	rows, err := db.Query(ctx, selectMutations, database, tables)
+	if err != nil {
+		return 0, 0, fmt.Errorf("query: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := rows.Scan(&pending, &parts); err != nil {
+			return 0, 0, fmt.Errorf("scan: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, 0, fmt.Errorf("read: %w", err)
+	}
+	return pending, parts, nil
 }

@@ -102,7 +102,7 @@ func Open(ctx context.Context, dsn string) (driver.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open clickhouse: %w", err)
 	}
-	return conn, nil
+	return dsnConn{conn, dsn}, nil
 }
 
 // createDatabase creates the database, on every server of cluster when it
@@ -176,7 +176,7 @@ func OpenExisting(ctx context.Context, dsn string) (driver.Conn, error) {
 		return nil, fmt.Errorf("%w: database %q is at schema version %d, this convtrace reads version %d: run `convtrace migrate --clickhouse DSN`",
 			ErrNoSchema, db, v, want)
 	}
-	return conn, nil
+	return dsnConn{conn, dsn}, nil
 }
 
 // dialTimeout bounds connecting to a server and its handshake, unless the

@@ -251,7 +251,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 			progress(fmt.Sprintf("deleting: %d mutations, %d parts to rewrite", mutations, parts))
 		}
 	}
-	notes := fmt.Sprintf(prunedNotes, m.Local("conversations"), m.Local("turn_notes"))
+	notes := fmt.Sprintf(prunedNotes, m.Table("conversations"), m.Table("turn_notes"))
 	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notes, waiting, scope.args()...); err != nil {
 		return err
 	}
@@ -277,7 +277,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 	if err := s.invalidateDays(ctx, 0, lastDay); err != nil {
 		return err
 	}
-	messages := fmt.Sprintf(deletePrunedMessages, m.Local("thread_shells"), m.Local("conversations"))
+	messages := fmt.Sprintf(deletePrunedMessages, m.Table("thread_shells"), m.Table("conversations"))
 	if err := s.deleteFrom(ctx, m, []string{"messages"}, messages, waiting, scope.Project, scope.BeforeNS); err != nil {
 		return err
 	}
