@@ -96,7 +96,7 @@ func (cfg config) alterShard(ctx context.Context, replicas []string, table, chan
 }
 
 // shardAddrs returns the addresses of every server of cluster, shard by
-// shard.
+// shard; a cluster the server does not know is an error.
 func shardAddrs(ctx context.Context, db DB, cluster string) ([][]string, error) {
 	rows, err := db.Query(ctx, "SELECT shard_num, host_address, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", cluster)
 	if err != nil {
@@ -120,6 +120,9 @@ func shardAddrs(ctx context.Context, db DB, cluster string) ([][]string, error) 
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the servers of cluster %s: %w", cluster, err)
+	}
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("cluster %s: no server in system.clusters", cluster)
 	}
 	return shards, nil
 }

@@ -50,9 +50,6 @@ func onShards(ctx context.Context, db DB, dsn, cluster string, f func(conn drive
 	if err != nil {
 		return err
 	}
-	if len(shards) == 0 {
-		return fmt.Errorf("cluster %s: no server in system.clusters", cluster)
-	}
 	for _, replicas := range shards {
 		if err := onReplica(ctx, dsn, replicas, f); err != nil {
 			return err
