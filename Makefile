@@ -3,7 +3,7 @@ GO   ?= go
 BIN  := bin/convtrace
 ROOT := $(shell id -u 2>/dev/null)
 
-.PHONY: run test build bench bench-viewer bench-cost clickhouse zookeeper chdb chromium lint
+.PHONY: run test build bench bench-viewer bench-cost clickhouse zookeeper chdb chromium agents lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/convtrace
@@ -15,8 +15,9 @@ run: clickhouse build
 
 ## test: install what the tests need, then vet, check formatting and run
 ## every test against real servers the tests start themselves.
-test: clickhouse zookeeper chdb chromium lint
-	CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CLUSTER=1 CONVTRACE_REQUIRE_CHDB=1 CONVTRACE_REQUIRE_CHROMIUM=1 $(GO) test -count=1 ./...
+test: clickhouse zookeeper chdb chromium agents lint
+	CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CLUSTER=1 CONVTRACE_REQUIRE_CHDB=1 CONVTRACE_REQUIRE_CHROMIUM=1 \
+	  CONVTRACE_REQUIRE_FRAMEWORKS=1 CONVTRACE_REQUIRE_AGENTS=1 $(GO) test -count=1 ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -87,6 +88,16 @@ chdb:
 	  else echo "npm not found; install it with: sudo apt-get install -y nodejs npm" >&2; exit 1; fi; \
 	fi
 	@[ -d internal/chdbcheck/node_modules/chdb ] || npm ci --prefix internal/chdbcheck --no-audit --no-fund --ignore-scripts
+
+# The third-party software the fidelity tests drive against a fake
+# provider, pinned in lock files: JS frameworks and instrumentations
+# (internal/frameworks) and the Claude Code and Codex CLIs
+# (internal/agentcheck; without install scripts, as npm 11 runs none
+# unless approved, Claude Code's native binary is still linked). npm is
+# installed by the chdb target.
+agents: chdb
+	@[ -d internal/frameworks/node_modules/openai ] || npm ci --prefix internal/frameworks --no-audit --no-fund --ignore-scripts
+	@[ -d internal/agentcheck/node_modules/@openai/codex ] || npm ci --prefix internal/agentcheck --no-audit --no-fund
 
 # Debian's Chromium for the viewer's browser tests (driven with chromedp);
 # any binary internal/testkit.FindBrowser accepts will do.

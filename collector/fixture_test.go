@@ -116,7 +116,8 @@ func fixtureNames(t *testing.T) []string {
 	return names
 }
 
-func marshalGolden(t *testing.T, g []goldenTurn) []byte {
+// marshalGolden writes a golden file's JSON: indented, HTML not escaped.
+func marshalGolden(t *testing.T, g any) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	e := json.NewEncoder(&b)

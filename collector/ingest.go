@@ -33,9 +33,11 @@ type IngestStats struct {
 	Stats         // the writer's rows
 	SpansReceived int64
 	LogsReceived  int64
-	LogsRejected  int64 // log records that are not GenAI events of a span
+	LogsRejected  int64 // log records that are not GenAI events of a span, nor an agent's
+	LogsIgnored   int64 // an agent's housekeeping records (settings, plugins, streamed deltas), taken and not stored
 	TurnsMapped   int64
 	MapFailures   int64 // spans stored without turns because mapping failed
+	Pending       int64 // in-progress copies of spans, not stored (mapping.Pending)
 	Staged        int64 // halves of calls stored in join_staging to be joined
 	Joined        int64 // calls whose turns were written from join_staging
 	JoinFailures  int64 // attempts to join staged calls that failed; a sweep retries them
@@ -52,7 +54,8 @@ type Ingester struct {
 	health *health
 
 	spansReceived, logsReceived, logsRejected atomic.Int64
-	turnsMapped, mapFailures                  atomic.Int64
+	logsIgnored                               atomic.Int64
+	turnsMapped, mapFailures, pendingDropped  atomic.Int64
 	staged, joined, joinFailures              atomic.Int64
 
 	stopOnce sync.Once
@@ -102,18 +105,41 @@ func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (R
 	spans := spansFromOTLP(rss)
 	in.spansReceived.Add(int64(len(spans)))
 	spans, res := validSpans(spans)
-	mapping.FoldCalls(spans)
+	spans = in.withoutPending(spans)
 	it := item{spans: make([]schema.Span, 0, len(spans))}
 	for _, s := range spans {
 		it.addSpan(s)
 	}
 	direct, staged := stageSpans(spans)
-	it.turns, it.staged = in.turns(direct), staged
+	staged = append(staged, stageToolOutputs(spans)...)
+	// Calls stored before an ancestor they inherit from are written again.
+	// Missing that costs what they inherit, never a call: the request is
+	// stored all the same.
+	again, err := in.st.inheritors(ctx, spans)
+	if err != nil {
+		in.w.cfg.logger.Warn("convtrace: calls under arriving spans not found; they keep what they had", "err", err)
+	}
+	it.turns, it.staged = in.turns(direct), append(staged, again...)
 	if err := in.w.writeWait(ctx, it); err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
-	in.join(ctx, staged)
+	in.join(ctx, it.staged)
 	return res, nil
+}
+
+// withoutPending drops in-progress copies of spans (mapping.Pending): the
+// span they copy arrives whole when it ends, and stored they would be a
+// second, empty call and a second bar in the waterfall.
+func (in *Ingester) withoutPending(spans []mapping.Span) []mapping.Span {
+	kept := spans[:0]
+	for _, s := range spans {
+		if mapping.Pending(s) {
+			in.pendingDropped.Add(1)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return kept
 }
 
 // Logs stores the GenAI events of one OTLP logs request with their spans.
@@ -124,14 +150,26 @@ func (in *Ingester) Logs(ctx context.Context, rls []*logspb.ResourceLogs) (Resul
 	var res Result
 	kept := logs[:0]
 	for _, l := range logs {
+		if name, mapped := mapping.AgentEvent(l); name != "" {
+			// An agent's own record: mapped, or its housekeeping, taken
+			// and not stored.
+			if _, _, keyed := mapping.AgentKey(l, name); mapped && keyed {
+				kept = append(kept, l)
+			} else {
+				in.logsIgnored.Add(1)
+			}
+			continue
+		}
 		if l.TraceID != "" && l.SpanID != "" && strings.HasPrefix(l.EventName, "gen_ai.") {
 			kept = append(kept, l)
+			continue
 		}
+		res.Rejected++
 	}
 	staged := stageLogs(kept)
-	if res.Rejected = int64(len(logs) - len(kept)); res.Rejected > 0 {
+	if res.Rejected > 0 {
 		in.logsRejected.Add(res.Rejected)
-		res.Message = fmt.Sprintf("%d log records refused: convtrace stores GenAI events (event name gen_ai.*) that carry a trace and span id", res.Rejected)
+		res.Message = fmt.Sprintf("%d log records refused: convtrace stores GenAI events (event name gen_ai.*) that carry a trace and span id, and the records of Claude Code and Codex", res.Rejected)
 	}
 	if len(staged) == 0 {
 		return res, nil
@@ -224,8 +262,10 @@ func (in *Ingester) Stats() IngestStats {
 		SpansReceived: in.spansReceived.Load(),
 		LogsReceived:  in.logsReceived.Load(),
 		LogsRejected:  in.logsRejected.Load(),
+		LogsIgnored:   in.logsIgnored.Load(),
 		TurnsMapped:   in.turnsMapped.Load(),
 		MapFailures:   in.mapFailures.Load(),
+		Pending:       in.pendingDropped.Load(),
 		Staged:        in.staged.Load(),
 		Joined:        in.joined.Load(),
 		JoinFailures:  in.joinFailures.Load(),

@@ -96,8 +96,8 @@ FROM conversations FINAL WHERE thread_id IN ('vercel-e2e', 'dup-e2e') ORDER BY t
 		}
 	}
 	want := []string{
-		`dup-e2e|prompt|||0|Anthropic|[{"role":"user","parts":[{"type":"text","content":"Summarise"}]}]|-|-`,
-		`dup-e2e|response|||0|Anthropic|Three fixes.|18165|13700`,
+		`dup-e2e|prompt|||0|anthropic|[{"role":"user","parts":[{"type":"text","content":"Summarise"}]}]|-|-`,
+		`dup-e2e|response|||0|anthropic|Three fixes.|18165|13700`,
 		`vercel-e2e|prompt|planner|plan|2|openai|[{"role":"user","parts":[{"type":"text","content":"Plan the fix"}]}]|-|-`,
 		`vercel-e2e|response|planner|plan|2|openai|1. Fix it|12|-`,
 	}
@@ -107,17 +107,23 @@ FROM conversations FINAL WHERE thread_id IN ('vercel-e2e', 'dup-e2e') ORDER BY t
 	if n := queryCount(t, conn, "SELECT count() FROM spans FINAL WHERE thread_id IN ('vercel-e2e', 'dup-e2e') OR name = 'chat claude-sonnet-4-5'"); n != 4 {
 		t.Errorf("%d spans rows, want all 4", n)
 	}
-	if n := queryCount(t, conn, "SELECT count() FROM join_staging"); n != 0 {
-		t.Errorf("%d records staged, want none: the provider SDK's span must not wait for log records", n)
+	// The call is written under the provider SDK's span, the inner one;
+	// the instrumentation's span is folded into it.
+	sdkID := sdkSpan.SpanContext().SpanID().String()
+	if n := queryCount(t, conn, "SELECT count() FROM conversations FINAL WHERE thread_id = 'dup-e2e' AND span_id = ?", sdkID); n != 2 {
+		t.Errorf("%d turns under the SDK's span %s, want the call's 2", n, sdkID)
+	}
+	if n := queryCount(t, conn, "SELECT count() FROM join_staging WHERE kind = 2 AND pos = 1 AND span_id = ?", inst.SpanContext().SpanID().String()); n != 1 {
+		t.Errorf("%d folded marks of the instrumentation's span, want 1", n)
 	}
 }
 
 func queryCount(t *testing.T, conn interface {
 	QueryRow(context.Context, string, ...any) driver.Row
-}, query string) uint64 {
+}, query string, args ...any) uint64 {
 	t.Helper()
 	var n uint64
-	if err := conn.QueryRow(context.Background(), query).Scan(&n); err != nil {
+	if err := conn.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n

@@ -161,6 +161,9 @@ func logsFromOTLP(rls []*logspb.ResourceLogs) []mapping.LogRecord {
 				if b := lr.GetBody(); b != nil {
 					l.Body = anyValueString(b)
 				}
+				if name, _ := mapping.AgentEvent(l); name != "" {
+					l.EventName = name
+				}
 				logs = append(logs, l)
 			}
 		}

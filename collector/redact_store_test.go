@@ -107,10 +107,11 @@ func TestRedactionInProcess(t *testing.T) {
 }
 
 // TestRedactionOTLP sends secrets through the Ingester in both OTLP
-// forms: content in span attributes (stored in conversations and in the
-// spans row's attributes) and content as log records (staged in
-// join_staging before their span arrives, then joined). Nothing written,
-// staged rows included, holds a secret unless redaction is off.
+// forms: content in span attributes (stored in conversations; the spans
+// row keeps the span's other attributes, one with a secret too) and
+// content as log records (staged in join_staging before their span
+// arrives, then joined). Nothing written, staged rows included, holds a
+// secret unless redaction is off.
 func TestRedactionOTLP(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		conn, dsn := testkit.Open(t)
@@ -127,7 +128,8 @@ func TestRedactionOTLP(t *testing.T) {
 		withContent := genAISpan("5555555555555555", false)
 		withContent[0].ScopeSpans[0].Spans[0].Attributes = append(withContent[0].ScopeSpans[0].Spans[0].Attributes,
 			kv("gen_ai.input.messages", `[{"role":"user","parts":[{"type":"text","content":"key `+storedOpenAIKey+`"}]}]`),
-			kv("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"stored `+storedAWSKeyID+`"}]}]`))
+			kv("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"stored `+storedAWSKeyID+`"}]}]`),
+			kv("app.debug", "retried with "+storedOpenAIKey))
 		if _, err := in.Traces(ctx, withContent); err != nil {
 			t.Fatal(err)
 		}

@@ -3,12 +3,10 @@ package collector
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/collector/mapping"
@@ -110,7 +108,11 @@ func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
 		// Taken before the read: what the read cannot see yet was stored
 		// less than a grace before it started.
 		now := time.Now()
-		calls, err := st.read(ctx, keys)
+		staged, err := st.read(ctx, keys)
+		if err != nil {
+			return written, err
+		}
+		units, err := st.units(ctx, staged)
 		if err != nil {
 			return written, err
 		}
@@ -119,23 +121,35 @@ func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
 			done []schema.Staged
 		)
 		keys = nil
-		wrote := make(map[joinKey]uint32, len(calls))
-		for _, c := range calls {
-			if n, ok := mine[c.key]; ok {
-				c.merged = n
+		wrote := make(map[joinKey]uint32, len(units))
+		calls := 0
+		for _, u := range units {
+			merged := uint32(0)
+			for _, c := range u.spans() {
+				if n, ok := mine[c.key]; ok {
+					c.merged = n
+				}
+				merged += c.merged
 			}
-			if !c.due(now, st.window, st.grace) {
+			switch {
+			case u.silent && merged < u.records:
+			case u.due(merged, now, st.window, st.grace):
+				turns := st.turns([]mapping.Span{u.span})
+				u.call.sortKeys(turns, now, st.window, st.grace)
+				u.keep(turns)
+				for i := range turns {
+					turns[i].Revision = uint64(now.UnixNano())
+				}
+				it.turns = append(it.turns, turns...)
+				keys = append(keys, u.call.key)
+				calls++
+			default:
 				continue
 			}
-			turns := st.turns([]mapping.Span{c.joined()})
-			c.sortKeys(turns, now, st.window, st.grace)
-			for i := range turns {
-				turns[i].Revision = uint64(now.UnixNano())
+			for _, c := range u.spans() {
+				wrote[c.key] = c.records
 			}
-			it.turns = append(it.turns, turns...)
-			done = append(done, c.written())
-			keys = append(keys, c.key)
-			wrote[c.key] = c.records
+			done = append(done, u.marks()...)
 		}
 		if len(done) == 0 {
 			return written, nil
@@ -146,7 +160,7 @@ func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
 		if err := st.w.writeWait(ctx, item{staged: done}); err != nil {
 			return written, fmt.Errorf("write join marks: %w", err)
 		}
-		written += len(done)
+		written += calls
 		mine = wrote
 	}
 	return written, nil
@@ -164,11 +178,7 @@ func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, erro
 	if err != nil {
 		return nil, err
 	}
-	set := make([]clickhouse.GroupSet, len(keys))
-	for i, k := range keys {
-		set[i] = clickhouse.GroupSet{Value: []any{k.traceID, k.spanID}}
-	}
-	rows, err := conn.Query(ctx, selectStaged, set)
+	rows, err := conn.Query(ctx, selectStaged, keySet(keys))
 	if err != nil {
 		st.close()
 		return nil, fmt.Errorf("read join_staging: %w", err)
@@ -191,6 +201,10 @@ func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, erro
 		}
 		if r.Kind == schema.StagedWritten {
 			c.merged = max(c.merged, r.Merged)
+			c.wroteTurns = c.wroteTurns || r.Pos == 0
+			if r.Pos == 0 && payload != "" {
+				c.thread = payload
+			}
 			continue
 		}
 		if seen[k][r.RecordID] {
@@ -217,18 +231,24 @@ func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, erro
 	return out, nil
 }
 
+// sweepBytes bounds the records a sweep reads at once.
+const sweepBytes = 32 << 20
+
 // selectDue finds the calls with records not yet merged into written
 // turns whose first record was stored before the window cutoff, and the
-// calls with a span and log records, none stored after the settle cutoff:
-// their request may have failed, or skipped a call another goroutine held.
+// calls with a span, no record stored after the settle cutoff: their
+// request may have failed to write what was complete (storage went away
+// after the records were stored), or skipped a call another goroutine
+// held. A call whose span waits for more is read again each sweep until
+// its window ends.
 const selectDue = `
-SELECT trace_id, span_id
+SELECT trace_id, span_id, sumIf(length(payload), kind != 2)
 FROM join_staging
 WHERE ts >= ?
 GROUP BY trace_id, span_id
-HAVING uniqExactIf(record_id, kind < 2) > maxIf(merged, kind = 2)
-   AND (minIf(received_ns, kind < 2) <= ?
-        OR (countIf(kind = 0) > 0 AND countIf(kind = 1) > 0 AND maxIf(received_ns, kind < 2) <= ?))
+HAVING uniqExactIf(record_id, kind != 2) > maxIf(merged, kind = 2)
+   AND (minIf(received_ns, kind != 2) <= ?
+        OR (countIf(kind = 0) > 0 AND maxIf(received_ns, kind != 2) <= ?))
 LIMIT 10000`
 
 // sweep completes the calls whose window ended, including those staged by
@@ -252,28 +272,42 @@ func (st *stager) sweep(ctx context.Context, settle, margin time.Duration) (int,
 		st.close()
 		return 0, fmt.Errorf("find due calls: %w", err)
 	}
-	var keys []joinKey
+	var (
+		keys  []joinKey
+		sizes []uint64
+	)
 	for rows.Next() {
 		var k joinKey
-		if err := rows.Scan(&k.traceID, &k.spanID); err != nil {
+		var size uint64
+		if err := rows.Scan(&k.traceID, &k.spanID, &size); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("find due calls: %w", err)
 		}
-		keys = append(keys, k)
+		keys, sizes = append(keys, k), append(sizes, size)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("find due calls: %w", err)
 	}
+	found := len(keys)
 	written := 0
-	for chunk := range slices.Chunk(keys, 500) {
-		n, err := st.complete(ctx, chunk)
-		written += n
+	for len(keys) > 0 {
+		// At most 500 calls and sweepBytes of records a round (but one
+		// call whatever its size), so that a sweep of large calls reads
+		// them a few at a time.
+		n, total := 0, uint64(0)
+		for n < len(keys) && n < 500 && (n == 0 || total+sizes[n] <= sweepBytes) {
+			total += sizes[n]
+			n++
+		}
+		w, err := st.complete(ctx, keys[:n])
+		written += w
 		if err != nil {
 			return written, err
 		}
+		keys, sizes = keys[n:], sizes[n:]
 	}
-	if len(keys) < 10000 {
+	if found < 10000 {
 		st.sweptFrom = now.Add(-st.window - st.grace - margin)
 	}
 	if now.Sub(st.dropped) >= time.Minute {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -39,6 +40,12 @@ import (
 // later than this after its call's first one can no longer be merged.
 const stagingKept = 24 * time.Hour
 
+// maxStagedSpan is the largest span staged: a larger one is mapped as it
+// comes, so that a request of a few huge calls is not written and read
+// back twice within the receiver's memory budget. Such a call does not fold
+// with a nested span of itself nor inherit from an ancestor.
+const maxStagedSpan = 1 << 20
+
 // recordSpan is the record id of a call's span in join_staging.
 const recordSpan = "span"
 
@@ -67,16 +74,38 @@ type (
 // of GenAI calls whose content may come as log records.
 func stageSpans(spans []mapping.Span) (direct []mapping.Span, staged []schema.Staged) {
 	for _, s := range spans {
-		if !mapping.NeedsLogs(s) {
+		f := s.Origin.(otlpSpanRef)
+		if !mapping.Staged(s) || proto.Size(f.ps) > maxStagedSpan {
 			direct = append(direct, s)
 			continue
 		}
-		f := s.Origin.(otlpSpanRef)
 		one := &tracepb.ResourceSpans{Resource: f.rs.GetResource(), SchemaUrl: f.rs.GetSchemaUrl(),
 			ScopeSpans: []*tracepb.ScopeSpans{{Scope: f.ss.GetScope(), SchemaUrl: f.ss.GetSchemaUrl(), Spans: []*tracepb.Span{f.ps}}}}
 		staged = append(staged, stagedRow(s.TraceID, s.SpanID, schema.StagedSpan, 0, one))
 	}
 	return direct, staged
+}
+
+// stageToolOutputs returns, for each Claude Code tool span with its
+// output, the record that joins the output to the tool's result
+// (mapping.ClaudeToolOutput), staged as a log record of its prompt.
+func stageToolOutputs(spans []mapping.Span) []schema.Staged {
+	var staged []schema.Staged
+	for _, s := range spans {
+		attrs, at, ok := mapping.ClaudeToolOutput(s)
+		if !ok {
+			continue
+		}
+		f := s.Origin.(otlpSpanRef)
+		lr := &logspb.LogRecord{TimeUnixNano: at, TraceId: f.ps.GetTraceId(), SpanId: f.ps.GetSpanId(),
+			Body: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: mapping.ClaudeToolOutputBody}}}
+		for _, a := range attrs {
+			lr.Attributes = append(lr.Attributes, &commonpb.KeyValue{Key: a.Key, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: a.Value}}})
+		}
+		rl := &logspb.ResourceLogs{Resource: f.rs.GetResource(), ScopeLogs: []*logspb.ScopeLogs{{Scope: f.ss.GetScope(), LogRecords: []*logspb.LogRecord{lr}}}}
+		staged = append(staged, stageLogs(logsFromOTLP([]*logspb.ResourceLogs{rl}))...)
+	}
+	return staged
 }
 
 // stageLogs returns the staged rows of OTLP log records.
@@ -86,7 +115,11 @@ func stageLogs(logs []mapping.LogRecord) []schema.Staged {
 		f := l.Origin.(otlpLogRef)
 		one := &logspb.ResourceLogs{Resource: f.rl.GetResource(), SchemaUrl: f.rl.GetSchemaUrl(),
 			ScopeLogs: []*logspb.ScopeLogs{{Scope: f.sl.GetScope(), SchemaUrl: f.sl.GetSchemaUrl(), LogRecords: []*logspb.LogRecord{f.lr}}}}
-		staged = append(staged, stagedRow(l.TraceID, l.SpanID, schema.StagedLog, l.Pos, one))
+		traceID, spanID := l.TraceID, l.SpanID
+		if name, _ := mapping.AgentEvent(l); name != "" {
+			traceID, spanID, _ = mapping.AgentKey(l, name)
+		}
+		staged = append(staged, stagedRow(traceID, spanID, schema.StagedLog, l.Pos, one))
 	}
 	return staged
 }
@@ -127,9 +160,15 @@ type stagedCall struct {
 	spanRecv uint64 // when the span was stored
 	logs     []mapping.LogRecord
 	logsRecv []uint64 // when each log record was stored
-	records  uint32   // distinct span and log records
+	records  uint32   // distinct span, log and context records
 	firstNS  uint64   // when its first record was stored
 	merged   uint32   // records the last written turns merged; 0: none written
+	// wroteTurns says turns were written under the call's span id once
+	// (not only folded into another span's).
+	wroteTurns bool
+	// thread is the thread its turns were first written in, which later
+	// writes keep: it is part of their sort key.
+	thread string
 }
 
 // spanKeyed reports whether the turns take the span's sort key: whether
@@ -142,29 +181,13 @@ func (c *stagedCall) spanKeyed(now time.Time, window, grace time.Duration) bool 
 	return c.span != nil && c.spanRecv <= first+uint64(window)
 }
 
-// due reports whether the call's turns are to be written now: records
-// arrived since the last write, and it was written before (a late record
-// merges at once), its window and grace are over, or it is complete with
-// a span that keys it.
-func (c *stagedCall) due(now time.Time, window, grace time.Duration) bool {
-	switch {
-	case c.records == 0 || c.merged >= c.records:
-		return false
-	case c.merged > 0 || uint64(now.Add(-window-grace).UnixNano()) >= c.firstNS:
-		return true
-	case !c.spanKeyed(now, window, grace):
-		return false
-	}
-	s := c.joined()
-	in, out, ok := mapping.GenAIMessages(s)
-	return ok && in > 0 && (s.Failed || out > 0)
-}
-
 // joined is the call's span with its records as events, or the span its
 // records imply when the span has not arrived.
 func (c *stagedCall) joined() mapping.Span {
 	if c.span == nil {
-		return logsOnly(c.logs)
+		s := logsOnly(c.logs)
+		s.TraceID, s.SpanID = c.key.traceID, c.key.spanID // an agent's records are joined under a key of their own
+		return s
 	}
 	s := *c.span
 	s.AttachLogs(c.logs)
@@ -187,8 +210,8 @@ func logsOnly(logs []mapping.LogRecord) mapping.Span {
 // that of the span the log records stored within the window imply. Both
 // are final by the time due lets a call be written.
 func (c *stagedCall) sortKeys(turns []schema.Turn, now time.Time, window, grace time.Duration) {
-	if c.spanKeyed(now, window, grace) {
-		return
+	if c.spanKeyed(now, window, grace) || c.span == nil && mapping.AgentStream(c.joined()) {
+		return // an agent's turns are keyed each by its own record
 	}
 	var early []mapping.LogRecord
 	for i, l := range c.logs {
@@ -206,14 +229,25 @@ func (c *stagedCall) sortKeys(turns []schema.Turn, now time.Time, window, grace 
 	}
 }
 
-// written is the row saying that turns merging every record were written.
-func (c *stagedCall) written() schema.Staged {
-	return schema.Staged{TraceID: c.key.traceID, SpanID: c.key.spanID, RecordID: recordWritten,
-		Kind: schema.StagedWritten, Merged: c.records}
+// written is the row saying that turns merging merged records were
+// written, or, folded, that the call's records went into another span's
+// turns.
+func (c *stagedCall) written(merged uint32, folded bool) schema.Staged {
+	w := schema.Staged{TraceID: c.key.traceID, SpanID: c.key.spanID, RecordID: recordWritten,
+		Kind: schema.StagedWritten, Merged: merged}
+	if folded {
+		w.Pos = 1
+	} else {
+		w.Payload = []byte(c.thread)
+	}
+	return w
 }
 
 // add decodes a staged span or log record into the call.
 func (c *stagedCall) add(kind uint8, pos uint32, received uint64, payload []byte) error {
+	if kind == schema.StagedContext {
+		return nil // it says an ancestor arrived: the tree holds it
+	}
 	if kind == schema.StagedSpan {
 		var rs tracepb.ResourceSpans
 		if err := proto.Unmarshal(payload, &rs); err != nil {

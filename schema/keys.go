@@ -91,6 +91,12 @@ const (
 	KeyContent          = "convtrace.content"
 	KeyContentBytes     = "convtrace.content.bytes"
 	KeyContentTruncated = "convtrace.content.truncated"
+
+	// KeyContentInTurns, on a spans row, says with the value ContentInTurns
+	// that the span's turns hold what it said, and the row does not: its
+	// content attributes were left out (the rule "Content stored once").
+	KeyContentInTurns = "convtrace.content"
+	ContentInTurns    = "turns"
 )
 
 // Event names written by package instrument.

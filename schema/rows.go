@@ -256,9 +256,10 @@ func ResponseTurnID(spanID string, failed bool) string {
 
 // Kinds of a join_staging row.
 const (
-	StagedSpan    uint8 = 0 // a GenAI span that carries no content
+	StagedSpan    uint8 = 0 // a provider call's span
 	StagedLog     uint8 = 1 // a log record carrying a call's content
 	StagedWritten uint8 = 2 // turns were written from the records before it
+	StagedContext uint8 = 3 // an ancestor the call inherits from arrived (no payload)
 )
 
 // Staged is one row of join_staging: half of an OTLP call waiting for the
@@ -268,7 +269,7 @@ type Staged struct {
 	SpanID     string
 	RecordID   string // "span" for the span; a hash of a log record's payload
 	Kind       uint8
-	Pos        uint32 // a log record's position in its request
+	Pos        uint32 // a log record's position in its request; of a StagedWritten row, 1 when the call folded into another span's turns
 	ReceivedNS uint64
 	Merged     uint32 // of a StagedWritten row: how many records the turns merged
 	Payload    []byte

@@ -62,6 +62,9 @@ type SpanDetail struct {
 	Input      []DetailTurn `json:"input"`
 	Output     []DetailTurn `json:"output"`
 	TurnsShown int          `json:"turns_shown"`
+	// Rebuilt are the content attributes the span's row left out, its
+	// turns holding them (detail_rebuilt.go).
+	Rebuilt []RebuiltAttr `json:"rebuilt_attributes"`
 	// Links: the span's first turn in its thread page, the turn it
 	// answers there, the trace page with the span open, this detail as
 	// JSON, and (when a list or value was cut) all of it as fragment,
@@ -180,7 +183,7 @@ func (s *Server) spanDetail(ctx context.Context, t Trace, spanID string, all boo
 		return SpanDetail{}, query.SpanNotFound(t.TraceID, spanID)
 	}
 	d := SpanDetail{
-		TraceID: t.TraceID, TraceSpan: *sp, Events: []SpanEvent{}, Input: []DetailTurn{}, Output: []DetailTurn{},
+		TraceID: t.TraceID, TraceSpan: *sp, Events: []SpanEvent{}, Input: []DetailTurn{}, Output: []DetailTurn{}, Rebuilt: []RebuiltAttr{},
 		Start: time.Unix(0, int64(sp.StartNS)).UTC(), OffsetNS: sp.StartNS - t.StartNS,
 		TraceURL: spanPageURL(t.TraceID, spanID), APIURL: "/api" + spanPath(t.TraceID, spanID),
 	}
@@ -217,7 +220,8 @@ func (s *Server) spanDetail(ctx context.Context, t Trace, spanID string, all boo
 		d.Events = append(d.Events, ev)
 	}
 	d.addTurns(turns)
-	if d.Capped() {
+	rebuiltCut := d.ContentInTurns && d.rebuildContent(all)
+	if d.Capped() || rebuiltCut {
 		d.AllURL = detailURL(t.TraceID, spanID) + "?all=1"
 		d.AllPageURL = d.TraceURL + "&all=1"
 		d.AllAPIURL = d.APIURL + "?all=1"

@@ -35,7 +35,7 @@ func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
 
 // redactionsDesc describes convtrace_redactions_total{kind}.
 var redactionsDesc = prometheus.NewDesc("convtrace_redactions_total",
-	"Secrets replaced by [REDACTED:kind] before storage, by kind: each place a secret was stored counts (a prompt turn and its span's attributes, say).", []string{"kind"}, nil)
+	"Secrets replaced by [REDACTED:kind] before storage, by kind: each place a secret was stored counts (a prompt turn and an attribute of its span, say).", []string{"kind"}, nil)
 
 // redactions exposes the ingester's redaction counts, one series per kind
 // (none when redaction is off).

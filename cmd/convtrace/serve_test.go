@@ -205,7 +205,9 @@ func TestServeOpsEndpoints(t *testing.T) {
 	for _, want := range []string{
 		`convtrace_otlp_received_spans_total{transport="http"} 1`,
 		"convtrace_turns_mapped_total 2",
-		"convtrace_rows_written_total 3",
+		// The span's row, its staged record, its 2 turns and the mark
+		// that they were written (every provider call span is staged).
+		"convtrace_rows_written_total 5",
 		"convtrace_values_sanitised_total 0",
 		"convtrace_insert_duration_seconds_count",
 	} {

@@ -151,12 +151,24 @@ func genAIMessages(a Attrs, body map[string]json.RawMessage) (exchange, bool) {
 		return exchange{}, false
 	}
 	var x exchange
-	if parts := systemParts(sys); len(parts) > 0 {
+	input := inputMessages(in)
+	if parts := systemParts(sys); len(parts) > 0 && !repeatsSystem(input, parts) {
 		x.input = append(x.input, genai.Message{Role: "system", Parts: parts})
 	}
-	x.input = append(x.input, inputMessages(in)...)
+	x.input = append(x.input, input...)
 	x.output = outputMessages(out)
 	return x, true
+}
+
+// repeatsSystem reports whether the input messages open with the system
+// instructions given apart (some instrumentations send both): they are
+// stored once.
+func repeatsSystem(input []genai.Message, system []genai.Part) bool {
+	if !hasSystem(input) {
+		return false
+	}
+	given := genai.Message{Role: "system", Parts: system}
+	return strings.TrimSpace(input[0].Text()) == strings.TrimSpace(given.Text())
 }
 
 // systemParts reads gen_ai.system_instructions: a JSON array of parts, or

@@ -52,6 +52,11 @@ func eventRank(name string) int {
 
 func (l LogRecord) event() Event {
 	a := l.Attrs
+	if name, _ := AgentEvent(l); name != "" {
+		// Joined under its agent's key, a record keeps its own place.
+		a.List = append(slices.Clip(a.List), schema.Attr{Key: keyRecordTraceID, Value: l.TraceID}, schema.Attr{Key: keyRecordSpanID, Value: l.SpanID})
+		return Event{Name: name, TimeNS: l.TimeNS, Attrs: a}
+	}
 	if l.Body != "" {
 		list := make([]schema.Attr, 0, len(a.List)+1)
 		list = append(list, a.List...)
@@ -63,7 +68,7 @@ func (l LogRecord) event() Event {
 // NeedsLogs reports whether s is a GenAI call span that carries no content
 // of its own, so its content may come as log records.
 func NeedsLogs(s Span) bool {
-	return isGenAICall(s.Attrs) && !hasContent(s) && !s.duplicate && vercelOperation(s.Attrs) == ""
+	return isGenAICall(s.Attrs) && !hasContent(s) && !s.duplicate && vercelOperation(s.Attrs) == "" && !agentSpan(s)
 }
 
 // hasContent reports whether a span records what a call said in any form

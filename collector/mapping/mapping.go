@@ -67,7 +67,7 @@ var (
 	threadKeys = keys(schema.KeyConversationID, schema.KeyThreadID, "session.id",
 		"traceloop.association.properties.thread_id", "traceloop.association.properties.session_id",
 		"traceloop.association.properties.conversation_id",
-		vcMetadata+"threadId", vcMetadata+"thread_id", vcMetadata+"thread")
+		vcMetadata+"threadId", vcMetadata+"thread_id", vcMetadata+"thread", vcMetadata+"sessionId", mastraSessionID)
 	phaseKeys      = keys(schema.KeyPhase, vcMetadata+"phase")
 	roundKeys      = keys(schema.KeyRound, vcMetadata+"round")
 	speakerKeys    = keys(schema.KeySpeaker, schema.KeyAgentName, vcMetadata+"speaker", vcFunctionID)
@@ -92,6 +92,9 @@ var (
 
 func resolve(s Span) call {
 	a := s.Attrs
+	if extra := mastraAttrs(a); extra != nil {
+		a.List = append(extra, a.List...)
+	}
 	sanitised := 0
 	count := func(keys []string) *uint32 {
 		n, invalid := a.uint32(keys...)
@@ -139,6 +142,10 @@ func resolve(s Span) call {
 		c.operation = schema.OperationChat
 	}
 	c.provider = vercelProvider(a, c.provider)
+	if c.provider == "" {
+		c.provider = metadataProvider(a)
+	}
+	c.provider = providerName(c.provider)
 	// A total with one side known gives the other.
 	if total := count(totalKeys); total != nil {
 		switch {
@@ -170,8 +177,11 @@ func resolve(s Span) call {
 // with content as OTel GenAI, OpenLLMetry or OpenInference record it, then
 // GenAI calls whose content was not captured (or comes as log records).
 func Turns(s Span) []schema.Turn {
-	if s.duplicate || vercelWrapper(s) {
+	if s.duplicate || vercelWrapper(s) || agentSpan(s) {
 		return nil
+	}
+	if agentStream(s) {
+		return agentTurns(s)
 	}
 	c := resolve(s)
 	if prompt, ok := s.convtracePrompt(); ok {
@@ -184,7 +194,7 @@ func Turns(s Span) []schema.Turn {
 	}
 	for _, conv := range callConventions {
 		if x, ok := conv(s); ok {
-			return callTurns(s, c, x)
+			return callTurns(s, c, s.inherited.fill(x))
 		}
 	}
 	return nil
@@ -193,6 +203,7 @@ func Turns(s Span) []schema.Turn {
 // callConventions recognise a provider call and read what it said, in the
 // order they are tried.
 var callConventions = []func(Span) (exchange, bool){
+	mastraCall,
 	vercelCall,
 	genAIContent,
 	openLLMetryCall,
@@ -206,6 +217,7 @@ var toolConventions = []func(Span) (toolRun, bool){
 	vercelTool,
 	openInferenceTool,
 	openLLMetryTool,
+	mastraToolRun,
 }
 
 // exchange is what a provider call said, whichever convention recorded it:
@@ -306,6 +318,8 @@ func setText(t *schema.Turn, content string) {
 
 // SpanRow returns the spans-table row of any span, and how many of its
 // usage values were invalid and so are unknown in the row and its turns.
+// The row keeps every attribute but the content its turns hold
+// (content_once.go).
 func SpanRow(s Span) (schema.Span, int) {
 	c := resolve(s)
 	row := schema.Span{
@@ -315,7 +329,7 @@ func SpanRow(s Span) (schema.Span, int) {
 		StartNS: s.StartNS, DurationNS: s.durationNS(), Status: s.status(), StatusMsg: s.StatusMsg,
 		Operation: c.operation, Provider: c.provider, Model: c.model,
 		TokensIn: c.tokensIn, TokensOut: c.tokensOut, CostUSD: c.costUSD,
-		Attributes: s.Attrs.List, Resource: s.Resource.List,
+		Attributes: rowAttributes(s), Resource: s.Resource.List,
 	}
 	for _, e := range s.Events {
 		row.EventNames = append(row.EventNames, e.Name)

@@ -28,6 +28,8 @@ type Span struct {
 	// duplicate marks a span of a call another span of the batch maps
 	// (foldCalls): it keeps its spans row only.
 	duplicate bool
+	// inherited is what Inherit took from the span's ancestors.
+	inherited inherited
 }
 
 type Event struct {

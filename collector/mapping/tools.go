@@ -1,6 +1,11 @@
 package mapping
 
-import "github.com/convtrace/convtrace/schema"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/convtrace/convtrace/schema"
+)
 
 // Tool executions become a tool_call turn (the arguments) and a
 // tool_result turn (the result), carrying the tool's name and call id, so
@@ -29,11 +34,11 @@ func toolTurns(s Span, c call, run toolRun) []schema.Turn {
 	ask.Role, ask.Seq = schema.RoleToolCall, 0
 	ask.TurnID = schema.TurnID(s.SpanID, ask.Role, 0)
 	ask.StartNS = s.StartNS
-	setText(&ask, run.arguments)
+	setText(&ask, toolText(run.arguments))
 	if !s.Ended {
 		return []schema.Turn{ask}
 	}
-	return []schema.Turn{ask, c.finish(s, schema.RoleToolResult, 1, func(t *schema.Turn) { setText(t, run.result) })}
+	return []schema.Turn{ask, c.finish(s, schema.RoleToolResult, 1, func(t *schema.Turn) { setText(t, toolText(run.result)) })}
 }
 
 // genAITool reads an OTel GenAI execute_tool span.
@@ -49,3 +54,49 @@ func genAITool(s Span) (toolRun, bool) {
 }
 
 var _ = keys(schema.KeyToolCallArguments, schema.KeyToolCallResult)
+
+// toolText is a tool's arguments or result as the tool had them, out of
+// the wrappers instrumentations put around them: a JSON string of the
+// value (Traceloop's entity output, the AI SDK's result), Traceloop's
+// {"args": [], "kwargs": {...}}, and a serialized LangChain message
+// ({"lc": 1, "type": "constructor", "kwargs": {"content": ...}}, alone or
+// as {"output": ...}).
+func toolText(v string) string {
+	t := strings.TrimSpace(v)
+	if t == "" || (t[0] != '"' && t[0] != '{') {
+		return v
+	}
+	var str string
+	if t[0] == '"' {
+		if json.Unmarshal([]byte(t), &str) == nil {
+			return str
+		}
+		return v
+	}
+	var w struct {
+		Args   []json.RawMessage `json:"args"`
+		Kwargs json.RawMessage   `json:"kwargs"`
+		LC     int               `json:"lc"`
+		Type   string            `json:"type"`
+		Output json.RawMessage   `json:"output"`
+	}
+	if json.Unmarshal([]byte(t), &w) != nil {
+		return v
+	}
+	switch {
+	case w.LC > 0 && w.Type == "constructor":
+		var k struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(w.Kwargs, &k) == nil && len(k.Content) > 0 {
+			return toolText(string(k.Content))
+		}
+	case len(w.Output) > 0 && strings.Contains(string(w.Output), `"lc"`):
+		if out := toolText(string(w.Output)); out != string(w.Output) {
+			return out
+		}
+	case w.Args != nil && len(w.Args) == 0 && len(w.Kwargs) > 0 && w.LC == 0:
+		return string(w.Kwargs)
+	}
+	return v
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -44,6 +45,7 @@ func NewGRPCServer(ing Ingester, opts ...Option) *grpc.Server {
 	s := grpc.NewServer(sopts...)
 	s.RegisterService(&traceServiceDesc, &traceServer{r: r})
 	s.RegisterService(&logsServiceDesc, &logsServer{r: r})
+	s.RegisterService(&metricsServiceDesc, &metricsServer{r: r})
 	return s
 }
 
@@ -62,6 +64,12 @@ var (
 		HandlerType: (*coltracepb.TraceServiceServer)(nil),
 		Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: traceExportHandler}},
 		Metadata:    "opentelemetry/proto/collector/trace/v1/trace_service.proto",
+	}
+	metricsServiceDesc = grpc.ServiceDesc{
+		ServiceName: "opentelemetry.proto.collector.metrics.v1.MetricsService",
+		HandlerType: (*colmetricspb.MetricsServiceServer)(nil),
+		Methods:     []grpc.MethodDesc{{MethodName: "Export", Handler: metricsExportHandler}},
+		Metadata:    "opentelemetry/proto/collector/metrics/v1/metrics_service.proto",
 	}
 	logsServiceDesc = grpc.ServiceDesc{
 		ServiceName: "opentelemetry.proto.collector.logs.v1.LogsService",
@@ -210,3 +218,38 @@ func (codec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 func (codec) Name() string { return grpcproto.Name }
+
+type metricsServer struct {
+	colmetricspb.UnimplementedMetricsServiceServer
+	r *receiver
+}
+
+var _ colmetricspb.MetricsServiceServer = (*metricsServer)(nil)
+
+// Export takes a decoded request (metricPoints: not stored).
+func (s *metricsServer) Export(ctx context.Context, req *colmetricspb.ExportMetricsServiceRequest) (*colmetricspb.ExportMetricsServiceResponse, error) {
+	resp, err := s.r.exportGRPC(ctx, metricPoints, req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.(*colmetricspb.ExportMetricsServiceResponse), nil
+}
+
+func metricsExportHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	s := srv.(*metricsServer)
+	start := time.Now()
+	defer s.r.observe(metricPoints, start)
+	req := new(colmetricspb.ExportMetricsServiceRequest)
+	release, err := s.r.decodeGRPC(metricPoints, dec, req)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if interceptor == nil {
+		return s.Export(ctx, req)
+	}
+	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: colmetricspb.MetricsService_Export_FullMethodName}
+	return interceptor(ctx, req, info, func(ctx context.Context, req any) (any, error) {
+		return s.Export(ctx, req.(*colmetricspb.ExportMetricsServiceRequest))
+	})
+}

@@ -23,7 +23,7 @@ import (
 )
 
 // NewHTTPHandler returns the OTLP/HTTP receiver: POST /v1/traces and POST
-// /v1/logs, bodies in application/x-protobuf or application/json,
+// /v1/logs, and POST /v1/metrics (answered, not stored), bodies in application/x-protobuf or application/json,
 // Content-Encoding gzip or none. A request is answered 200 only once ing
 // has stored it; see the package documentation for the errors.
 func NewHTTPHandler(ing Ingester, opts ...Option) http.Handler {
@@ -31,6 +31,7 @@ func NewHTTPHandler(ing Ingester, opts ...Option) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/"+traces.name, &httpEndpoint{r: r, sig: traces})
 	mux.Handle("/v1/"+logs.name, &httpEndpoint{r: r, sig: logs})
+	mux.Handle("/v1/"+metricPoints.name, &httpEndpoint{r: r, sig: metricPoints})
 	return mux
 }
 

@@ -376,7 +376,7 @@ func TestHTTPRefusedBeforeReading(t *testing.T) {
 			415, "application/x-protobuf or application/json", [2]string{}},
 		{"GET", request{method: http.MethodGet, path: "/v1/traces", contentType: "application/json"},
 			405, "POST", [2]string{"Allow", "POST"}},
-		{"unknown path", request{path: "/v1/metrics", contentType: "application/x-protobuf"}, 404, "not found", [2]string{}},
+		{"unknown path", request{path: "/v1/profiles", contentType: "application/x-protobuf"}, 404, "not found", [2]string{}},
 	} {
 		ing := &fakeIngester{}
 		rec := serve(otlpreceiver.NewHTTPHandler(ing), c.req)

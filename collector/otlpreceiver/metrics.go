@@ -23,6 +23,7 @@ const (
 // transport is http or grpc.
 type metrics struct {
 	receivedSpans, receivedLogs *prometheus.CounterVec // {transport}
+	droppedPoints               *prometheus.CounterVec // {transport}: metric data points, taken and not stored
 	rejectedSpans, rejectedLogs *prometheus.CounterVec // {transport, reason}
 	rejectedRequests            *prometheus.CounterVec // {signal, transport, reason}
 	ingestFailures              *prometheus.CounterVec // {signal, transport}
@@ -39,6 +40,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	m := &metrics{
 		receivedSpans:    counter("received_spans_total", "Spans in OTLP requests that decoded, stored or not.", "transport"),
 		receivedLogs:     counter("received_log_records_total", "Log records in OTLP requests that decoded, stored or not.", "transport"),
+		droppedPoints:    counter("dropped_metric_points_total", "Metric data points in OTLP requests that decoded: taken (answered 200) and not stored, as the conversations and their spans and records carry the usage.", "transport"),
 		rejectedSpans:    counter("rejected_spans_total", "Received spans not stored: refused by the ingester (partial_success) or in a request that failed to store (unavailable, the sender retries).", "transport", "reason"),
 		rejectedLogs:     counter("rejected_log_records_total", "Received log records not stored: refused by the ingester (partial_success) or in a request that failed to store (unavailable, the sender retries).", "transport", "reason"),
 		rejectedRequests: counter("rejected_requests_total", "OTLP requests refused before their items could be counted, by reason.", "signal", "transport", "reason"),
@@ -54,6 +56,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, tr := range []string{transportHTTP, transportGRPC} {
 		m.receivedSpans.WithLabelValues(tr)
 		m.receivedLogs.WithLabelValues(tr)
+		m.droppedPoints.WithLabelValues(tr)
 		for _, sig := range []*signal{traces, logs} {
 			m.ingestFailures.WithLabelValues(sig.name, tr)
 		}
@@ -62,8 +65,11 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 }
 
 func (m *metrics) received(sig *signal, transport string) prometheus.Counter {
-	if sig == traces {
+	switch sig {
+	case traces:
 		return m.receivedSpans.WithLabelValues(transport)
+	case metricPoints:
+		return m.droppedPoints.WithLabelValues(transport)
 	}
 	return m.receivedLogs.WithLabelValues(transport)
 }

@@ -8,8 +8,10 @@ import (
 	"unicode/utf8"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -99,6 +101,35 @@ var logs = &signal{
 		}
 		return resp
 	},
+}
+
+// metricPoints is OTLP metrics: answered as stored so that an SDK that
+// exports all three signals to one endpoint (Claude Code, Codex) logs no
+// errors, and dropped: the usage and cost they count are already in the
+// calls, from the agents' records and spans, and a second count would
+// disagree with them.
+var metricPoints = &signal{
+	name:       "metrics",
+	items:      "data points",
+	newRequest: func() proto.Message { return new(colmetricspb.ExportMetricsServiceRequest) },
+	export: func(_ context.Context, _ Ingester, req proto.Message) (int64, collector.Result, error) {
+		var n int64
+		for _, r := range req.(*colmetricspb.ExportMetricsServiceRequest).GetResourceMetrics() {
+			for _, sm := range r.GetScopeMetrics() {
+				for _, m := range sm.GetMetrics() {
+					n += int64(dataPoints(m))
+				}
+			}
+		}
+		return n, collector.Result{}, nil
+	},
+	newResponse: func(collector.Result) proto.Message { return new(colmetricspb.ExportMetricsServiceResponse) },
+}
+
+// dataPoints counts a metric's data points, whatever its kind.
+func dataPoints(m *metricspb.Metric) int {
+	return len(m.GetGauge().GetDataPoints()) + len(m.GetSum().GetDataPoints()) + len(m.GetHistogram().GetDataPoints()) +
+		len(m.GetExponentialHistogram().GetDataPoints()) + len(m.GetSummary().GetDataPoints())
 }
 
 // Transports, the metrics' transport label.

@@ -241,8 +241,14 @@ func (p Prices) CacheSavings(model string, cacheRead uint64) (usd float64, ok bo
 // PriceTurn prices a turn with token counts, no cost and a known model
 // ("priced"). Every other source (provided, unknown, none) is the one rule
 // of schema's Turn.Values and the column DEFAULT, which a turn left blank
-// gets.
+// gets. A turn that names no provider takes its model's from the table,
+// as a last resort.
 func (p Prices) PriceTurn(t *schema.Turn) {
+	if t.Provider == "" {
+		if pr, ok := p.Lookup(t.Model); ok {
+			t.Provider = pr.Provider
+		}
+	}
 	if t.CostUSD != nil || t.CostSource != "" || t.TokensIn == nil && t.TokensOut == nil {
 		return
 	}

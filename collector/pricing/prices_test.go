@@ -202,3 +202,21 @@ func TestDefaultPricesDated(t *testing.T) {
 
 func u32(n uint32) *uint32   { return &n }
 func f64(f float64) *float64 { return &f }
+
+// A turn that names no provider takes its model's from the price table;
+// one that names it keeps it, and an unknown model gets none.
+func TestPriceTurnNamesProvider(t *testing.T) {
+	p := DefaultPrices()
+	for _, c := range []struct{ model, provider, want string }{
+		{"gpt-4o-mini", "", "openai"},
+		{"claude-3-5-haiku-20241022", "", "anthropic"},
+		{"claude-3-5-haiku-20241022", "aws.bedrock", "aws.bedrock"},
+		{"my-own-model", "", ""},
+	} {
+		turn := schema.Turn{Model: c.model, Provider: c.provider}
+		p.PriceTurn(&turn)
+		if turn.Provider != c.want {
+			t.Errorf("model %q provider %q: got %q, want %q", c.model, c.provider, turn.Provider, c.want)
+		}
+	}
+}

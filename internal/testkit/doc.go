@@ -14,6 +14,9 @@
 //     Screenshot).
 //   - OTLP payloads the Go protobuf encoder refuses to write, such as
 //     strings that are not valid UTF-8 (RawTraceRequest).
+//   - An OTLP/HTTP receiver that keeps every export request, and writes
+//     OTLP/JSON with hex ids (OTLPCapture, MarshalOTLPJSON); and the
+//     server-sent event writer of the fake model providers (SSE).
 //
 // Tests skip with a clear message when no ClickHouse or Chromium binary
 // exists (the cluster tests also when ZooKeeper or java is missing), and

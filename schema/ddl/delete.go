@@ -174,3 +174,13 @@ func countMutations(ctx context.Context, db DB, database string, tables []string
 	}
 	return pending, parts, nil
 }
+
+// Tuple binds strings as a tuple, ('a', 'b'), which IN takes; a slice
+// binds as an array, which it does not.
+func Tuple(values []string) clickhouse.GroupSet {
+	set := clickhouse.GroupSet{Value: make([]any, len(values))}
+	for i, v := range values {
+		set.Value[i] = v
+	}
+	return set
+}

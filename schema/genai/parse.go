@@ -225,6 +225,20 @@ func toolResponse(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
+	if raw[0] == '{' {
+		// The AI SDK (5 on) types a tool's output: {"type": "text" or
+		// "json" (or error-…), "value": ...}.
+		var out struct {
+			Type  string          `json:"type"`
+			Value json.RawMessage `json:"value"`
+		}
+		if json.Unmarshal(raw, &out) == nil && len(out.Value) > 0 {
+			switch out.Type {
+			case "text", "json", "error-text", "error-json":
+				return Canonical(out.Value)
+			}
+		}
+	}
 	if raw[0] == '[' {
 		var texts []string
 		for _, p := range PartsFromJSON(raw) {

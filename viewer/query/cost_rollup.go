@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // A cost report over millions of turns cannot fold conversations FINAL on
@@ -170,7 +171,7 @@ func (s Store) recomputeDays(ctx context.Context, run []uint32, version uint64) 
 
 // invalidateTouchedCost marks stale the days that rows of parts fall on.
 func (s Store) invalidateTouchedCost(ctx context.Context, parts []string) error {
-	if err := s.db.Exec(ctx, invalidateTouchedDays, nextVersion(), idTuple(parts)); err != nil {
+	if err := s.db.Exec(ctx, invalidateTouchedDays, nextVersion(), ddl.Tuple(parts)); err != nil {
 		return fmt.Errorf("mark cost summaries of new parts stale: %w", err)
 	}
 	return nil

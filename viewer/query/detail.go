@@ -26,6 +26,9 @@ type SpanAttributes struct {
 	EventNames      []string      `json:"-"`
 	EventTimesNS    []uint64      `json:"-"`
 	EventsTotal     int           `json:"events_total"`
+	// ContentInTurns says the row left out the span's content attributes,
+	// which its turns hold (schema.KeyContentInTurns).
+	ContentInTurns bool `json:"-"`
 }
 
 // Capped says a list or a value was cut.
@@ -35,8 +38,9 @@ func (a SpanAttributes) Capped() bool {
 
 // selectSpanAttributes reads one span's attributes, resource and events,
 // each list cut to its first n entries and each value to m runes (the
-// placeholders, in that order for each list). Copies of a span delivered
-// twice are the same span: any one does.
+// placeholders, in that order for each list), and whether the row carries
+// the content marker (its key and value). Copies of a span delivered twice
+// are the same span: any one does.
 const selectSpanAttributes = `
 SELECT arraySlice(attributes.key, 1, ?) AS attr_keys,
        arrayMap(v -> substringUTF8(v, 1, ?), arraySlice(attributes.value, 1, ?)) AS attr_values,
@@ -46,7 +50,8 @@ SELECT arraySlice(attributes.key, 1, ?) AS attr_keys,
        length(resource.key) AS res_total,
        arraySlice(events.name, 1, ?) AS event_names,
        arraySlice(events.time_ns, 1, ?) AS event_times,
-       length(events.name) AS events_total
+       length(events.name) AS events_total,
+       arrayExists((k, v) -> k = ? AND v = ?, attributes.key, attributes.value) AS content_in_turns
 FROM spans
 WHERE trace_id = ? AND span_id = ?
 LIMIT 1`
@@ -63,7 +68,8 @@ func (s Store) ReadSpanAttributes(ctx context.Context, traceID, spanID string, a
 	if all {
 		n, m = allEntries, allEntries
 	}
-	rows, err := s.db.Query(ctx, selectSpanAttributes, n, m, n, n, m, n, n, n, traceID, spanID)
+	rows, err := s.db.Query(ctx, selectSpanAttributes, n, m, n, n, m, n, n, n,
+		schema.KeyContentInTurns, schema.ContentInTurns, traceID, spanID)
 	if err != nil {
 		return a, false, fmt.Errorf("query span attributes: %w", err)
 	}
@@ -77,13 +83,15 @@ func (s Store) ReadSpanAttributes(ctx context.Context, traceID, spanID string, a
 	var (
 		keys, values, resKeys, resValues []string
 		attrTotal, resTotal, eventsTotal uint64
+		contentInTurns                   uint8
 	)
 	if err := rows.Scan(&keys, &values, &attrTotal, &resKeys, &resValues, &resTotal,
-		&a.EventNames, &a.EventTimesNS, &eventsTotal); err != nil {
+		&a.EventNames, &a.EventTimesNS, &eventsTotal, &contentInTurns); err != nil {
 		return a, false, fmt.Errorf("scan span attributes: %w", err)
 	}
 	a.Attributes, a.Resource = zipAttrs(keys, values), zipAttrs(resKeys, resValues)
 	a.AttributesTotal, a.ResourceTotal, a.EventsTotal = int(attrTotal), int(resTotal), int(eventsTotal)
+	a.ContentInTurns = contentInTurns == 1
 	return a, true, rows.Err()
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // ExportFilter selects the threads an export holds: one thread, a
@@ -134,7 +135,7 @@ LIMIT 1 BY thread_id, turn_id`
 func (s Store) ExportGroupTurns(ctx context.Context, threads []string, page int, fn func([]schema.Turn) error) error {
 	// Blocks of a page: the rows stream, never more in memory.
 	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"max_block_size": page}))
-	rows, err := s.db.Query(ctx, selectGroupTurns, idTuple(threads))
+	rows, err := s.db.Query(ctx, selectGroupTurns, ddl.Tuple(threads))
 	if err != nil {
 		return fmt.Errorf("query export turns: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // An export carries, of each thread, the spans its pages show (every span
@@ -42,7 +43,7 @@ LIMIT 1 BY trace_id, span_id`
 // every span that names it.
 func (s Store) ExportSpans(ctx context.Context, traces []string, fn func(*schema.Span) error) error {
 	for _, chunk := range IDChunks(traces) {
-		if err := s.readSpans(ctx, selectExportSpans, fn, idTuple(chunk)); err != nil {
+		if err := s.readSpans(ctx, selectExportSpans, fn, ddl.Tuple(chunk)); err != nil {
 			return err
 		}
 	}
@@ -59,7 +60,7 @@ func (s Store) StraySpans(ctx context.Context, threads []string) (map[string][]s
 	err := s.readSpans(ctx, selectStraySpans, func(r *schema.Span) error {
 		stray[r.ThreadID] = append(stray[r.ThreadID], *r)
 		return nil
-	}, idTuple(threads), idTuple(threads))
+	}, ddl.Tuple(threads), ddl.Tuple(threads))
 	return stray, err
 }
 
@@ -87,7 +88,7 @@ func (s Store) ExportGroupSpans(ctx context.Context, threads []string) (map[stri
 	if len(threads) == 0 {
 		return spans, nil
 	}
-	rows, err := s.db.Query(ctx, selectGroupTraces, idTuple(threads))
+	rows, err := s.db.Query(ctx, selectGroupTraces, ddl.Tuple(threads))
 	if err != nil {
 		return nil, fmt.Errorf("query export traces: %w", err)
 	}
@@ -116,7 +117,7 @@ func (s Store) ExportGroupSpans(ctx context.Context, threads []string) (map[stri
 			spans[r.ThreadID] = append(spans[r.ThreadID], *r)
 		}
 		return nil
-	}, idTuple(threads), idTuple(threads))
+	}, ddl.Tuple(threads), ddl.Tuple(threads))
 	return spans, err
 }
 
@@ -167,7 +168,7 @@ func (s Store) ExportNotes(ctx context.Context, threads []string) (map[string][]
 	if len(threads) == 0 {
 		return notes, nil
 	}
-	rows, err := s.db.Query(ctx, selectThreadsNotes, idTuple(threads))
+	rows, err := s.db.Query(ctx, selectThreadsNotes, ddl.Tuple(threads))
 	if err != nil {
 		return nil, fmt.Errorf("query export notes: %w", err)
 	}

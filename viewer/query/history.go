@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/convtrace/convtrace/schema/ddl"
 	"github.com/convtrace/convtrace/schema/genai"
 )
 
@@ -75,7 +76,7 @@ func (s Store) joinHistory(ctx context.Context, ps []storedPrompt, limit int) er
 
 // history returns the stored messages of a thread that ids name, by id.
 func (s Store) history(ctx context.Context, threadID string, ids []string) (map[string]string, error) {
-	rows, err := s.db.Query(ctx, selectHistory, threadID, idTuple(ids))
+	rows, err := s.db.Query(ctx, selectHistory, threadID, ddl.Tuple(ids))
 	if err != nil {
 		return nil, fmt.Errorf("query history: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // An import (convtrace import, POST /api/import) stores only what the
@@ -106,7 +107,7 @@ func (s Store) storedKeys(ctx context.Context, what, query string, keys []RowKey
 		}
 		slices.Sort(firsts)
 		slices.Sort(seconds)
-		rows, err := s.db.Query(ctx, query, idTuple(slices.Compact(firsts)), idTuple(slices.Compact(seconds)))
+		rows, err := s.db.Query(ctx, query, ddl.Tuple(slices.Compact(firsts)), ddl.Tuple(slices.Compact(seconds)))
 		if err != nil {
 			return nil, fmt.Errorf("query stored %s: %w", what, err)
 		}
@@ -142,7 +143,7 @@ func (s Store) MetaVersions(ctx context.Context, threads []string) (map[RowKey]u
 func (s Store) versions(ctx context.Context, what, query string, threads []string) (map[RowKey]uint64, error) {
 	versions := map[RowKey]uint64{}
 	for _, run := range IDChunks(threads) {
-		rows, err := s.db.Query(ctx, query, idTuple(run))
+		rows, err := s.db.Query(ctx, query, ddl.Tuple(run))
 		if err != nil {
 			return nil, fmt.Errorf("query %s versions: %w", what, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // SearchFilter is a search across threads: the text to find and the
@@ -364,7 +365,7 @@ func (s Store) ThreadTitles(ctx context.Context, hits []SearchHit) (map[string]s
 		}
 	}
 	for refreshed := false; len(ids) > 0; refreshed = true {
-		threads, err := s.queryThreads(ctx, threadsOfIDs("IN ?"), idTuple(ids), idTuple(ids))
+		threads, err := s.queryThreads(ctx, threadsOfIDs("IN ?"), ddl.Tuple(ids), ddl.Tuple(ids))
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/convtrace/convtrace/schema/ddl"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -149,7 +150,7 @@ func (s Store) refreshSummaries(ctx context.Context) error {
 // refreshTouchedSummaries recomputes the summaries of the threads parts
 // hold rows of.
 func (s Store) refreshTouchedSummaries(ctx context.Context, parts []string) error {
-	return s.recomputeThreads(ctx, selectTouchedThreads, idTuple(parts))
+	return s.recomputeThreads(ctx, selectTouchedThreads, ddl.Tuple(parts))
 }
 
 // recomputeThreads recomputes the summaries of the threads a query of
@@ -175,7 +176,7 @@ func (s Store) recomputeThreads(ctx context.Context, query string, args ...any) 
 	computed := uint64(time.Now().UnixNano())
 	for project, ids := range touched {
 		for _, chunk := range chunkIDs(ids) {
-			now, copies, err := s.readFingerprints(ctx, summariesOfThreads, project, idTuple(chunk))
+			now, copies, err := s.readFingerprints(ctx, summariesOfThreads, project, ddl.Tuple(chunk))
 			if err != nil {
 				return err
 			}
@@ -247,7 +248,7 @@ func (s Store) refreshAllSummaries(ctx context.Context) error {
 
 // markGone marks the summaries of some threads of one project as gone.
 func (s Store) markGone(ctx context.Context, computed uint64, project string, ids []string) error {
-	if err := s.db.Exec(ctx, insertGone, computed, project, idTuple(ids)); err != nil {
+	if err := s.db.Exec(ctx, insertGone, computed, project, ddl.Tuple(ids)); err != nil {
 		return fmt.Errorf("insert gone thread summaries: %w", err)
 	}
 	return nil
@@ -310,7 +311,7 @@ func (s Store) storeSummaries(ctx context.Context, computed uint64, project stri
 			counts[i], hashes[i] = fp.rows, fp.hash
 		}
 		query := fmt.Sprintf(insertSummaries, fmt.Sprintf(set.summary, summariesOfThreads, summariesOfThreads))
-		if err := s.db.Exec(ctx, query, computed, counts, set.ids, hashes, set.ids, project, idTuple(set.ids), project, idTuple(set.ids)); err != nil {
+		if err := s.db.Exec(ctx, query, computed, counts, set.ids, hashes, set.ids, project, ddl.Tuple(set.ids), project, ddl.Tuple(set.ids)); err != nil {
 			return fmt.Errorf("insert thread summaries: %w", err)
 		}
 	}
@@ -372,14 +373,4 @@ func (s Store) readSummaryFingerprints(ctx context.Context) (map[threadKey]finge
 		return nil, nil, fmt.Errorf("read summary fingerprints: %w", err)
 	}
 	return fps, live, nil
-}
-
-// idTuple binds thread ids as a tuple, ('a', 'b'), which IN takes; a
-// slice binds as an array, which it does not.
-func idTuple(ids []string) clickhouse.GroupSet {
-	set := clickhouse.GroupSet{Value: make([]any, len(ids))}
-	for i, id := range ids {
-		set.Value[i] = id
-	}
-	return set
 }

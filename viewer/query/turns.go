@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
 )
 
 // Turn is one row of the conversations table as a thread page reads it:
@@ -250,7 +251,7 @@ func (f TurnFilter) conditions(threadID string) (string, []any) {
 	case len(f.Changed.Spans) == 0:
 		add(filterAfter, f.Changed.AfterNS)
 	default:
-		add(filterChanged, f.Changed.AfterNS, idTuple(f.Changed.Spans))
+		add(filterChanged, f.Changed.AfterNS, ddl.Tuple(f.Changed.Spans))
 	}
 	if f.Starred {
 		add(filterStarred, threadID)

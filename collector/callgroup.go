@@ -1,0 +1,402 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/convtrace/convtrace/collector/mapping"
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/ddl"
+)
+
+// One provider call may be several staged spans: a wrapper
+// instrumentation's span with the provider SDK's span nested in it, in any
+// order of arrival, in separate requests or on separate instances. And a
+// call may lack what an ancestor says: the agent that made it, its
+// provider, its system instructions or its input. The stager decides both
+// from the stored records alone, so that any instance decides the same:
+// the trace's spans rows give the tree, join_staging the calls.
+//
+// Two nested call spans, one the only call under the other, are one call.
+// It is written under the inner span's id, unless the outer one's turns
+// were written before the inner span arrived: turns once written keep
+// their ids. The other span is folded into it (a written mark with pos 1,
+// no turns of its own); the call takes the content of whichever has it
+// and the usage of whichever tells more. A call span with several calls
+// under it is a wrapper of separate calls and has no turns of its own.
+//
+// An ancestor that arrives after a call was written adds a context record
+// to the call (StagedContext), so that the call is written again, merged,
+// by whichever instance completes it.
+
+// maxDepth bounds a walk up a trace's tree: a sender may send a cycle.
+const maxDepth = 256
+
+// spanTree is what the spans table holds of some traces.
+type spanTree struct {
+	spans    map[joinKey]mapping.Span
+	children map[joinKey][]joinKey
+}
+
+const selectTrees = `
+SELECT trace_id, span_id, parent_span_id, name, attributes.key, attributes.value, resource.key, resource.value
+FROM spans
+WHERE (project, trace_id) IN (?)`
+
+// projectTrace is a trace of a project: spans are sorted by both.
+type projectTrace struct{ project, traceID string }
+
+// tree reads the spans of traces, with the spans of the request being
+// stored (not in the table yet) added.
+func (st *stager) tree(ctx context.Context, conn stagingConn, traces []projectTrace, extra []mapping.Span) (spanTree, error) {
+	t := spanTree{spans: map[joinKey]mapping.Span{}, children: map[joinKey][]joinKey{}}
+	add := func(s mapping.Span) {
+		k := joinKey{s.TraceID, s.SpanID}
+		if _, ok := t.spans[k]; ok {
+			return
+		}
+		t.spans[k] = s
+		if s.ParentSpanID != "" {
+			p := joinKey{s.TraceID, s.ParentSpanID}
+			t.children[p] = append(t.children[p], k)
+		}
+	}
+	for _, s := range extra {
+		add(s)
+	}
+	if len(traces) == 0 {
+		return t, nil
+	}
+	set := make([]clickhouse.GroupSet, len(traces))
+	for i, pt := range traces {
+		set[i] = clickhouse.GroupSet{Value: []any{pt.project, pt.traceID}}
+	}
+	rows, err := conn.Query(ctx, selectTrees, set)
+	if err != nil {
+		st.close()
+		return t, fmt.Errorf("read the spans of the calls' traces: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			s          mapping.Span
+			keys, vals []string
+			rk, rv     []string
+		)
+		if err := rows.Scan(&s.TraceID, &s.SpanID, &s.ParentSpanID, &s.Name, &keys, &vals, &rk, &rv); err != nil {
+			return t, fmt.Errorf("read the spans of the calls' traces: %w", err)
+		}
+		s.Attrs, s.Resource = attrsOfColumns(keys, vals), attrsOfColumns(rk, rv)
+		add(s)
+	}
+	return t, rows.Err()
+}
+
+func attrsOfColumns(keys, values []string) mapping.Attrs {
+	list := make([]schema.Attr, 0, len(keys))
+	for i := range min(len(keys), len(values)) {
+		list = append(list, schema.Attr{Key: keys[i], Value: values[i]})
+	}
+	return mapping.Attrs{List: list}
+}
+
+// ancestors returns the keys above k, nearest first, as far as the tree
+// knows them.
+func (t spanTree) ancestors(k joinKey) []joinKey {
+	var out []joinKey
+	s, ok := t.spans[k]
+	for depth := 0; ok && s.ParentSpanID != "" && depth < maxDepth; depth++ {
+		p := joinKey{k.traceID, s.ParentSpanID}
+		out = append(out, p)
+		s, ok = t.spans[p]
+	}
+	return out
+}
+
+// unit is one call to write: the staged span whose id keys its turns, the
+// spans folded into it, and the call they make together.
+type unit struct {
+	call    *stagedCall
+	fold    []*stagedCall // the other span of the same call
+	silent  bool          // call is a wrapper of several calls: marks only
+	span    mapping.Span
+	records uint32 // of every span of the call
+	// waiting says what its sort key depends on may still arrive: an
+	// ancestor naming its thread, or a tool's parent.
+	waiting bool
+}
+
+// units reads what the calls of one completion round need beyond their own
+// records (their traces' trees, their relatives' staged records) and
+// returns each call to write once, keyed by the span that keys its turns.
+func (st *stager) units(ctx context.Context, calls []*stagedCall) ([]*unit, error) {
+	conn, err := st.connection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var traces []projectTrace
+	for _, c := range calls {
+		if c.span == nil {
+			continue
+		}
+		if pt := (projectTrace{mapping.Project(*c.span), c.key.traceID}); !slices.Contains(traces, pt) {
+			traces = append(traces, pt)
+		}
+	}
+	tree, err := st.tree(ctx, conn, traces, nil)
+	if err != nil {
+		return nil, err
+	}
+	// The staged records of every span around the calls: ancestors (for a
+	// wrapper call or what they inherit) and children.
+	known := make(map[joinKey]*stagedCall, len(calls))
+	for _, c := range calls {
+		known[c.key] = c
+	}
+	var around []joinKey
+	for _, c := range calls {
+		if c.span == nil {
+			continue
+		}
+		for _, k := range append(tree.ancestors(c.key), tree.children[c.key]...) {
+			if known[k] == nil && !slices.Contains(around, k) {
+				around = append(around, k)
+			}
+		}
+	}
+	if len(around) > 0 {
+		rel, err := st.read(ctx, around)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range rel {
+			known[c.key] = c
+		}
+	}
+	g := grouping{tree: tree, staged: known}
+	var out []*unit
+	seen := map[joinKey]bool{}
+	for _, c := range calls {
+		u := g.unitOf(c)
+		if seen[u.call.key] {
+			continue
+		}
+		seen[u.call.key] = true
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// grouping decides which staged spans are one call.
+type grouping struct {
+	tree   spanTree
+	staged map[joinKey]*stagedCall
+}
+
+// callAt returns the staged call span at k, nil when k is no call or was
+// not staged.
+func (g grouping) callAt(k joinKey) *stagedCall {
+	c := g.staged[k]
+	if c == nil || c.span == nil || !mapping.IsCall(*c.span) {
+		return nil
+	}
+	return c
+}
+
+func (g grouping) callsUnder(k joinKey) []*stagedCall {
+	var out []*stagedCall
+	for _, ch := range g.tree.children[k] {
+		if c := g.callAt(ch); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (g grouping) unitOf(c *stagedCall) *unit {
+	if c.span == nil {
+		return &unit{call: c, span: c.joined(), records: c.records}
+	}
+	kids := g.callsUnder(c.key)
+	var outer, inner *stagedCall
+	switch {
+	case len(kids) > 1:
+		return &unit{call: c, silent: true, records: c.records}
+	case len(kids) == 1:
+		outer, inner = c, kids[0]
+	default:
+		if p := g.callAt(joinKey{c.key.traceID, c.span.ParentSpanID}); p != nil && len(g.callsUnder(p.key)) == 1 {
+			outer, inner = p, c
+		}
+	}
+	u := &unit{call: c, records: c.records}
+	if outer != nil {
+		rep, other := inner, outer
+		if outer.wroteTurns && !inner.wroteTurns {
+			rep, other = outer, inner
+		}
+		u = &unit{call: rep, fold: []*stagedCall{other}, records: rep.records + other.records}
+		u.span = mapping.Fold(rep.joined(), other.joined())
+	} else {
+		u.span = c.joined()
+	}
+	top := u.call.key
+	for _, f := range u.fold {
+		if f == outer {
+			top = f.key
+		}
+	}
+	var ancestors []mapping.Span
+	for _, k := range g.tree.ancestors(top) {
+		if _, ok := g.tree.spans[k]; ok || g.staged[k] != nil {
+			ancestors = append(ancestors, g.span(k))
+		}
+	}
+	own := u.span
+	u.span = mapping.Inherit(u.span, ancestors)
+	up := g.tree.ancestors(top)
+	rooted := len(ancestors) == len(up) && (len(up) == 0 && g.span(top).ParentSpanID == "" ||
+		len(up) > 0 && ancestors[len(ancestors)-1].ParentSpanID == "")
+	u.waiting = !mapping.HasThread(own) && !rooted
+	if mapping.IsTool(own) {
+		// A tool's turns sort after the answer of the call that asked for
+		// it, its parent when that is a call.
+		p := g.callAt(joinKey{top.traceID, own.ParentSpanID})
+		switch {
+		case p != nil:
+			u.span.StartNS = max(u.span.StartNS, p.span.EndNS+1)
+			u.span.EndNS = max(u.span.EndNS, u.span.StartNS)
+		case own.ParentSpanID != "" && len(ancestors) == 0:
+			u.waiting = true // its parent has not arrived
+		}
+	}
+	return u
+}
+
+// span is the span at k: its staged record, else its spans row.
+func (g grouping) span(k joinKey) mapping.Span {
+	if s := g.staged[k]; s != nil && s.span != nil {
+		return *s.span
+	}
+	return g.tree.spans[k]
+}
+
+// due reports whether the unit's turns are to be written now: records
+// arrived since the last write, and it was written before (a late record
+// merges at once), its window and grace are over, it is an agent's
+// records, or it is complete, with a span that keys it and what its sort
+// key depends on known (its ancestors up to the root when it names no
+// thread, and a tool's parent).
+func (u *unit) due(merged uint32, now time.Time, window, grace time.Duration) bool {
+	c := u.call
+	switch {
+	case u.silent || u.records == 0 || merged >= u.records:
+		return false
+	case merged > 0 || uint64(now.Add(-window-grace).UnixNano()) >= c.firstNS || mapping.AgentStream(u.span):
+		return true
+	case !c.spanKeyed(now, window, grace) || u.waiting:
+		return false
+	}
+	return mapping.Complete(u.span)
+}
+
+// keep gives turns the thread the unit's turns were first written in,
+// and records the thread they are written in now.
+func (u *unit) keep(turns []schema.Turn) {
+	if len(turns) == 0 {
+		return
+	}
+	if u.call.thread == "" {
+		u.call.thread = turns[0].ThreadID
+	}
+	for i := range turns {
+		turns[i].ThreadID = u.call.thread
+	}
+}
+
+// spans are the staged spans of the unit's call.
+func (u *unit) spans() []*stagedCall { return append([]*stagedCall{u.call}, u.fold...) }
+
+// marks are the written marks of a unit: its call's, and a folded mark for
+// each span folded into it, or for a wrapper that has no turns.
+func (u *unit) marks() []schema.Staged {
+	if u.silent {
+		return []schema.Staged{u.call.written(u.call.records, true)}
+	}
+	out := []schema.Staged{u.call.written(u.call.records, false)}
+	for _, f := range u.fold {
+		out = append(out, f.written(f.records, true))
+	}
+	return out
+}
+
+// inheritors returns a context record for each staged call under a donor
+// span of the request (an ancestor carrying what calls inherit) that
+// arrived before it, so that those calls are written again with what
+// they inherit.
+func (st *stager) inheritors(ctx context.Context, spans []mapping.Span) ([]schema.Staged, error) {
+	donors := map[joinKey]bool{}
+	var (
+		traces []projectTrace
+		ids    []string
+	)
+	for _, s := range spans {
+		if mapping.Donor(s) {
+			donors[joinKey{s.TraceID, s.SpanID}] = true
+			if pt := (projectTrace{mapping.Project(s), s.TraceID}); !slices.Contains(traces, pt) {
+				traces, ids = append(traces, pt), append(ids, s.TraceID)
+			}
+		}
+	}
+	if len(traces) == 0 {
+		return nil, nil
+	}
+	conn, err := st.connection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := conn.Query(ctx, "SELECT DISTINCT trace_id, span_id FROM join_staging WHERE trace_id IN (?) AND kind = ?", ddl.Tuple(ids), schema.StagedSpan)
+	if err != nil {
+		st.close()
+		return nil, fmt.Errorf("find the calls under arriving spans: %w", err)
+	}
+	var calls []joinKey
+	for rows.Next() {
+		var k joinKey
+		if err := rows.Scan(&k.traceID, &k.spanID); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("find the calls under arriving spans: %w", err)
+		}
+		calls = append(calls, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(calls) == 0 {
+		return nil, err
+	}
+	tree, err := st.tree(ctx, conn, traces, spans)
+	if err != nil {
+		return nil, err
+	}
+	var out []schema.Staged
+	for _, k := range calls {
+		for _, a := range tree.ancestors(k) {
+			if donors[a] {
+				out = append(out, schema.Staged{TraceID: k.traceID, SpanID: k.spanID, RecordID: "context:" + a.spanID, Kind: schema.StagedContext})
+			}
+		}
+	}
+	return out, nil
+}
+
+// keySet is the argument of an IN over (trace_id, span_id).
+func keySet(keys []joinKey) []clickhouse.GroupSet {
+	set := make([]clickhouse.GroupSet, len(keys))
+	for i, k := range keys {
+		set[i] = clickhouse.GroupSet{Value: []any{k.traceID, k.spanID}}
+	}
+	return set
+}

@@ -1,0 +1,537 @@
+package frameworks
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/testkit"
+)
+
+// The scenario every source runs.
+const (
+	ToolName      = "lookup_weather"
+	ToolArguments = `{"city":"Paris"}`
+	ToolResult    = "sunny, 21C"
+	ToolCallID    = "call_weather_1"
+
+	PlannerName   = "planner"
+	PlannerSystem = "You plan."
+	PlannerUser   = "Plan a day in Paris."
+	PlanAnswer    = "Plan: go outside."
+
+	CriticName   = "critic"
+	CriticSystem = "You critique."
+	CriticUser   = "Critique the plan."
+	CriticAnswer = "Looks fine."
+
+	OpenAIModel    = "gpt-4o-mini"
+	AnthropicModel = "claude-3-5-haiku-20241022"
+)
+
+// Usage is the token usage the fake provider reports for one answer.
+type Usage struct{ In, Out int }
+
+// The usage of each answer: distinct, so a test can tell the calls apart by
+// their tokens.
+var (
+	ToolCallUsage = Usage{In: 100, Out: 10}
+	PlanUsage     = Usage{In: 150, Out: 20}
+	CriticUsage   = Usage{In: 80, Out: 5}
+)
+
+// Answer kinds.
+const (
+	AnswerToolCall = "tool_call"
+	AnswerPlan     = "plan"
+	AnswerCritic   = "critic"
+)
+
+// Recorded is one request the fake provider answered.
+type Recorded struct {
+	Path   string
+	Stream bool
+	Answer string
+	Body   json.RawMessage
+}
+
+// Provider is a fake OpenAI (Chat Completions and Responses) and Anthropic
+// (Messages) endpoint on loopback.
+type Provider struct {
+	ln  net.Listener
+	srv *http.Server
+
+	mu       sync.Mutex
+	requests []Recorded
+}
+
+// StartProvider starts a fake provider on a free loopback port.
+func StartProvider() (*Provider, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{ln: ln}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", p.chatCompletions)
+	mux.HandleFunc("POST /v1/responses", p.responses)
+	mux.HandleFunc("POST /v1/messages", p.messages)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, fmt.Sprintf(`{"error":{"message":"fake provider: no route %s %s","type":"invalid_request_error"}}`, r.Method, r.URL.Path), http.StatusNotFound)
+	})
+	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// URL is the provider's base URL, without /v1.
+func (p *Provider) URL() string { return "http://" + p.ln.Addr().String() }
+
+// Close stops the provider.
+func (p *Provider) Close() error { return p.srv.Close() }
+
+// Requests returns the requests answered so far.
+func (p *Provider) Requests() []Recorded {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Recorded(nil), p.requests...)
+}
+
+func (p *Provider) record(r *http.Request, body []byte, stream bool, answer string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requests = append(p.requests, Recorded{Path: r.URL.Path, Stream: stream, Answer: answer, Body: json.RawMessage(body)})
+}
+
+// conversation is what the answer is chosen from: the system prompts, the
+// user texts, whether tools were offered and whether a tool result came back.
+type conversation struct {
+	system     []string
+	user       []string
+	hasTools   bool
+	toolResult bool
+}
+
+// answer picks the answer: the critic's when a system prompt (or user text)
+// is the critic's; the plan once a tool result is there; a tool call when
+// tools are offered; else the plan.
+func (c conversation) answer() (string, Usage) {
+	for _, s := range c.system {
+		if strings.Contains(s, CriticSystem) {
+			return AnswerCritic, CriticUsage
+		}
+	}
+	for _, u := range c.user {
+		if strings.Contains(u, CriticUser) {
+			return AnswerCritic, CriticUsage
+		}
+	}
+	if c.toolResult {
+		return AnswerPlan, PlanUsage
+	}
+	if c.hasTools {
+		return AnswerToolCall, ToolCallUsage
+	}
+	return AnswerPlan, PlanUsage
+}
+
+func answerText(kind string) string {
+	if kind == AnswerCritic {
+		return CriticAnswer
+	}
+	return PlanAnswer
+}
+
+// textOf flattens message content: a string, or a list of parts with text.
+func textOf(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type    string          `json:"type"`
+		Text    string          `json:"text"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, part := range parts {
+			b.WriteString(part.Text)
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func readJSON(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		http.Error(w, `{"error":{"message":"fake provider: bad JSON: `+strings.ReplaceAll(err.Error(), `"`, `'`)+`"}}`, http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func modelOr(m, def string) string {
+	if m == "" {
+		return def
+	}
+	return m
+}
+
+// ---- OpenAI Chat Completions ----
+
+type chatRequest struct {
+	Model    string `json:"model"`
+	Stream   bool   `json:"stream"`
+	Messages []struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCallID string          `json:"tool_call_id"`
+	} `json:"messages"`
+	Tools         []json.RawMessage `json:"tools"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+func (p *Provider) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	body, ok := readJSON(w, r, &req)
+	if !ok {
+		return
+	}
+	c := conversation{hasTools: len(req.Tools) > 0}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "system", "developer":
+			c.system = append(c.system, textOf(m.Content))
+		case "user":
+			c.user = append(c.user, textOf(m.Content))
+		case "tool", "function":
+			c.toolResult = true
+		}
+	}
+	kind, usage := c.answer()
+	p.record(r, body, req.Stream, kind)
+	model := modelOr(req.Model, OpenAIModel)
+	id := "chatcmpl-fake-" + kind
+	created := time.Now().Unix()
+	usageJSON := map[string]any{
+		"prompt_tokens": usage.In, "completion_tokens": usage.Out, "total_tokens": usage.In + usage.Out,
+		"prompt_tokens_details":     map[string]any{"cached_tokens": 0, "audio_tokens": 0},
+		"completion_tokens_details": map[string]any{"reasoning_tokens": 0, "audio_tokens": 0},
+	}
+	toolCall := map[string]any{
+		"id": ToolCallID, "type": "function",
+		"function": map[string]any{"name": ToolName, "arguments": ToolArguments},
+	}
+	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": nil, "refusal": nil}
+		finish := "stop"
+		if kind == AnswerToolCall {
+			msg["tool_calls"] = []any{toolCall}
+			finish = "tool_calls"
+		} else {
+			msg["content"] = answerText(kind)
+		}
+		writeJSON(w, map[string]any{
+			"id": id, "object": "chat.completion", "created": created, "model": model,
+			"system_fingerprint": "fp_fake",
+			"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
+			"usage":              usageJSON,
+		})
+		return
+	}
+	s := testkit.NewSSE(w)
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{
+			"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+			"system_fingerprint": "fp_fake",
+			"choices":            []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
+		}
+	}
+	if kind == AnswerToolCall {
+		s.Event("", chunk(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+			"index": 0, "id": ToolCallID, "type": "function",
+			"function": map[string]any{"name": ToolName, "arguments": ""},
+		}}}, nil))
+		half := len(ToolArguments) / 2
+		for _, part := range []string{ToolArguments[:half], ToolArguments[half:]} {
+			s.Event("", chunk(map[string]any{"tool_calls": []any{map[string]any{
+				"index": 0, "function": map[string]any{"arguments": part},
+			}}}, nil))
+		}
+		s.Event("", chunk(map[string]any{}, "tool_calls"))
+	} else {
+		s.Event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		for _, word := range splitWords(answerText(kind)) {
+			s.Event("", chunk(map[string]any{"content": word}, nil))
+		}
+		s.Event("", chunk(map[string]any{}, "stop"))
+	}
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		s.Event("", map[string]any{
+			"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+			"system_fingerprint": "fp_fake", "choices": []any{}, "usage": usageJSON,
+		})
+	}
+	s.Data("[DONE]")
+}
+
+// splitWords splits text into words that keep their following space, so the
+// pieces join back to text.
+func splitWords(text string) []string {
+	var out []string
+	for len(text) > 0 {
+		i := strings.IndexByte(text, ' ')
+		if i < 0 {
+			out = append(out, text)
+			break
+		}
+		out = append(out, text[:i+1])
+		text = text[i+1:]
+	}
+	return out
+}
+
+// ---- OpenAI Responses ----
+
+type responsesRequest struct {
+	Model        string            `json:"model"`
+	Stream       bool              `json:"stream"`
+	Instructions string            `json:"instructions"`
+	Input        json.RawMessage   `json:"input"`
+	Tools        []json.RawMessage `json:"tools"`
+}
+
+func (p *Provider) responses(w http.ResponseWriter, r *http.Request) {
+	var req responsesRequest
+	body, ok := readJSON(w, r, &req)
+	if !ok {
+		return
+	}
+	c := conversation{hasTools: len(req.Tools) > 0}
+	if req.Instructions != "" {
+		c.system = append(c.system, req.Instructions)
+	}
+	var s string
+	if json.Unmarshal(req.Input, &s) == nil {
+		c.user = append(c.user, s)
+	} else {
+		var items []struct {
+			Type    string          `json:"type"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		_ = json.Unmarshal(req.Input, &items)
+		for _, it := range items {
+			switch {
+			case it.Type == "function_call_output":
+				c.toolResult = true
+			case it.Role == "system" || it.Role == "developer":
+				c.system = append(c.system, textOf(it.Content))
+			case it.Role == "user":
+				c.user = append(c.user, textOf(it.Content))
+			}
+		}
+	}
+	kind, usage := c.answer()
+	p.record(r, body, req.Stream, kind)
+	model := modelOr(req.Model, OpenAIModel)
+	id := "resp_fake_" + kind
+	created := time.Now().Unix()
+	var item map[string]any
+	if kind == AnswerToolCall {
+		item = map[string]any{
+			"type": "function_call", "id": "fc_fake_1", "call_id": ToolCallID,
+			"name": ToolName, "arguments": ToolArguments, "status": "completed",
+		}
+	} else {
+		item = map[string]any{
+			"type": "message", "id": "msg_fake_" + kind, "status": "completed", "role": "assistant",
+			"content": []any{map[string]any{"type": "output_text", "text": answerText(kind), "annotations": []any{}}},
+		}
+	}
+	response := func(status string, output []any, withUsage bool) map[string]any {
+		resp := map[string]any{
+			"id": id, "object": "response", "created_at": created, "status": status,
+			"model": model, "output": output, "error": nil, "incomplete_details": nil,
+			"instructions": nilIfEmpty(req.Instructions), "parallel_tool_calls": true,
+			"tool_choice": "auto", "tools": orEmpty(req.Tools), "temperature": 1.0, "top_p": 1.0,
+			"previous_response_id": nil, "reasoning": map[string]any{"effort": nil, "summary": nil},
+			"text": map[string]any{"format": map[string]any{"type": "text"}}, "truncation": "disabled",
+			"metadata": map[string]any{}, "usage": nil,
+		}
+		if withUsage {
+			resp["usage"] = map[string]any{
+				"input_tokens": usage.In, "output_tokens": usage.Out, "total_tokens": usage.In + usage.Out,
+				"input_tokens_details":  map[string]any{"cached_tokens": 0},
+				"output_tokens_details": map[string]any{"reasoning_tokens": 0},
+			}
+		}
+		return resp
+	}
+	if !req.Stream {
+		writeJSON(w, response("completed", []any{item}, true))
+		return
+	}
+	st := testkit.NewSSE(w)
+	seq := 0
+	ev := func(typ string, fields map[string]any) {
+		fields["type"] = typ
+		fields["sequence_number"] = seq
+		seq++
+		st.Event(typ, fields)
+	}
+	ev("response.created", map[string]any{"response": response("in_progress", []any{}, false)})
+	ev("response.in_progress", map[string]any{"response": response("in_progress", []any{}, false)})
+	if kind == AnswerToolCall {
+		added := map[string]any{}
+		for k, v := range item {
+			added[k] = v
+		}
+		added["arguments"] = ""
+		added["status"] = "in_progress"
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
+		ev("response.function_call_arguments.delta", map[string]any{"output_index": 0, "item_id": item["id"], "delta": ToolArguments})
+		ev("response.function_call_arguments.done", map[string]any{"output_index": 0, "item_id": item["id"], "arguments": ToolArguments})
+	} else {
+		text := answerText(kind)
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
+			"type": "message", "id": item["id"], "status": "in_progress", "role": "assistant", "content": []any{},
+		}})
+		ev("response.content_part.added", map[string]any{"output_index": 0, "item_id": item["id"], "content_index": 0,
+			"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+		for _, word := range splitWords(text) {
+			ev("response.output_text.delta", map[string]any{"output_index": 0, "item_id": item["id"], "content_index": 0, "delta": word, "logprobs": []any{}})
+		}
+		ev("response.output_text.done", map[string]any{"output_index": 0, "item_id": item["id"], "content_index": 0, "text": text, "logprobs": []any{}})
+		ev("response.content_part.done", map[string]any{"output_index": 0, "item_id": item["id"], "content_index": 0,
+			"part": map[string]any{"type": "output_text", "text": text, "annotations": []any{}}})
+	}
+	ev("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	ev("response.completed", map[string]any{"response": response("completed", []any{item}, true)})
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func orEmpty(v []json.RawMessage) []json.RawMessage {
+	if v == nil {
+		return []json.RawMessage{}
+	}
+	return v
+}
+
+// ---- Anthropic Messages ----
+
+type messagesRequest struct {
+	Model    string          `json:"model"`
+	Stream   bool            `json:"stream"`
+	System   json.RawMessage `json:"system"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []json.RawMessage `json:"tools"`
+}
+
+func (p *Provider) messages(w http.ResponseWriter, r *http.Request) {
+	var req messagesRequest
+	body, ok := readJSON(w, r, &req)
+	if !ok {
+		return
+	}
+	c := conversation{hasTools: len(req.Tools) > 0}
+	if sys := textOf(req.System); sys != "" {
+		c.system = append(c.system, sys)
+	}
+	for _, m := range req.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		var blocks []struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(m.Content, &blocks) == nil {
+			for _, b := range blocks {
+				if b.Type == "tool_result" {
+					c.toolResult = true
+				}
+			}
+		}
+		c.user = append(c.user, textOf(m.Content))
+	}
+	kind, usage := c.answer()
+	p.record(r, body, req.Stream, kind)
+	model := modelOr(req.Model, AnthropicModel)
+	id := "msg_fake_" + kind
+	var block map[string]any
+	stop := "end_turn"
+	if kind == AnswerToolCall {
+		block = map[string]any{"type": "tool_use", "id": "toolu_weather_1", "name": ToolName, "input": map[string]any{"city": "Paris"}}
+		stop = "tool_use"
+	} else {
+		block = map[string]any{"type": "text", "text": answerText(kind)}
+	}
+	usageJSON := func(out int) map[string]any {
+		return map[string]any{
+			"input_tokens": usage.In, "output_tokens": out,
+			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+		}
+	}
+	if !req.Stream {
+		writeJSON(w, map[string]any{
+			"id": id, "type": "message", "role": "assistant", "model": model,
+			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil,
+			"usage": usageJSON(usage.Out),
+		})
+		return
+	}
+	s := testkit.NewSSE(w)
+	s.Event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": usageJSON(1),
+	}})
+	if kind == AnswerToolCall {
+		s.Event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{
+			"type": "tool_use", "id": block["id"], "name": ToolName, "input": map[string]any{},
+		}})
+		s.Event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": ToolArguments}})
+	} else {
+		s.Event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "text", "text": ""}})
+		for _, word := range splitWords(answerText(kind)) {
+			s.Event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "text_delta", "text": word}})
+		}
+	}
+	s.Event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	s.Event("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": usage.Out}})
+	s.Event("message_stop", map[string]any{"type": "message_stop"})
+}
