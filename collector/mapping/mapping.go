@@ -180,7 +180,7 @@ func Turns(s Span) []schema.Turn {
 	if s.duplicate || vercelWrapper(s) || agentSpan(s) {
 		return nil
 	}
-	if agentStream(s) {
+	if AgentStream(s) {
 		return agentTurns(s)
 	}
 	c := resolve(s)
