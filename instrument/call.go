@@ -168,15 +168,15 @@ func (r *Recorder) Tool(ctx context.Context, call ToolCall, fn func(context.Cont
 // them too, and the attributes of that scope, with room for extra more.
 func withTurnScope(ctx context.Context, turn Turn, extra int) (context.Context, []attribute.KeyValue) {
 	s := scopeFrom(ctx)
-	o := s
-	s.thread = cmp.Or(turn.Thread, s.thread)
-	s.phase = cmp.Or(turn.Phase, s.phase)
-	s.speaker = cmp.Or(turn.Speaker, s.speaker)
-	s.agent = cmp.Or(turn.Agent, s.agent)
-	if s != o {
+	if turn.Thread != "" && turn.Thread != s.thread || turn.Phase != "" && turn.Phase != s.phase ||
+		turn.Speaker != "" && turn.Speaker != s.speaker || turn.Agent != "" && turn.Agent != s.agent {
+		s.thread = cmp.Or(turn.Thread, s.thread)
+		s.phase = cmp.Or(turn.Phase, s.phase)
+		s.speaker = cmp.Or(turn.Speaker, s.speaker)
+		s.agent = cmp.Or(turn.Agent, s.agent)
 		ctx = context.WithValue(ctx, scopeKey{}, s)
 	}
-	return ctx, appendScope(make([]attribute.KeyValue, 0, 5+extra), s)
+	return ctx, appendScope(make([]attribute.KeyValue, 0, 5+len(s.threadAttrs)+extra), s)
 }
 
 // content returns the attributes of a prompt or response event: the content

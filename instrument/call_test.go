@@ -104,3 +104,26 @@ func TestCallPanicEndsSpanAndRepanics(t *testing.T) {
 	}()
 	_, _ = rec.Call(context.Background(), instrument.Turn{}, func(context.Context) (instrument.Response, error) { panic("boom") })
 }
+
+// TestThreadAttr: WithThreadAttr puts convtrace.thread.KEY on every span
+// under the context, a key set again taking its new value, and the turn's
+// own thread, phase and speaker keep the attributes.
+func TestThreadAttr(t *testing.T) {
+	rec, sr := newRecorder()
+	ctx := instrument.WithThreadAttr(instrument.WithThreadAttr(context.Background(), "task", "T-1"), "ci", "no")
+	ctx = instrument.WithThreadAttr(ctx, "ci", "yes")
+	if _, err := rec.Call(ctx, instrument.Turn{Prompt: "p", Thread: "th", Speaker: "s"}, func(context.Context) (instrument.Response, error) {
+		return instrument.Response{Content: "r"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := attrMap(sr.Ended()[0].Attributes())
+	for k, v := range map[string]string{schema.KeyThreadAttrPrefix + "task": "T-1", schema.KeyThreadAttrPrefix + "ci": "yes", schema.KeyConversationID: "th", schema.KeySpeaker: "s"} {
+		if got[k] != v {
+			t.Errorf("attribute %s = %q, want %q", k, got[k], v)
+		}
+	}
+	if n := len(instrument.Attributes(ctx)); n != 2 {
+		t.Errorf("%d scope attributes, want the 2 thread attributes", n)
+	}
+}

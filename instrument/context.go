@@ -14,6 +14,7 @@ type scope struct {
 	thread, phase, speaker, agent string
 	round                         int
 	hasRound                      bool
+	threadAttrs                   []attribute.KeyValue // copied before each change
 }
 
 type scopeKey struct{}
@@ -57,6 +58,23 @@ func WithAgent(ctx context.Context, name string) context.Context {
 	return with(ctx, func(s *scope) { s.agent = name })
 }
 
+// WithThreadAttr returns a context whose calls set thread attribute key
+// (convtrace.thread.KEY) to value: a task or card id, a run's label. The
+// viewer filters threads by it (attr.KEY=value). Setting a key again
+// replaces its value.
+func WithThreadAttr(ctx context.Context, key, value string) context.Context {
+	kv := attribute.String(schema.KeyThreadAttrPrefix+key, value)
+	return with(ctx, func(s *scope) {
+		attrs := make([]attribute.KeyValue, 0, len(s.threadAttrs)+1)
+		for _, a := range s.threadAttrs {
+			if a.Key != kv.Key {
+				attrs = append(attrs, a)
+			}
+		}
+		s.threadAttrs = append(attrs, kv)
+	})
+}
+
 // Attributes returns the attributes the context's scope puts on a span.
 func Attributes(ctx context.Context) []attribute.KeyValue {
 	return appendScope(nil, scopeFrom(ctx))
@@ -78,5 +96,5 @@ func appendScope(attrs []attribute.KeyValue, s scope) []attribute.KeyValue {
 	if s.agent != "" {
 		attrs = append(attrs, attribute.String(schema.KeyAgent, s.agent))
 	}
-	return attrs
+	return append(attrs, s.threadAttrs...)
 }

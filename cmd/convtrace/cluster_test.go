@@ -334,13 +334,18 @@ func checkShards(t *testing.T, c *chcluster.Cluster) {
 }
 
 // syncReplica waits until the server has fetched every part of table its
-// peers have, retrying while its ZooKeeper session comes back (a replica
-// frozen longer than the session timeout reconnects once resumed).
+// peers have. A replica frozen longer than its ZooKeeper session timeout
+// takes a new session once resumed, when its restarting thread next looks
+// (every 2 s by the cluster's config); until then a sync may fail at once
+// or hang on the old session for minutes, so each try has its own limit.
 func syncReplica(t *testing.T, conn driver.Conn, table string) {
 	t.Helper()
 	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if err = conn.Exec(context.Background(), "SYSTEM SYNC REPLICA "+table); err == nil {
+	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err = conn.Exec(ctx, "SYSTEM SYNC REPLICA "+table)
+		cancel()
+		if err == nil {
 			return
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -25,6 +26,7 @@ import (
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/instrument/cliagent"
+	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer/query"
 )
@@ -43,6 +45,8 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 	format := fs.String("format", "auto", "agent output format: auto, claude, codex or plain")
 	agentName := fs.String("agent", "", "the sub-agent this run is, when a pipeline runs one as its own process (the agent of its turns)")
 	resume := fs.Bool("resume", false, "continue the thread's current provider session (claude --resume ID, codex exec resume ID); a session the agent rejects is retried once without it")
+	var attrs threadAttrs
+	fs.Var(&attrs, "attr", "thread attribute KEY=VALUE (repeatable), filterable as attr.KEY=VALUE in the viewer, the API and MCP")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: convtrace run [flags] -- COMMAND [ARGS...]")
 		fmt.Fprintln(fs.Output(), "Runs COMMAND with its stdin, stdout and stderr passed through unchanged, records one turn per thing it says, and exits with its exit code.")
@@ -78,7 +82,14 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 		}()
 
 		callCtx := instrument.WithRound(context.Background(), *round)
+		for _, kv := range attrs {
+			callCtx = instrument.WithThreadAttr(callCtx, kv[0], kv[1])
+		}
 		stdin := io.stdin
+		if *thread == "" {
+			*thread, args = runThread(ctx, &sf, *otlp, args)
+		}
+		defer printThread(io.stderr, sf.dataDir, *thread)
 		attempt := func(args []string) (int, error) {
 			cmd := exec.Command(args[0], args[1:]...)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, io.stdout, io.stderr
@@ -287,4 +298,62 @@ func resumeArgs(ctx context.Context, sf *storageFlags, otlp, thread string, args
 	}
 	resumed, _ := cliagent.ResumeArgs(args, session)
 	return resumed, stdin, nil
+}
+
+// threadAttrs is the value of run's repeatable --attr KEY=VALUE.
+type threadAttrs [][2]string
+
+func (a *threadAttrs) String() string {
+	parts := make([]string, 0, len(*a))
+	for _, kv := range *a {
+		parts = append(parts, kv[0]+"="+kv[1])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (a *threadAttrs) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if k = strings.TrimSpace(k); !ok || k == "" {
+		return fmt.Errorf("%q: want KEY=VALUE", s)
+	}
+	if strings.ContainsAny(k, " \t\n") {
+		return fmt.Errorf("%q: a key has no spaces", s)
+	}
+	*a = append(*a, [2]string{k, v})
+	return nil
+}
+
+// runThread is the thread of a run given no --thread: the thread that
+// already holds the session the command resumes, when the store says;
+// else a new id. A new Claude Code session is given that id (--session-id),
+// so the thread and the session are one, whichever telemetry reports it.
+func runThread(ctx context.Context, sf *storageFlags, otlp string, args []string) (string, []string) {
+	if session := cliagent.ResumedSession(args); session != "" {
+		if otlp == "" || sf.dsn != "" {
+			lookupCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			if st, err := sf.openExisting(lookupCtx, io.Discard); err == nil {
+				defer st.close()
+				if th, err := query.ThreadOfSession(lookupCtx, st.conn, session); err == nil && th != "" {
+					return th, args
+				}
+			}
+		}
+		return session, args
+	}
+	id := uuid.NewString()
+	if withID, ok := cliagent.NewSessionArgs(args, id); ok {
+		return id, withID
+	}
+	return id, args
+}
+
+// printThread says on stderr, in one line, where the run was recorded: the
+// thread's page when a viewer serves the data folder, else its id.
+func printThread(w io.Writer, data, thread string) {
+	if e, ok := localstore.ServeEndpoints(data); ok && e.Viewer != "" {
+		fmt.Fprintf(w, "convtrace run: recorded in %s/threads/%s\n", strings.TrimSuffix(e.Viewer, "/"), url.PathEscape(thread))
+		return
+	}
+	fmt.Fprintf(w, "convtrace run: recorded in thread %s (convtrace serve shows it)\n", thread)
 }

@@ -81,11 +81,33 @@ func genAIContent(s Span) (exchange, bool) {
 		}
 		found = true
 	}
-	sort.SliceStable(choices, func(i, j int) bool { return choices[i].index < choices[j].index })
-	for _, c := range choices {
-		x.output = append(x.output, c.message)
-	}
+	x.output = append(x.output, joinChoices(choices)...)
 	return x, found
+}
+
+// joinChoices returns the output messages of gen_ai.choice events, by
+// index: several events of one index are an answer streamed in pieces,
+// one message.
+func joinChoices(choices []choice) []genai.Message {
+	sort.SliceStable(choices, func(i, j int) bool { return choices[i].index < choices[j].index })
+	var out []genai.Message
+	for i := 0; i < len(choices); {
+		j := i + 1
+		for j < len(choices) && choices[j].index == choices[i].index {
+			j++
+		}
+		pieces := make([]genai.Message, 0, j-i)
+		for _, c := range choices[i:j] {
+			pieces = append(pieces, c.message)
+		}
+		if len(pieces) == 1 {
+			out = append(out, pieces[0])
+		} else {
+			out = append(out, genai.Join(pieces))
+		}
+		i = j
+	}
+	return out
 }
 
 // hasGenAIContent reports, without reading it, whether s carries content
@@ -208,11 +230,14 @@ type choice struct {
 }
 
 // choiceOf reads a gen_ai.choice body: {"index", "finish_reason",
-// "message": {"role", "content", "tool_calls"}}.
+// "message": {"role", "content", "tool_calls"}}, or a streamed piece of
+// one, its message under "delta" as Chat Completions chunks have it.
 func choiceOf(e Event) choice {
 	body, _ := eventBody(e)
 	var msg map[string]json.RawMessage
-	_ = json.Unmarshal(body["message"], &msg)
+	if json.Unmarshal(body["message"], &msg) != nil || msg == nil {
+		_ = json.Unmarshal(body["delta"], &msg)
+	}
 	if msg == nil {
 		msg = map[string]json.RawMessage{}
 	}

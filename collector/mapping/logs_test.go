@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
 )
 
 // mkAttrs builds attributes from key, value pairs.
@@ -113,5 +114,40 @@ func TestLogsSpanFrom(t *testing.T) {
 	}
 	if s := SpanFromLogs(nil); s.SpanID != "" || s.Ended {
 		t.Errorf("spanFromLogs(nil) = %+v, want the zero span", s)
+	}
+}
+
+// TestStreamedPiecesOneAnswer: an answer sent as one gen_ai.choice record
+// or event per streamed chunk, message or delta, text and tool call
+// arguments in pieces, is one answer; choices of other indexes stay
+// their own.
+func TestStreamedPiecesOneAnswer(t *testing.T) {
+	pieces := []string{
+		`{"index":0,"delta":{"role":"assistant","content":"Let me "}}`,
+		`{"index":0,"delta":{"content":"check."}}`,
+		`{"index":1,"message":{"content":"Other choice."},"finish_reason":"stop"}`,
+		`{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"pa"}}]}}`,
+		`{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a.go\"}"}}]}}`,
+		`{"index":0,"finish_reason":"tool_calls","delta":{}}`,
+	}
+	var logs []LogRecord
+	var events []Event
+	for i, p := range pieces {
+		logs = append(logs, LogRecord{TraceID: "t1", SpanID: "s1", TimeNS: uint64(100 + i), EventName: schema.EventChoice, Body: p, Attrs: mkAttrs(schema.KeySystem, "openai")})
+		events = append(events, Event{Name: schema.EventChoice, TimeNS: uint64(100 + i), Attrs: mkAttrs(schema.KeyEventContent, p)})
+	}
+	want := `[{"role":"assistant","parts":[{"type":"text","content":"Let me check."},{"type":"tool_call","id":"call_1","name":"read_file","arguments":{"path":"a.go"}}],"finish_reason":"tool_calls"},` +
+		`{"role":"assistant","parts":[{"type":"text","content":"Other choice."}],"finish_reason":"stop"}]`
+	for name, s := range map[string]Span{
+		"log records": SpanFromLogs(logs),
+		"span events": {TraceID: "t1", SpanID: "s1", Ended: true, Attrs: mkAttrs(schema.KeyOperationName, "chat", schema.KeySystem, "openai"), Events: events},
+	} {
+		x, ok := genAIContent(s)
+		if !ok {
+			t.Fatalf("%s: no content read", name)
+		}
+		if got := genai.Render(x.output); got != want {
+			t.Errorf("%s: answer\n got %s\nwant %s", name, got, want)
+		}
 	}
 }

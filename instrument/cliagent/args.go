@@ -47,54 +47,100 @@ func provider(f Format) string {
 var valueFlags = map[string]bool{
 	// Claude Code
 	"--output-format": true, "--input-format": true, "--model": true, "--resume": true, "-r": true,
-	"--session-id": true, "--allowedTools": true, "--allowed-tools": true, "--disallowedTools": true,
-	"--disallowed-tools": true, "--permission-mode": true, "--append-system-prompt": true,
-	"--system-prompt": true, "--max-turns": true, "--mcp-config": true, "--settings": true,
-	"--add-dir": true, "--fallback-model": true, "--agents": true, "--permission-prompt-tool": true,
+	"--session-id": true, "--permission-mode": true, "--append-system-prompt": true,
+	"--system-prompt": true, "--max-turns": true, "--settings": true, "--setting-sources": true,
+	"--fallback-model": true, "--agents": true, "--agent": true, "--permission-prompt-tool": true,
+	"--max-budget-usd": true, "--json-schema": true, "--system-prompt-file": true, "--append-system-prompt-file": true,
 	// Codex
 	"-m": true, "-c": true, "--config": true, "-s": true, "--sandbox": true, "-C": true, "--cd": true,
-	"--profile": true, "-i": true, "--image": true, "-o": true, "--output-last-message": true,
-	"--output-schema": true, "--color": true, "-a": true, "--ask-for-approval": true,
+	"--profile": true, "-p": true, "-i": true, "--image": true, "-o": true, "--output-last-message": true,
+	"--output-schema": true, "--color": true, "-a": true, "--ask-for-approval": true, "--add-dir": true,
+	"--enable": true, "--disable": true, "--local-provider": true,
 }
 
-// promptFromArgs returns the agent's prompt from its arguments: the last
-// argument that is neither a flag, a flag's value nor a subcommand. For
-// other commands it is the arguments themselves.
-func promptFromArgs(args []string, f Format) string {
-	if len(args) < 2 {
-		return ""
-	}
-	if f != FormatClaude && f != FormatCodex && !isAgent(args[0]) {
-		return strings.Join(args[1:], " ")
-	}
-	var last string
+// listFlags are Claude Code's flags that take every value up to the next
+// flag, so a prompt after them is theirs too (as Claude reads it).
+var listFlags = map[string]bool{
+	"--allowedTools": true, "--allowed-tools": true, "--disallowedTools": true, "--disallowed-tools": true,
+	"--add-dir": true, "--mcp-config": true, "--betas": true, "--tools": true, "--plugin-dir": true, "--file": true,
+}
+
+// positionals returns the arguments of an agent's command line that are
+// neither flags nor their values, nor Codex's exec and resume subcommands
+// and resumed session id; Codex's -p is its profile, Claude's its print
+// switch.
+func positionals(args []string, f Format) []string {
+	var out []string
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
-			if i+1 < len(args) {
-				last = args[len(args)-1]
-			}
-			i = len(args)
+			return append(out, args[i+1:]...)
 		case strings.HasPrefix(a, "-") && a != "-":
-			if valueFlags[a] && !strings.Contains(a, "=") {
+			if strings.Contains(a, "=") {
+				continue
+			}
+			if f == FormatClaude && listFlags[a] {
+				for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+					i++
+				}
+				continue
+			}
+			if valueFlags[a] && !(f == FormatClaude && (a == "-p" || a == "-c")) {
 				i++
 			}
-		case a == "exec" || a == "resume":
-			if a == "resume" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && i+2 < len(args) {
+		case f == FormatCodex && (a == "exec" || a == "e") && len(out) == 0:
+		case f == FormatCodex && a == "resume" && len(out) == 0:
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && i+2 < len(args) {
 				i++ // the session id
 			}
 		default:
-			last = a
+			out = append(out, a)
 		}
 	}
-	if last == "-" {
+	return out
+}
+
+// promptFromArgs returns the agent's prompt from its arguments: Claude
+// Code's one positional argument, Codex's last. For other commands it is
+// the arguments themselves.
+func promptFromArgs(args []string, f Format) string {
+	if len(args) < 2 {
 		return ""
 	}
-	return last
+	if f != FormatClaude && f != FormatCodex {
+		if !isAgent(args[0]) {
+			return strings.Join(args[1:], " ")
+		}
+		f = agentFormat(args[0])
+	}
+	pos := positionals(args, f)
+	if len(pos) == 0 {
+		return ""
+	}
+	prompt := pos[len(pos)-1]
+	if f == FormatClaude {
+		prompt = pos[0]
+	}
+	if prompt == "-" {
+		return ""
+	}
+	return prompt
 }
 
 func isAgent(path string) bool {
+	return agentFormat(path) != FormatAuto
+}
+
+// agentFormat is the format of the agent a command names, FormatAuto for
+// any other command.
+func agentFormat(path string) Format {
 	name := filepath.Base(path)
-	return strings.Contains(name, "claude") || strings.Contains(name, "codex")
+	switch {
+	case strings.Contains(name, "claude"):
+		return FormatClaude
+	case strings.Contains(name, "codex"):
+		return FormatCodex
+	}
+	return FormatAuto
 }

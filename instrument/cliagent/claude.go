@@ -110,6 +110,17 @@ func claudeBlocks(l claudeLine, line []byte) []Event {
 		}
 		return unknown(line)
 	}
+	if l.Message.Model == claudeSynthetic {
+		// Claude Code's own message standing in for a failed request
+		// ("API Error: 400 …"): the failure, not an answer.
+		var texts []string
+		for _, b := range blocks {
+			if b.Type == "text" && b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		}
+		return []Event{{Kind: KindError, SessionID: l.SessionID, Content: strings.Join(texts, "\n")}}
+	}
 	var out []Event
 	for _, b := range blocks {
 		switch b.Type {
@@ -152,6 +163,10 @@ func claudeResultText(raw json.RawMessage) string {
 	}
 	return compact(raw)
 }
+
+// claudeSynthetic is the model Claude Code names on the messages it makes
+// up itself, such as the text of an API error.
+const claudeSynthetic = "<synthetic>"
 
 // taskTools are the names under which Claude Code starts a sub-agent.
 var taskTools = map[string]bool{"Task": true, "Agent": true}

@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/convtrace/convtrace/instrument"
 )
@@ -15,9 +20,11 @@ type codexLine struct {
 	Message  string     `json:"message"`
 	Item     *codexItem `json:"item"`
 	Usage    *struct {
-		InputTokens       int `json:"input_tokens"`
-		CachedInputTokens int `json:"cached_input_tokens"`
-		OutputTokens      int `json:"output_tokens"`
+		InputTokens           int `json:"input_tokens"`
+		CachedInputTokens     int `json:"cached_input_tokens"`
+		CacheWriteInputTokens int `json:"cache_write_input_tokens"`
+		OutputTokens          int `json:"output_tokens"`
+		ReasoningOutputTokens int `json:"reasoning_output_tokens"`
 	} `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
@@ -71,7 +78,8 @@ func (p *codexParser) line(line []byte) []Event {
 	case "turn.completed":
 		e := Event{Kind: KindResult}
 		if u := l.Usage; u != nil {
-			e.Usage = &instrument.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CachedInputTokens}
+			e.Usage = &instrument.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CachedInputTokens,
+				CacheWriteTokens: u.CacheWriteInputTokens, ReasoningTokens: u.ReasoningOutputTokens}
 		}
 		return []Event{e}
 	case "turn.failed":
@@ -106,8 +114,11 @@ func (p *codexParser) item(phase string, it codexItem) []Event {
 	case "todo_list":
 		return []Event{{Kind: KindTodoList, Content: compact(it.Items)}}
 	case "error":
+		// An error item is Codex going on despite something (model
+		// metadata missing, a retry): a warning. A failure ends the
+		// turn (turn.failed).
 		if phase == "item.completed" {
-			return []Event{{Kind: KindError, Content: it.Message}}
+			return []Event{{Kind: KindWarning, Code: CodeAgentWarning, Content: it.Message}}
 		}
 		return nil
 	}
@@ -175,4 +186,70 @@ func codexToolResult(it codexItem) (string, bool) {
 		return it.Status, failed
 	}
 	return it.Status, failed
+}
+
+// codexModel is the model a Codex command line asks for: its -m (or
+// --model, or -c model=…) flag, else the model of its profile (-p) or the
+// top level of config.toml in CODEX_HOME (default ~/.codex), as env sets it.
+// Codex's JSON output never names it.
+func codexModel(args, env []string) string {
+	var profile string
+	for i := 1; i < len(args); i++ {
+		name, value, inline := strings.Cut(args[i], "=")
+		if !inline && i+1 < len(args) {
+			value = args[i+1]
+		}
+		switch name {
+		case "-m", "--model":
+			return value
+		case "-p", "--profile":
+			profile = value
+		case "-c", "--config":
+			if k, v, ok := strings.Cut(value, "="); ok && strings.TrimSpace(k) == "model" {
+				return strings.Trim(strings.TrimSpace(v), `"'`)
+			}
+		}
+	}
+	home := envValue(env, "CODEX_HOME")
+	if home == "" {
+		if h := envValue(env, "HOME"); h != "" {
+			home = filepath.Join(h, ".codex")
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(home, "config.toml"))
+	if home == "" || err != nil {
+		return ""
+	}
+	var cfg struct {
+		Model    string `toml:"model"`
+		Profile  string `toml:"profile"`
+		Profiles map[string]struct {
+			Model string `toml:"model"`
+		} `toml:"profiles"`
+	}
+	if toml.Unmarshal(b, &cfg) != nil {
+		return ""
+	}
+	if profile == "" {
+		profile = cfg.Profile
+	}
+	if m := cfg.Profiles[profile].Model; m != "" {
+		return m
+	}
+	return cfg.Model
+}
+
+// envValue is the value of key in env (os.Environ when env is nil), the
+// last one set.
+func envValue(env []string, key string) string {
+	if env == nil {
+		return os.Getenv(key)
+	}
+	var v string
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }

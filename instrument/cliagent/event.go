@@ -23,6 +23,10 @@ const (
 	KindWarning         = "warning"           // see Code
 )
 
+// CodeAgentWarning is the Code of a warning the agent reported and went on
+// after: it is no failure.
+const CodeAgentWarning = "agent_warning"
+
 // CodeSessionResumeInvalid is the Code of the warning an agent gets when
 // the session it was told to resume does not exist, so a pipeline can retry
 // without resuming.

@@ -91,12 +91,16 @@ func Command(ctx context.Context, cmd *exec.Cmd, turn instrument.Turn, opts ...O
 	if turn.Provider == "" {
 		turn.Provider = provider(format)
 	}
+	if turn.Model == "" && (format == FormatCodex || format == FormatAuto && agentFormat(cmd.Path) == FormatCodex) {
+		turn.Model = codexModel(cmd.Args, cmd.Env)
+	}
 
 	// The context of the call carries the turn's overrides of thread,
 	// phase, speaker and agent, so its tool spans have them too.
 	ctx, call := cfg.rec.Start(ctx, turn)
 	defer call.EndOnPanic()
 	r := newRun(ctx, cfg.rec, call, format, cmd.Stdout)
+	r.model = turn.Model
 	stderr := &tail{w: cmd.Stderr}
 	cmd.Stdout, cmd.Stderr = r, stderr
 	runErr := cmd.Run()

@@ -171,6 +171,13 @@ func TestPromptFromArgs(t *testing.T) {
 		{[]string{"codex", "exec", "--json", "resume", "th_1", "continue"}, FormatCodex, "continue"},
 		{[]string{"codex", "exec", "--json", "-"}, FormatCodex, ""},
 		{[]string{"echo", "hello", "world"}, FormatAuto, "hello world"},
+		// Claude's list flags take every value up to the next flag.
+		{[]string{"claude", "-p", "the prompt", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash", "Read"}, FormatClaude, "the prompt"},
+		{[]string{"claude", "--allowedTools", "Bash", "Read", "--add-dir", "/a", "/b", "-p", "the prompt"}, FormatClaude, "the prompt"},
+		{[]string{"claude", "-c", "-p", "go on", "--mcp-config", "a.json", "b.json"}, FormatClaude, "go on"},
+		{[]string{"claude", "-p", "--allowedTools=Bash", "the prompt", "--verbose"}, FormatAuto, "the prompt"},
+		{[]string{"codex", "exec", "-p", "work", "-s", "danger-full-access", "fix it"}, FormatCodex, "fix it"},
+		{[]string{"codex", "exec", "-s", "danger-full-access", "resume", "th_1", "continue"}, FormatCodex, "continue"},
 	}
 	for _, tt := range tests {
 		if got := promptFromArgs(tt.args, tt.f); got != tt.want {

@@ -14,7 +14,7 @@ import (
 var ErrSessionResumeInvalid = errors.New("the agent could not resume the session")
 
 // ResumeArgs returns the command line args with session resumed, as Claude
-// Code (claude --resume ID …) and Codex (codex exec resume ID …) take it;
+// Code (claude --resume ID …) and Codex (codex exec FLAGS… resume ID …) take it;
 // false for any other command, or a command line that already resumes.
 func ResumeArgs(args []string, session string) ([]string, bool) {
 	if len(args) < 2 || session == "" || slices.ContainsFunc(args, func(a string) bool {
@@ -27,10 +27,59 @@ func ResumeArgs(args []string, session string) ([]string, bool) {
 		return slices.Concat(args[:1], []string{"--resume", session}, args[1:]), true
 	case "codex":
 		if i := slices.Index(args, "exec"); i > 0 {
-			return slices.Concat(args[:i+1], []string{"resume", session}, args[i+1:]), true
+			// codex exec [FLAGS] resume ID [PROMPT]: exec's flags go
+			// before resume, which takes only its own.
+			pos := positionals(args, FormatCodex)
+			flags := slices.DeleteFunc(slices.Clone(args[i+1:]), func(a string) bool { return slices.Contains(pos, a) })
+			if len(flags)+len(pos) != len(args)-i-1 {
+				return args, false // a positional repeated as a flag value: keep the line as it is
+			}
+			return slices.Concat(args[:i+1], flags, []string{"resume", session}, pos), true
 		}
 	}
 	return args, false
+}
+
+// ResumedSession returns the session id the command line args resume
+// (claude --resume ID or -r ID, codex exec … resume ID), "" when they
+// resume none or only the last one (--continue, --last).
+func ResumedSession(args []string) string {
+	switch agentFormat(firstArg(args)) {
+	case FormatClaude:
+		for i, a := range args[1:] {
+			if k, v, ok := strings.Cut(a, "="); ok && (k == "--resume" || k == "-r") {
+				return v
+			}
+			if (a == "--resume" || a == "-r") && i+2 < len(args) && !strings.HasPrefix(args[i+2], "-") {
+				return args[i+2]
+			}
+		}
+	case FormatCodex:
+		if i := slices.Index(args, "resume"); i > 0 && slices.Contains(args[:i], "exec") && i+2 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			return args[i+1] // resume ID PROMPT; resume PROMPT alone is --last's
+		}
+	}
+	return ""
+}
+
+// NewSessionArgs returns a Claude Code command line that starts a new
+// session with id (--session-id); false for any other command, or one that
+// resumes, continues or names its session already.
+func NewSessionArgs(args []string, id string) ([]string, bool) {
+	if agentFormat(firstArg(args)) != FormatClaude || slices.ContainsFunc(args[1:], func(a string) bool {
+		k, _, _ := strings.Cut(a, "=")
+		return k == "--resume" || k == "-r" || k == "--continue" || k == "-c" || k == "--session-id" || k == "--fork-session"
+	}) {
+		return args, false
+	}
+	return slices.Concat(args[:1], []string{"--session-id", id}, args[1:]), true
+}
+
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }
 
 // ResumeProvider is the provider whose sessions the command line args

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,8 +161,11 @@ func (r *run) handle(e Event) {
 			sum.ReasoningTokens += u.ReasoningTokens
 		}
 	case KindError:
-		r.errs = append(r.errs, e.Content)
-		r.addTurn(e, time.Now())
+		// Stored once: as the run's error if it fails, else as a
+		// warning (see finish).
+		if e.Content != "" && !slices.Contains(r.errs, e.Content) {
+			r.errs = append(r.errs, e.Content)
+		}
 	default:
 		r.flushResponse()
 		r.addTurn(e, time.Now())
@@ -237,12 +241,20 @@ func (r *run) finish(runErr error, state *os.ProcessState, stderr string) (instr
 	}
 
 	failed := runErr != nil || (r.result != nil && r.result.IsError)
+	if !failed {
+		for _, msg := range r.errs {
+			r.addTurn(Event{Kind: KindWarning, Code: CodeAgentWarning, Content: msg}, time.Now())
+		}
+	}
 	if failed && resumeInvalid(r.format, stderr+"\n"+strings.Join(r.errs, "\n")+"\n"+resultText(r.result)) {
 		r.resumeFailed = true
 		r.flushResponse()
 		r.addTurn(Event{Kind: KindWarning, Code: CodeSessionResumeInvalid, Content: lastLine(stderr, r.errs, r.result)}, time.Now())
 	}
 	resp := instrument.Response{Model: r.model, SessionID: r.session}
+	if failed && r.response != nil && (slices.Contains(r.errs, r.response.text) || r.response.text == resultText(r.result)) {
+		r.response = nil // the failure's own text, not an answer
+	}
 	switch {
 	case r.format == FormatPlain || r.format == FormatAuto:
 		resp.Content = r.stdout.String()
@@ -270,12 +282,14 @@ func (r *run) finish(runErr error, state *os.ProcessState, stderr string) (instr
 	case runErr != nil:
 		msg = runErr.Error()
 	}
-	detail := strings.TrimSpace(stderr)
-	if detail == "" {
-		detail = strings.TrimSpace(strings.Join(r.errs, "\n"))
+	// What the agent said went wrong comes first; stderr (which may hold
+	// no more than a shell's warnings) when it said nothing.
+	detail := strings.TrimSpace(strings.Join(r.errs, "\n"))
+	if detail == "" && r.result != nil && r.result.IsError {
+		detail = strings.TrimSpace(r.result.Content)
 	}
-	if detail == "" && r.result != nil {
-		detail = r.result.Content
+	if detail == "" {
+		detail = strings.TrimSpace(stderr)
 	}
 	if detail != "" {
 		msg += ": " + detail

@@ -121,7 +121,9 @@ func TestResumeArgs(t *testing.T) {
 		ok   bool
 	}{
 		{[]string{"claude", "-p", "go on"}, "claude --resume S -p go on", true},
-		{[]string{"/usr/local/bin/codex", "exec", "--json", "go on"}, "/usr/local/bin/codex exec resume S --json go on", true},
+		{[]string{"/usr/local/bin/codex", "exec", "--json", "go on"}, "/usr/local/bin/codex exec --json resume S go on", true},
+		{[]string{"codex", "exec", "--json", "-s", "danger-full-access", "go on", "-m", "gpt-5"}, "codex exec --json -s danger-full-access -m gpt-5 resume S go on", true},
+		{[]string{"codex", "exec", "--json"}, "codex exec --json resume S", true},
 		{[]string{"claude", "--resume", "X", "-p", "go on"}, "claude --resume X -p go on", false},
 		{[]string{"codex", "exec", "resume", "--last", "go on"}, "codex exec resume --last go on", false},
 		{[]string{"aider", "--message", "go on"}, "aider --message go on", false},

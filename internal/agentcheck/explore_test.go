@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestExplore(t *testing.T) {
 	o := RunOptions{
 		ProviderURL: p.URL(), OTLPEndpoint: c.URL(), Home: home,
 		Prompt: "say hello using the shell", Protocol: Protocol(os.Getenv("AGENTCHECK_PROTO")),
-		ProxyURL: px.URL(), CodexOtelExtra: os.Getenv("AGENTCHECK_CODEX_OTEL"), NoContent: os.Getenv("AGENTCHECK_NOCONTENT") != "", Model: os.Getenv("AGENTCHECK_MODEL"), Timeout: 3 * time.Minute,
+		ProxyURL: px.URL(), CodexOtelExtra: os.Getenv("AGENTCHECK_CODEX_OTEL"), NoContent: os.Getenv("AGENTCHECK_NOCONTENT") != "", Model: os.Getenv("AGENTCHECK_MODEL"), Timeout: 3 * time.Minute, StreamJSON: os.Getenv("AGENTCHECK_STREAM") != "", ExtraArgs: strings.Fields(os.Getenv("AGENTCHECK_ARGS")),
 	}
 	var res *RunResult
 	var err error

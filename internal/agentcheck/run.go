@@ -64,6 +64,15 @@ type RunOptions struct {
 	CodexOtelExtra string
 	// ExtraEnv is appended to the environment last.
 	ExtraEnv []string
+	// StreamJSON runs Claude Code with --output-format stream-json
+	// --verbose (default json).
+	StreamJSON bool
+	// ExtraArgs are added to the CLI's arguments, before the prompt for
+	// Codex and after every other for Claude Code.
+	ExtraArgs []string
+	// Wrap is a command that runs the CLI: the CLI and its arguments
+	// follow it (such as convtrace run ... --).
+	Wrap []string
 }
 
 // RunResult is what a CLI run produced.
@@ -197,18 +206,19 @@ func RunClaude(ctx context.Context, o RunOptions) (*RunResult, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	args := []string{
-		"-p", o.Prompt,
-		"--output-format", "json",
-		"--allowedTools", "Bash",
-		"--permission-mode", "default",
+	format := []string{"--output-format", "json"}
+	if o.StreamJSON {
+		format = []string{"--output-format", "stream-json", "--verbose"}
 	}
+	args := append([]string{"-p", o.Prompt}, format...)
+	args = append(args, "--allowedTools", "Bash", "--permission-mode", "default")
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
 	}
 	if o.ResumeSessionID != "" {
 		args = append(args, "--resume", o.ResumeSessionID)
 	}
+	args = append(args, o.ExtraArgs...)
 	env := append(ClaudeEnv(o), proxyEnv(o.ProxyURL)...)
 	env = append(env, o.ExtraEnv...)
 	res, err := runCLI(ctx, filepath.Join(o.BinDir, "claude"), args, o, env)
@@ -217,7 +227,7 @@ func RunClaude(ctx context.Context, o RunOptions) (*RunResult, error) {
 			SessionID string `json:"session_id"`
 			Result    string `json:"result"`
 		}
-		if json.Unmarshal(lastJSONLine(res.Stdout), &out) == nil {
+		if json.Unmarshal(lastJSONLine(res.Stdout), &out) == nil { // the result line of either format
 			res.SessionID, res.FinalText = out.SessionID, out.Result
 		}
 	}
@@ -241,7 +251,8 @@ func runCLI(ctx context.Context, bin string, args []string, o RunOptions, env []
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	argv := append(append(append([]string(nil), o.Wrap...), bin), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = o.WorkDir
 	cmd.Env = append(baseEnv(o.Home), env...)
 	cmd.Stdin = bytes.NewReader(nil)
@@ -251,7 +262,7 @@ func runCLI(ctx context.Context, bin string, args []string, o RunOptions, env []
 	start := time.Now()
 	err := cmd.Run()
 	res := &RunResult{
-		Args: append([]string{filepath.Base(bin)}, args...), Env: env,
+		Args: append(append(append([]string(nil), o.Wrap...), filepath.Base(bin)), args...), Env: env,
 		Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), Duration: time.Since(start),
 	}
 	if cmd.ProcessState != nil {

@@ -100,6 +100,7 @@ func RunCodex(ctx context.Context, o RunOptions) (*RunResult, error) {
 		"--dangerously-bypass-approvals-and-sandbox",
 		"-C", o.WorkDir,
 	)
+	args = append(args, o.ExtraArgs...)
 	if o.ResumeSessionID != "" {
 		args = append(args, o.ResumeSessionID)
 	}

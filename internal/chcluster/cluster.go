@@ -63,7 +63,8 @@ func Start(ctx context.Context, dir, name string, shards, replicas int) (*Cluste
 			n.Config = remote + fmt.Sprintf(`
 <zookeeper><node><host>127.0.0.1</host><port>%d</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>
 <macros><shard>%d</shard><replica>s%dr%d</replica></macros>
-<distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>`, zk.Port, s+1, s+1, r+1)
+<distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
+<merge_tree><zookeeper_session_expiration_check_period>2</zookeeper_session_expiration_check_period></merge_tree>`, zk.Port, s+1, s+1, r+1)
 			n.Profile = Profile
 			wg.Add(1)
 			go func(s, r int) {

@@ -23,19 +23,39 @@ func CurrentSession(ctx context.Context, db DB, threadID, provider string) (stri
 }
 
 func (s Store) CurrentSession(ctx context.Context, threadID, provider string) (string, error) {
-	rows, err := s.db.Query(ctx, selectCurrentSession, threadID, provider, provider)
+	return firstString(ctx, s.db, "current session", selectCurrentSession, threadID, provider, provider)
+}
+
+// firstString returns the one string column of the first row q answers, ""
+// for none; what names the read in errors.
+func firstString(ctx context.Context, db DB, what, q string, args ...any) (string, error) {
+	rows, err := db.Query(ctx, q, args...)
 	if err != nil {
-		return "", fmt.Errorf("query current session: %w", err)
+		return "", fmt.Errorf("query %s: %w", what, err)
 	}
 	defer rows.Close()
-	var session string
+	var v string
 	if rows.Next() {
-		if err := rows.Scan(&session); err != nil {
-			return "", fmt.Errorf("scan current session: %w", err)
+		if err := rows.Scan(&v); err != nil {
+			return "", fmt.Errorf("scan %s: %w", what, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("read current session: %w", err)
+		return "", fmt.Errorf("read %s: %w", what, err)
 	}
-	return session, nil
+	return v, nil
+}
+
+// selectThreadOfSession is the thread whose newest turn carries a session.
+const selectThreadOfSession = `
+SELECT thread_id
+FROM conversations
+WHERE session_id = ?
+ORDER BY start_ns DESC, revision DESC
+LIMIT 1`
+
+// ThreadOfSession returns the thread that holds provider session id
+// session (the newest, should several), "" when none does.
+func ThreadOfSession(ctx context.Context, db DB, session string) (string, error) {
+	return firstString(ctx, db, "thread of session", selectThreadOfSession, session)
 }
