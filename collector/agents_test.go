@@ -63,3 +63,34 @@ func fmtCount(n *uint32) string {
 	}
 	return strconv.FormatUint(uint64(*n), 10)
 }
+
+// TestAgentRecordedByRun: every record of an agent whose resource says a
+// convtrace run records it is taken, none mapped, and its tool spans give
+// no tool output.
+func TestAgentRecordedByRun(t *testing.T) {
+	spans, logs := readFixture(t, "testdata/recorded/agents/claude-code/session")
+	mark := schema.Attr{Key: schema.KeyRecordedBy, Value: "convtrace-run"}
+	var mapped int
+	for _, l := range logs {
+		if _, ok := mapping.AgentEvent(l); ok {
+			mapped++
+		}
+		l.Resource.List = append(l.Resource.List[:len(l.Resource.List):len(l.Resource.List)], mark)
+		if name, ok := mapping.AgentEvent(l); name == "" || ok {
+			t.Errorf("%s of a run's agent: mapped %v", name, ok)
+		}
+	}
+	var outputs int
+	for _, s := range spans {
+		if _, _, ok := mapping.ClaudeToolOutput(s); ok {
+			outputs++
+		}
+		s.Resource.List = append(s.Resource.List[:len(s.Resource.List):len(s.Resource.List)], mark)
+		if _, _, ok := mapping.ClaudeToolOutput(s); ok {
+			t.Errorf("a run's agent's span %q gives a tool output", s.Name)
+		}
+	}
+	if mapped == 0 || outputs == 0 {
+		t.Fatalf("the fixture has %d mapped records and %d tool outputs: the check proves nothing", mapped, outputs)
+	}
+}

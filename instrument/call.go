@@ -40,6 +40,15 @@ type Turn struct {
 	// out of the thread's recent context and, unless asked for, out of its
 	// page: for a pipeline's own bookkeeping calls (convtrace.internal).
 	Internal bool
+
+	// Continues says the call's input is already recorded (the agent
+	// run's prompt it serves, the tool results before it): it stores no
+	// prompt turn, only its answer.
+	Continues bool
+
+	// Start is when the call began, for a call recorded after the fact;
+	// zero is now.
+	Start time.Time
 }
 
 // Usage is the token counts a provider reports for one call. InputTokens
@@ -75,6 +84,12 @@ type Response struct {
 	// TurnID is set by Call: the id of the response turn (or of the error
 	// turn), for threading later turns to this one.
 	TurnID string
+
+	// AnswerInCalls says the answer is already recorded as the last of
+	// the calls the run made (see Turn.Continues): an agent run whose
+	// provider calls are their own spans stores no response turn of its
+	// own; its prompt turn carries its duration.
+	AnswerInCalls bool
 }
 
 // ToolCall describes one tool execution.

@@ -58,10 +58,17 @@ func (r *Recorder) Start(ctx context.Context, turn Turn) (context.Context, *Acti
 	if turn.Internal {
 		attrs = append(attrs, attribute.Bool(schema.KeyInternal, true))
 	}
-	start := time.Now()
+	start := turn.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
 	ctx, span := r.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithTimestamp(start), trace.WithAttributes(attrs...))
-	span.AddEvent(schema.EventPrompt, trace.WithAttributes(r.content(turn.Prompt)...))
+	prompt := r.content(turn.Prompt)
+	if turn.Continues {
+		prompt = []attribute.KeyValue{attribute.Int(schema.KeyContentBytes, 0), attribute.Bool(schema.KeyRecordedElsewhere, true)}
+	}
+	span.AddEvent(schema.EventPrompt, trace.WithTimestamp(start), trace.WithAttributes(prompt...))
 	return ctx, &ActiveCall{r: r, span: span, turn: turn, start: start}
 }
 
@@ -107,6 +114,9 @@ func (c *ActiveCall) End(resp Response, err error) Response {
 		return resp
 	}
 	end := c.r.content(resp.Content)
+	if resp.AnswerInCalls {
+		end = []attribute.KeyValue{attribute.Int(schema.KeyContentBytes, 0), attribute.Bool(schema.KeyRecordedElsewhere, true)}
+	}
 	if resp.Model != "" {
 		span.SetAttributes(attribute.String(schema.KeyResponseModel, resp.Model))
 	}

@@ -8,6 +8,7 @@ const (
 	KeySystem            = "gen_ai.system" // the older name of gen_ai.provider.name
 	KeyRequestModel      = "gen_ai.request.model"
 	KeyResponseModel     = "gen_ai.response.model"
+	KeyResponseID        = "gen_ai.response.id"
 	KeyConversationID    = "gen_ai.conversation.id"
 	KeyAgentName         = "gen_ai.agent.name"
 	KeyInputTokens       = "gen_ai.usage.input_tokens"
@@ -91,6 +92,26 @@ const (
 	KeyContent          = "convtrace.content"
 	KeyContentBytes     = "convtrace.content.bytes"
 	KeyContentTruncated = "convtrace.content.truncated"
+
+	// KeyProviderRequestID is the provider's id of a call's request (an
+	// Anthropic request-id), beside gen_ai.response.id, the id of its
+	// answer.
+	KeyProviderRequestID = "convtrace.provider.request_id"
+
+	// KeyRecordedBy, a resource attribute of an agent's own telemetry,
+	// says a convtrace run records the agent's calls itself (from its
+	// output): its records and spans then make no turns, so each call is
+	// stored once. convtrace run puts it in the agent's
+	// OTEL_RESOURCE_ATTRIBUTES.
+	KeyRecordedBy = "convtrace.recorded_by"
+
+	// KeyRecordedElsewhere (a bool) on a prompt event says the call's
+	// input is already a turn (an agent run's prompt, the tool results
+	// before the call), and on a response event that the answer is (the
+	// run's last call's): the call stores no prompt, or no response, turn
+	// of its own. A span whose response event says so ends with its prompt
+	// turn, which then carries the span's duration.
+	KeyRecordedElsewhere = "convtrace.recorded_elsewhere"
 
 	// KeyContentInTurns, on a spans row, says with the value ContentInTurns
 	// that the span's turns hold what it said, and the row does not: its

@@ -73,7 +73,7 @@ func TestRunResumesTheThreadsSession(t *testing.T) {
 	if got := queryText(t, conn, "SELECT DISTINCT agent FROM conversations WHERE thread_id = 'resumable'"); strings.Join(got, ",") != "executor-sub" {
 		t.Errorf("--agent: the run's turns have agents %q, want executor-sub", got)
 	}
-	if code, stderr := agentRun("unused", "--resume"); code != 0 || lastArgs() != "--resume first-1111-2222-3333 -p --output-format stream-json go on" {
+	if code, stderr := agentRun("unused", "--resume"); code != 0 || lastArgs() != "--resume first-1111-2222-3333 -p --output-format stream-json go on --include-partial-messages" {
 		t.Errorf("resumed run: exit %d, args %q (stderr %q)", code, lastArgs(), stderr)
 	}
 
@@ -91,7 +91,7 @@ func TestRunResumesTheThreadsSession(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "running it again without resuming") || strings.Contains(strings.Join(own, "\n"), "stale-4444") {
 		t.Errorf("rejected resume: exit %d, stderr %q; want 0, the retry said, and no session id in convtrace's lines", code, stderr)
 	}
-	if lastArgs() != "-p --output-format stream-json go on" || current() != "fresh-7777-8888-9999" {
+	if lastArgs() != "-p --output-format stream-json go on --include-partial-messages" || current() != "fresh-7777-8888-9999" {
 		t.Errorf("after the retry: last args %q, current session %q; want no --resume and the fresh session", lastArgs(), current())
 	}
 	if got := queryText(t, conn, "SELECT count() FROM conversations WHERE thread_id = 'resumable' AND role = 'warning' AND has(attributes.value, 'session_resume_invalid')"); got[0] != "1" {

@@ -56,8 +56,9 @@ var agentRecords = map[string]bool{
 }
 
 // AgentEvent returns the normalized name of a Claude Code or Codex record
-// and whether convtrace maps it (false for their housekeeping); "" when it
-// is no agent's record.
+// and whether convtrace maps it (false for their housekeeping, and for
+// every record of an agent a convtrace run records: schema.KeyRecordedBy);
+// "" when it is no agent's record.
 func AgentEvent(l LogRecord) (name string, mapped bool) {
 	attr := l.Attrs.Str(schema.KeyEventName)
 	switch {
@@ -67,6 +68,10 @@ func AgentEvent(l LogRecord) (name string, mapped bool) {
 		name = attr
 	default:
 		return "", false
+	}
+	if _, byRun := l.Resource.Get(schema.KeyRecordedBy); byRun {
+		// A convtrace run records this agent's calls from its output.
+		return name, false
 	}
 	if name == codexSSEEvent {
 		// Of the streamed events, only the completed response's usage.
@@ -222,7 +227,8 @@ func (c agentCall) turns(s Span, project, session string) []schema.Turn {
 		cs.Attrs.List = append(cs.Attrs.List, schema.Attr{Key: schema.KeyResponseModel, Value: c.model})
 	}
 	if c.requestID != "" {
-		cs.Attrs.List = append(cs.Attrs.List, schema.Attr{Key: "gen_ai.response.id", Value: c.requestID})
+		cs.Attrs.List = append(cs.Attrs.List, schema.Attr{Key: schema.KeyResponseID, Value: c.requestID},
+			schema.Attr{Key: schema.KeyProviderRequestID, Value: c.requestID})
 	}
 	if c.ttftMS != "" {
 		if ms, err := strconv.ParseFloat(c.ttftMS, 64); err == nil && ms >= 0 {

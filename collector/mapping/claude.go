@@ -197,7 +197,7 @@ func anthropicResponse(body string) ([]genai.Message, bool) {
 // carries its tool.output event (the one place Claude Code sends a tool's
 // output) as a record of its prompt, so that it joins the tool's result.
 func ClaudeToolOutput(s Span) (attrs []schema.Attr, timeNS uint64, ok bool) {
-	if s.Attrs.Str(keyScopeName) != ccTracingScope {
+	if _, byRun := s.Resource.Get(schema.KeyRecordedBy); byRun || s.Attrs.Str(keyScopeName) != ccTracingScope {
 		return nil, 0, false
 	}
 	for _, e := range s.Events {

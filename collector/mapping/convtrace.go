@@ -24,11 +24,25 @@ func mapConvtrace(s Span, c call, prompt Event) []schema.Turn {
 	if askRole == schema.RolePrompt {
 		ask.Content = normalizedPrompt(ask.Content, ask.Truncated)
 	}
-	turns := append([]schema.Turn{ask}, c.between(s)...)
+	var turns []schema.Turn
+	if !prompt.Attrs.bool(schema.KeyRecordedElsewhere) {
+		turns = append(turns, ask)
+	}
+	turns = append(turns, c.between(s)...)
 	if !s.Ended {
 		return turns
 	}
-	answer := c.finish(s, answerRole, uint16(len(turns)), func(t *schema.Turn) {
+	if resp, ok := s.event(schema.EventResponse); ok && resp.Attrs.bool(schema.KeyRecordedElsewhere) && !s.Failed && len(turns) > 0 && turns[0].Seq == 0 {
+		// The answer is the run's last call's: the prompt says the run
+		// ended, and how long it took.
+		turns[0].DurationNS = s.durationNS()
+		return turns
+	}
+	seq := len(turns) // after the prompt, seq 0, and the turns between
+	if len(turns) == 0 || turns[0].Seq != 0 {
+		seq++ // the turns between, without the prompt
+	}
+	answer := c.finish(s, answerRole, uint16(seq), func(t *schema.Turn) {
 		if resp, ok := s.event(schema.EventResponse); ok {
 			setContent(t, resp.Attrs)
 		}

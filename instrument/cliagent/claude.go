@@ -2,6 +2,7 @@ package cliagent
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -19,22 +20,58 @@ type claudeLine struct {
 	Model           string          `json:"model"`
 	Tools           json.RawMessage `json:"tools"`
 	Message         *struct {
+		ID      string          `json:"id"`
 		Model   string          `json:"model"`
 		Content json.RawMessage `json:"content"`
+		Usage   *claudeUsage    `json:"usage"`
 	} `json:"message"`
+	RequestID string `json:"request_id"`
+
+	// type stream_event (--include-partial-messages): the API's own
+	// stream event, the message it belongs to and the time to its first
+	// token.
+	Event        *claudeStreamEvent `json:"event"`
+	APIMessageID string             `json:"api_message_id"`
+	TTFTMS       int64              `json:"ttft_ms"`
 
 	// type result
-	Result       string   `json:"result"`
-	IsError      bool     `json:"is_error"`
-	DurationMS   int64    `json:"duration_ms"`
-	TotalCostUSD *float64 `json:"total_cost_usd"`
-	Errors       []string `json:"errors"`
-	Usage        *struct {
-		InputTokens              int `json:"input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
+	Result       string       `json:"result"`
+	IsError      bool         `json:"is_error"`
+	DurationMS   int64        `json:"duration_ms"`
+	TotalCostUSD *float64     `json:"total_cost_usd"`
+	Errors       []string     `json:"errors"`
+	Usage        *claudeUsage `json:"usage"`
+}
+
+// claudeUsage is an Anthropic usage object.
+type claudeUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+}
+
+// usage is u as instrument counts it: Anthropic's input_tokens leaves
+// the cache out.
+func (u claudeUsage) usage() instrument.Usage {
+	in := schema.InputTokens(uint64(u.InputTokens), uint64(u.CacheReadInputTokens), uint64(u.CacheCreationInputTokens), true)
+	return instrument.Usage{InputTokens: int(in), OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
+}
+
+// claudeStreamEvent is the part of a Messages stream event a run reads:
+// message_start's message, message_delta's usage and stop reason.
+type claudeStreamEvent struct {
+	Type    string `json:"type"`
+	Message *struct {
+		ID    string       `json:"id"`
+		Model string       `json:"model"`
+		Usage *claudeUsage `json:"usage"`
+	} `json:"message"`
+	Delta *struct {
+		StopReason string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *claudeUsage `json:"usage"`
 }
 
 type claudeBlock struct {
@@ -76,6 +113,16 @@ func parseClaude(line []byte) []Event {
 		events := claudeBlocks(l, line)
 		for i := range events {
 			events[i].ParentToolUseID = l.ParentToolUseID
+			if l.Type == "assistant" && events[i].Kind != KindError {
+				events[i].MessageID, events[i].RequestID = l.Message.ID, l.RequestID
+				if u := l.Message.Usage; u != nil && i == 0 {
+					// The usage as the answer began: input and cache
+					// right, output not yet counted.
+					usage := u.usage()
+					usage.OutputTokens = 0
+					events[i].Usage = &usage
+				}
+			}
 		}
 		return events
 	case "result":
@@ -88,16 +135,55 @@ func parseClaude(line []byte) []Event {
 			e.Content = l.Subtype
 		}
 		if u := l.Usage; u != nil {
-			// Anthropic's input_tokens leaves the cache out.
-			in := schema.InputTokens(uint64(u.InputTokens), uint64(u.CacheReadInputTokens), uint64(u.CacheCreationInputTokens), true)
-			e.Usage = &instrument.Usage{InputTokens: int(in), OutputTokens: u.OutputTokens,
-				CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
+			usage := u.usage()
+			e.Usage = &usage
 		}
 		return []Event{e}
 	case "stream_event":
-		return nil
+		return claudeStream(l)
 	}
 	return unknown(line)
+}
+
+// claudeStream returns the events of a stream_event line that tell of a
+// provider call: its start (model, input and cache tokens, time to first
+// token), its output tokens and stop reason, its end. Text and tool use
+// come whole on the assistant lines.
+func claudeStream(l claudeLine) []Event {
+	ev := l.Event
+	if ev == nil {
+		return nil
+	}
+	e := Event{SessionID: l.SessionID, ParentToolUseID: l.ParentToolUseID, MessageID: l.APIMessageID}
+	switch ev.Type {
+	case "message_start":
+		if ev.Message == nil {
+			return nil
+		}
+		e.Kind, e.Model, e.DurationMS = KindCallStart, ev.Message.Model, l.TTFTMS
+		e.MessageID = cmp.Or(ev.Message.ID, e.MessageID)
+		if u := ev.Message.Usage; u != nil {
+			usage := u.usage()
+			usage.OutputTokens = 0
+			e.Usage = &usage
+		}
+	case "message_delta":
+		e.Kind = KindCallUsage
+		if ev.Usage != nil {
+			e.Usage = &instrument.Usage{OutputTokens: ev.Usage.OutputTokens}
+		}
+		if ev.Delta != nil {
+			e.Content = ev.Delta.StopReason
+		}
+	case "message_stop":
+		e.Kind = KindCallEnd
+	default:
+		return nil
+	}
+	if e.MessageID == "" {
+		return nil
+	}
+	return []Event{e}
 }
 
 func claudeBlocks(l claudeLine, line []byte) []Event {

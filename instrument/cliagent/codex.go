@@ -1,9 +1,11 @@
 package cliagent
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,20 +17,28 @@ import (
 
 // codexLine is one line of `codex exec --json`.
 type codexLine struct {
-	Type     string     `json:"type"`
-	ThreadID string     `json:"thread_id"`
-	Message  string     `json:"message"`
-	Item     *codexItem `json:"item"`
-	Usage    *struct {
-		InputTokens           int `json:"input_tokens"`
-		CachedInputTokens     int `json:"cached_input_tokens"`
-		CacheWriteInputTokens int `json:"cache_write_input_tokens"`
-		OutputTokens          int `json:"output_tokens"`
-		ReasoningOutputTokens int `json:"reasoning_output_tokens"`
-	} `json:"usage"`
-	Error *struct {
+	Type     string      `json:"type"`
+	ThreadID string      `json:"thread_id"`
+	Message  string      `json:"message"`
+	Item     *codexItem  `json:"item"`
+	Usage    *codexUsage `json:"usage"`
+	Error    *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// codexUsage is Codex's token usage: input_tokens counts the cached ones.
+type codexUsage struct {
+	InputTokens           int `json:"input_tokens"`
+	CachedInputTokens     int `json:"cached_input_tokens"`
+	CacheWriteInputTokens int `json:"cache_write_input_tokens"`
+	OutputTokens          int `json:"output_tokens"`
+	ReasoningOutputTokens int `json:"reasoning_output_tokens"`
+}
+
+func (u codexUsage) usage() instrument.Usage {
+	return instrument.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CachedInputTokens,
+		CacheWriteTokens: u.CacheWriteInputTokens, ReasoningTokens: u.ReasoningOutputTokens}
 }
 
 type codexItem struct {
@@ -56,6 +66,69 @@ type codexItem struct {
 // started, so an item seen only on completion still gets its tool call.
 type codexParser struct {
 	started map[string]bool
+
+	// Codex's turn.completed usage is the session's total since it
+	// began: a run that resumes a session adds to the total base its
+	// session file held before it (home is CODEX_HOME).
+	resumes bool
+	home    string
+	base    *instrument.Usage
+}
+
+// baseline reads the session's total usage so far from its session file,
+// CODEX_HOME/sessions/…/rollout-…-SESSION.jsonl (the last token_count
+// event's total_token_usage); base stays nil when there is none.
+func (p *codexParser) baseline(session string) {
+	if session == "" || p.home == "" {
+		return
+	}
+	var file string
+	_ = filepath.WalkDir(filepath.Join(p.home, "sessions"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "rollout-") && strings.HasSuffix(d.Name(), "-"+session+".jsonl") {
+			file = path
+			return fs.SkipAll
+		}
+		return nil
+	})
+	f, err := os.Open(file)
+	if file == "" || err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.Contains(line, []byte(`"token_count"`)) {
+			continue
+		}
+		var ev struct {
+			Payload struct {
+				Type string `json:"type"`
+				Info *struct {
+					Total *codexUsage `json:"total_token_usage"`
+				} `json:"info"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(line, &ev) == nil && ev.Payload.Type == "token_count" && ev.Payload.Info != nil && ev.Payload.Info.Total != nil {
+			u := ev.Payload.Info.Total.usage()
+			p.base = &u
+		}
+	}
+	if p.base == nil && sc.Err() == nil {
+		p.base = &instrument.Usage{} // the session made no request yet
+	}
+}
+
+// ownUsage is what the session total u adds to the total before the run.
+func (p *codexParser) ownUsage(u instrument.Usage) instrument.Usage {
+	if p.base == nil {
+		return u
+	}
+	b := *p.base
+	return instrument.Usage{InputTokens: max(u.InputTokens-b.InputTokens, 0), OutputTokens: max(u.OutputTokens-b.OutputTokens, 0),
+		CacheReadTokens: max(u.CacheReadTokens-b.CacheReadTokens, 0), CacheWriteTokens: max(u.CacheWriteTokens-b.CacheWriteTokens, 0),
+		ReasoningTokens: max(u.ReasoningTokens-b.ReasoningTokens, 0)}
 }
 
 func newCodexParser() *codexParser { return &codexParser{started: map[string]bool{}} }
@@ -78,8 +151,8 @@ func (p *codexParser) line(line []byte) []Event {
 	case "turn.completed":
 		e := Event{Kind: KindResult}
 		if u := l.Usage; u != nil {
-			e.Usage = &instrument.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CachedInputTokens,
-				CacheWriteTokens: u.CacheWriteInputTokens, ReasoningTokens: u.ReasoningOutputTokens}
+			usage := u.usage()
+			e.Usage = &usage
 		}
 		return []Event{e}
 	case "turn.failed":
@@ -210,12 +283,7 @@ func codexModel(args, env []string) string {
 			}
 		}
 	}
-	home := envValue(env, "CODEX_HOME")
-	if home == "" {
-		if h := envValue(env, "HOME"); h != "" {
-			home = filepath.Join(h, ".codex")
-		}
-	}
+	home := codexHome(env)
 	b, err := os.ReadFile(filepath.Join(home, "config.toml"))
 	if home == "" || err != nil {
 		return ""
@@ -237,6 +305,18 @@ func codexModel(args, env []string) string {
 		return m
 	}
 	return cfg.Model
+}
+
+// codexHome is Codex's home folder as env sets it: CODEX_HOME, else
+// ~/.codex; "" when neither is known.
+func codexHome(env []string) string {
+	if home := envValue(env, "CODEX_HOME"); home != "" {
+		return home
+	}
+	if h := envValue(env, "HOME"); h != "" {
+		return filepath.Join(h, ".codex")
+	}
+	return ""
 }
 
 // envValue is the value of key in env (os.Environ when env is nil), the

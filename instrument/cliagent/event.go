@@ -21,11 +21,24 @@ const (
 	KindError           = "error"             // the agent reported a failure
 	KindUnknown         = "unknown"           // a line that could not be parsed
 	KindWarning         = "warning"           // see Code
+
+	// The stream of a provider call (Claude Code's stream events): its
+	// start, with model, input and cache tokens and, in DurationMS, the
+	// time to its first token; its output tokens and stop reason
+	// (Content); its end. They become no turn of their own: the call's
+	// span.
+	KindCallStart = "call_start"
+	KindCallUsage = "call_usage"
+	KindCallEnd   = "call_end"
 )
 
 // CodeAgentWarning is the Code of a warning the agent reported and went on
 // after: it is no failure.
 const CodeAgentWarning = "agent_warning"
+
+// CodeUsageCumulative is the Code of the warning of a resumed Codex run
+// whose usage could not be told from the session's earlier turns'.
+const CodeUsageCumulative = "usage_cumulative"
 
 // CodeSessionResumeInvalid is the Code of the warning an agent gets when
 // the session it was told to resume does not exist, so a pipeline can retry
@@ -47,8 +60,12 @@ type Event struct {
 	// sub-agent's name, set by the run.
 	ParentToolUseID string
 	Agent           string
+	// MessageID is the provider's id of the answer this event is part of
+	// (one provider call), RequestID the id of its request, when known.
+	MessageID string
+	RequestID string
 
-	// Set on KindResult.
+	// Set on KindResult, and on the events of a provider call.
 	Usage      *instrument.Usage
 	CostUSD    *float64
 	DurationMS int64

@@ -12,7 +12,9 @@ import (
 	"github.com/convtrace/convtrace/instrument/cliagent"
 )
 
-// An agent run recorded as one call, with a tool span per tool use. In a
+// An agent run recorded as an invoke_agent span with a chat span per
+// provider call and a tool span per tool use, each tool after the call
+// that asked for it. In a
 // pipeline the tracer provider comes from collector.NewTracerProvider and
 // the command is, say, exec.Command("claude", "-p", prompt,
 // "--output-format", "stream-json", "--verbose").
@@ -33,7 +35,10 @@ func ExampleCommand() {
 	}
 	// Output:
 	// exit code 0
+	// chat claude-sonnet-4-5-20250929
 	// execute_tool Bash
+	// chat claude-sonnet-4-5-20250929
 	// execute_tool Read
+	// chat claude-sonnet-4-5-20250929
 	// invoke_agent
 }

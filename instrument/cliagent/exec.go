@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/schema"
@@ -88,11 +90,20 @@ func Command(ctx context.Context, cmd *exec.Cmd, turn instrument.Turn, opts ...O
 	if turn.Operation == "" {
 		turn.Operation = schema.OperationInvokeAgent
 	}
+	if turn.SessionID == "" {
+		// Known before the agent says it, the session is on the prompt
+		// from its first row.
+		turn.SessionID = KnownSession(cmd.Args)
+	}
 	if turn.Provider == "" {
 		turn.Provider = provider(format)
 	}
 	if turn.Model == "" && (format == FormatCodex || format == FormatAuto && agentFormat(cmd.Path) == FormatCodex) {
 		turn.Model = codexModel(cmd.Args, cmd.Env)
+	}
+
+	if format == FormatClaude || format == FormatCodex || agentFormat(cmd.Path) != FormatAuto {
+		cmd.Env = markTelemetry(cmd.Env)
 	}
 
 	// The context of the call carries the turn's overrides of thread,
@@ -101,6 +112,17 @@ func Command(ctx context.Context, cmd *exec.Cmd, turn instrument.Turn, opts ...O
 	defer call.EndOnPanic()
 	r := newRun(ctx, cfg.rec, call, format, cmd.Stdout)
 	r.model = turn.Model
+	if format == FormatCodex || format == FormatAuto && agentFormat(cmd.Path) == FormatCodex {
+		r.codex.resumes = codexResumes(cmd.Args)
+		r.codex.home = codexHome(cmd.Env)
+	}
+	if formatFromArgs(cmd.Args) == FormatClaude && !slices.Contains(cmd.Args, "--include-partial-messages") &&
+		(slices.Contains(cmd.Args, "-p") || slices.Contains(cmd.Args, "--print")) {
+		// Each provider call's output tokens come only in the stream
+		// events: asked for, read, and kept from the caller's stdout.
+		cmd.Args = append(cmd.Args, "--include-partial-messages")
+		r.hidePartials = true
+	}
 	stderr := &tail{w: cmd.Stderr}
 	cmd.Stdout, cmd.Stderr = r, stderr
 	runErr := cmd.Run()
@@ -145,3 +167,27 @@ func (t *tail) Write(p []byte) (int, error) {
 }
 
 func (t *tail) String() string { return string(t.buf) }
+
+// markTelemetry returns env (os.Environ when nil) with the agent's own
+// OpenTelemetry resource marked as recorded by this run
+// (schema.KeyRecordedBy in OTEL_RESOURCE_ATTRIBUTES): a collector that
+// gets the agent's telemetry too then leaves its calls to the run, so
+// each is stored once.
+func markTelemetry(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	const key = "OTEL_RESOURCE_ATTRIBUTES"
+	mark := schema.KeyRecordedBy + "=convtrace-run"
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			if strings.TrimSpace(v) != "" {
+				mark = v + "," + mark
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, key+"="+mark)
+}

@@ -62,6 +62,46 @@ func ResumedSession(args []string) string {
 	return ""
 }
 
+// codexResumes reports whether a Codex command line resumes a session:
+// codex exec [FLAGS] resume ….
+func codexResumes(args []string) bool {
+	i := slices.Index(args, "exec")
+	for j := i + 1; i > 0 && j < len(args); j++ {
+		if args[j] == "resume" && !valueFlags[args[j-1]] {
+			return len(positionals(args[:j], FormatCodex)) == 0
+		}
+	}
+	return false
+}
+
+// KnownSession returns the session id a command line names before the
+// agent runs: the one Claude Code is told to start (--session-id) or the
+// one it or Codex resumes (a fork gets a new one); "" when it names none.
+func KnownSession(args []string) string {
+	var named, fork bool
+	var id string
+	for i, a := range args {
+		k, v, inline := strings.Cut(a, "=")
+		switch k {
+		case "--session-id":
+			named = true
+			if !inline && i+1 < len(args) {
+				v = args[i+1]
+			}
+			id = v
+		case "--fork-session":
+			fork = true
+		}
+	}
+	switch {
+	case named && agentFormat(firstArg(args)) == FormatClaude:
+		return id
+	case fork:
+		return ""
+	}
+	return ResumedSession(args)
+}
+
 // NewSessionArgs returns a Claude Code command line that starts a new
 // session with id (--session-id); false for any other command, or one that
 // resumes, continues or names its session already.

@@ -38,6 +38,20 @@ type run struct {
 	agents   map[string]string // sub-agent name by the id of its Task tool use
 	// resumeFailed says the agent rejected the session it was to resume.
 	resumeFailed bool
+
+	// The provider calls of a Claude Code run, by message id, open ones
+	// in order of their start (calls.go); lastLine is when the line
+	// before the one being read came.
+	calls      map[string]*providerCall
+	order      []string
+	ncalls     int
+	lastText   string // the main agent's last text
+	outKnown   int    // output tokens the calls told
+	outUnknown int    // calls that did not tell theirs
+	lastLine   time.Time
+	// hidePartials: the run asked for stream events the caller did not
+	// (--include-partial-messages); their lines are read, not passed on.
+	hidePartials bool
 }
 
 // openTool is a tool span waiting for its result.
@@ -56,13 +70,17 @@ func newRun(ctx context.Context, rec *instrument.Recorder, call *instrument.Acti
 		out = io.Discard
 	}
 	return &run{ctx: ctx, call: call, rec: rec, format: format, out: out,
-		codex: newCodexParser(), tools: map[string]*openTool{}, agents: map[string]string{}}
+		codex: newCodexParser(), tools: map[string]*openTool{}, agents: map[string]string{},
+		calls: map[string]*providerCall{}, lastLine: time.Now()}
 }
 
 // Write passes p on, then parses the lines it completes. exec.Cmd calls it
 // from one goroutine.
 func (r *run) Write(p []byte) (int, error) {
-	n, err := r.out.Write(p)
+	n, err := len(p), error(nil)
+	if !r.hidePartials {
+		n, err = r.out.Write(p)
+	}
 	if r.format == FormatPlain {
 		r.stdout.Write(p[:n])
 		return n, err
@@ -73,10 +91,24 @@ func (r *run) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
+		if r.hidePartials && !isStreamEvent(r.line[:i]) {
+			if _, werr := r.out.Write(r.line[:i+1]); werr != nil && err == nil {
+				err = werr
+			}
+		}
 		r.parse(r.line[:i])
 		r.line = r.line[i+1:]
 	}
 	return n, err
+}
+
+// isStreamEvent reports whether a line of Claude Code's stream-json is a
+// stream event.
+func isStreamEvent(line []byte) bool {
+	var l struct {
+		Type string `json:"type"`
+	}
+	return bytes.Contains(line, []byte(`"stream_event"`)) && json.Unmarshal(line, &l) == nil && l.Type == "stream_event"
 }
 
 func (r *run) parse(line []byte) {
@@ -102,6 +134,7 @@ func (r *run) parse(line []byte) {
 	for _, e := range events {
 		r.handle(e)
 	}
+	r.lastLine = time.Now()
 }
 
 func (r *run) handle(e Event) {
@@ -116,8 +149,22 @@ func (r *run) handle(e Event) {
 	if e.ParentToolUseID != "" {
 		e.Agent = r.agents[e.ParentToolUseID]
 	}
+	if e.Kind != KindSession {
+		// An event of another message, or of none, ends the calls
+		// before it (when no message_stop did).
+		r.endCalls(e.MessageID)
+	}
+	if r.onCall(e) {
+		return
+	}
 	switch e.Kind {
 	case KindSession:
+		if r.format == FormatCodex && r.codex.resumes {
+			r.codex.baseline(e.SessionID)
+			if r.codex.base == nil {
+				r.addTurn(Event{Kind: KindWarning, Code: CodeUsageCumulative, Content: "Codex reports the resumed session's usage since it began, and its session file was not found: this run's usage includes the session's earlier turns"}, time.Now())
+			}
+		}
 	case KindResponse:
 		if e.ParentToolUseID != "" {
 			// A sub-agent's text is never the run's answer.
@@ -149,7 +196,12 @@ func (r *run) handle(e Event) {
 		r.result.IsError = e.IsError
 		r.result.CostUSD = e.CostUSD
 		r.result.DurationMS = e.DurationMS
-		if u := e.Usage; u != nil {
+		if u := e.Usage; u != nil && r.format == FormatCodex {
+			// The session's total so far: this run's is what it adds
+			// to the total before it.
+			own := r.codex.ownUsage(*u)
+			r.result.Usage = &own
+		} else if u != nil {
 			if r.result.Usage == nil {
 				r.result.Usage = &instrument.Usage{}
 			}
@@ -235,6 +287,7 @@ func (r *run) finish(runErr error, state *os.ProcessState, stderr string) (instr
 	} else if len(bytes.TrimSpace(rest)) > 0 {
 		r.parse(rest)
 	}
+	r.endCalls("")
 	for id, t := range r.tools {
 		t.tool.End("", errNoResult)
 		delete(r.tools, id)
@@ -266,8 +319,12 @@ func (r *run) finish(runErr error, state *os.ProcessState, stderr string) (instr
 	if r.response != nil && (failed || r.response.text != resp.Content) {
 		r.flushResponse()
 	}
-	if res := r.result; res != nil {
+	if r.ncalls > 0 {
+		r.callsTotal(&resp, failed)
+	} else if res := r.result; res != nil {
 		resp.Usage, resp.CostUSD = res.Usage, res.CostUSD
+	}
+	if res := r.result; res != nil {
 		if res.DurationMS > 0 {
 			r.call.Span().SetAttributes(attribute.Int64("convtrace.agent.duration_ms", res.DurationMS))
 		}

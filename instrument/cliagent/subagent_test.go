@@ -58,10 +58,12 @@ func TestClaudeSubagent(t *testing.T) {
 	want := []string{
 		"prompt|||Why are config defaults droppe",
 		"system|||{\"model\":\"claude-sonnet-4-5-20",
-		"response|||I'll have a reviewer look at t",
+		"response|Task||[{\"role\":\"assistant\",\"parts\":[",
 		"tool_call|Task||{\"description\":\"Review config ",
+		"response|Read|code-reviewer|[{\"role\":\"assistant\",\"parts\":[",
 		"tool_call|Read|code-reviewer|{\"file_path\":\"/repo/config/par",
 		"tool_result|Read|code-reviewer|package config\n\nfunc parseConf",
+		"response|Grep|code-reviewer|[{\"role\":\"assistant\",\"parts\":[",
 		"tool_call|Grep|code-reviewer|{\"pattern\":\"defaultConfig\",\"pa",
 		"tool_result|Grep|code-reviewer|config/defaults.go:3:func defa",
 		"response||code-reviewer|parseConfig starts from a zero",
@@ -109,8 +111,8 @@ WHERE thread_id = 'sub-1' ORDER BY start_ns, seq`)
 	req = httptest.NewRequest(http.MethodGet, "/api/threads/sub-1?agent=code-reviewer", nil)
 	req.Host = "127.0.0.1"
 	h.ServeHTTP(rec2, req)
-	if err := json.Unmarshal(rec2.Body.Bytes(), &only); err != nil || len(only.Turns) != 5 {
-		t.Errorf("agent=code-reviewer: %d turns (%v), want the sub-agent's 5", len(only.Turns), err)
+	if err := json.Unmarshal(rec2.Body.Bytes(), &only); err != nil || len(only.Turns) != 7 {
+		t.Errorf("agent=code-reviewer: %d turns (%v), want the sub-agent's 7 (3 calls, 2 tools)", len(only.Turns), err)
 	}
 }
 
@@ -132,6 +134,25 @@ func TestResumeArgs(t *testing.T) {
 		got, ok := cliagent.ResumeArgs(tt.args, "S")
 		if strings.Join(got, " ") != tt.want || ok != tt.ok {
 			t.Errorf("ResumeArgs(%q) = %q, %v; want %q, %v", tt.args, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestKnownSession(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"claude", "--session-id", "S1", "-p", "x"}, "S1"},
+		{[]string{"claude", "--session-id=S2", "-p", "x"}, "S2"},
+		{[]string{"claude", "--resume", "S3", "-p", "x"}, "S3"},
+		{[]string{"claude", "--resume", "S3", "--fork-session", "-p", "x"}, ""},
+		{[]string{"codex", "exec", "--json", "resume", "T1", "go on"}, "T1"},
+		{[]string{"codex", "exec", "--json", "go on"}, ""},
+		{[]string{"claude", "-p", "x"}, ""},
+	} {
+		if got := cliagent.KnownSession(tt.args); got != tt.want {
+			t.Errorf("KnownSession(%q) = %q, want %q", tt.args, got, tt.want)
 		}
 	}
 }

@@ -2,15 +2,12 @@ package agentcheck
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/collector/otlpreceiver"
 	"github.com/convtrace/convtrace/internal/testkit"
 )
 
@@ -53,18 +50,12 @@ func TestAgentsRecordedByConvtrace(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			conn, dsn := testkit.Open(t)
-			in, err := collector.NewIngester(dsn, collector.WithJoinWindow(time.Second))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer in.Shutdown(context.Background())
-			srv := httptest.NewServer(otlpreceiver.NewHTTPHandler(in))
-			defer srv.Close()
+			_, endpoint := collectorOn(t, dsn)
 			p := NewFakeProvider(DefaultScript)
 			defer p.Close()
 			px := NewBlackholeProxy()
 			defer px.Close()
-			res, err := c.run(context.Background(), RunOptions{ProviderURL: p.URL(), OTLPEndpoint: srv.URL, Protocol: ProtoProtobuf,
+			res, err := c.run(context.Background(), RunOptions{ProviderURL: p.URL(), OTLPEndpoint: endpoint, Protocol: ProtoProtobuf,
 				Home: t.TempDir(), Prompt: ScenarioPrompt, ProxyURL: px.URL(), Timeout: 3 * time.Minute})
 			if err != nil {
 				t.Fatalf("run: %v\nstdout: %s", err, res.Stdout)

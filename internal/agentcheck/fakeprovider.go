@@ -35,6 +35,10 @@ type Script struct {
 	ToolUsage  Usage
 	FinalUsage Usage
 	SideUsage  Usage
+	// FailStatus, when set, answers every Messages and Responses request
+	// with that HTTP status and FailMessage, in the API's error shape.
+	FailStatus  int
+	FailMessage string
 }
 
 // DefaultScript is the scenario used by the tests and fixtures.
@@ -55,7 +59,7 @@ type ProviderRequest struct {
 	Model  string
 	Stream bool
 	// Kind is what the fake answered: "tool_call", "final", "side",
-	// "count_tokens", "models" or "not_found".
+	// "count_tokens", "models", "failed" or "not_found".
 	Kind string
 	// Tools lists the tool names the request offered.
 	Tools  []string
@@ -118,6 +122,14 @@ func (p *FakeProvider) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
+	case p.Script.FailStatus != 0 && r.Method == http.MethodPost && (path == "/v1/messages" || path == "/v1/responses"):
+		req.Kind = "failed"
+		req.Model = jsonModel(body)
+		p.record(req)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(p.Script.FailStatus)
+		msg, _ := json.Marshal(p.Script.FailMessage)
+		_, _ = fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":%s,"code":"invalid_request"}}`, msg)
 	case r.Method == http.MethodPost && path == "/v1/messages":
 		p.anthropicMessages(w, req)
 	case r.Method == http.MethodPost && path == "/v1/messages/count_tokens":
