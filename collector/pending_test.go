@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/schema"
 )
 
 // heartbeats returns the heartbeat_ns of every stored copy of the thread's
@@ -93,5 +95,36 @@ WHERE thread_id = 'hb'`).Scan(&rows, &folded, &turns, &keysPerTurn, &lastBeat); 
 	}
 	if lastBeat != ended[len(ended)-1] {
 		t.Errorf("FINAL keeps the prompt stamped %d, want the last heartbeat %d", lastBeat, ended[len(ended)-1])
+	}
+}
+
+// A call that learns its session and model while it runs, after its
+// prompt was stored early, has them on its prompt once it ends.
+func TestPendingPromptLearnsWhileRunning(t *testing.T) {
+	conn, dsn := testkit.Open(t)
+	tp, err := collector.NewTracerProvider(dsn, collector.WithPendingAfter(10*time.Millisecond), collector.WithHeartbeat(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tp.Shutdown(context.Background())
+	rec := instrument.NewRecorder(instrument.WithTracerProvider(tp))
+	_, call := rec.Start(context.Background(), instrument.Turn{Thread: "learns", Prompt: "go"})
+	for deadline := time.Now().Add(5 * time.Second); len(heartbeats(t, conn, "learns")) == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(heartbeats(t, conn, "learns")) == 0 {
+		t.Fatal("the prompt was not stored early")
+	}
+	call.Span().SetAttributes(attribute.String(schema.KeySessionID, "sess-1"))
+	call.End(instrument.Response{Content: "done", Model: "m-1"}, nil)
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var session, model string
+	if err := conn.QueryRow(context.Background(), "SELECT session_id, model FROM conversations FINAL WHERE thread_id = 'learns' AND role = 'prompt'").Scan(&session, &model); err != nil {
+		t.Fatal(err)
+	}
+	if session != "sess-1" || model != "m-1" {
+		t.Errorf("prompt with session %q model %q, want what the call learnt: sess-1, m-1", session, model)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"runtime/debug"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -80,10 +82,10 @@ type writer struct {
 	unreported              atomic.Int64 // lost rows not yet in a warning
 	lossLog                 rate.Sometimes
 	finished                chan struct{}
-	connected               atomic.Bool // whether the last connect or write reached storage
-	buf                     buffer      // used only by the writer goroutine
-	gate                    backoff     // spaces attempts after a failure; writer goroutine only
-	early                   map[string]bool
+	connected               atomic.Bool       // whether the last connect or write reached storage
+	buf                     buffer            // used only by the writer goroutine
+	gate                    backoff           // spaces attempts after a failure; writer goroutine only
+	early                   map[string]uint64 // promptKey of each prompt stored early, by turn id
 	sanitised               atomic.Int64      // see Stats.ValuesSanitised
 	sentLarge               bool              // a large batch was sent since memory was last freed; writer goroutine only
 	redact                  *redactor         // nil when redaction is off
@@ -97,7 +99,7 @@ func newWriter(d dialer, cfg config) *writer {
 		dial:     d,
 		queue:    newQueue(),
 		finished: make(chan struct{}),
-		early:    make(map[string]bool),
+		early:    make(map[string]uint64),
 		lossLog:  rate.Sometimes{Interval: 10 * time.Second},
 		buf:      buffer{spool: newSpool(cfg.spoolDir, cfg.logger)},
 		redact:   newRedactor(cfg.redact, cfg.redactExtra),
@@ -201,9 +203,15 @@ func (w *writer) shutdown(ctx context.Context) error {
 type pending struct {
 	waited rows // of items that wait for storage: told the result, never kept
 	kept   rows // of items nobody waits for: kept for a retry when not stored
-	early  []string
-	ids    map[string]bool
+	early  []earlyPrompt
+	ids    map[string]uint64 // promptKey of the batch's early prompts
 	acks   []ack
+}
+
+// earlyPrompt is a prompt row stored early: its turn id and promptKey.
+type earlyPrompt struct {
+	id  string
+	key uint64
 }
 
 // ack is an item waiting for storage, and the inserts holding its rows.
@@ -332,10 +340,11 @@ func (w *writer) finish(p *pending) {
 }
 
 // add puts an item's rows into the batch, leaving out a prompt row stored
-// (or about to be stored) early while its call ran.
+// (or about to be stored) early while its call ran, unless what its call
+// says of it changed since (promptKey).
 func (w *writer) add(p *pending, it item) {
 	if p.ids == nil {
-		p.ids = make(map[string]bool)
+		p.ids = make(map[string]uint64)
 	}
 	dst := &p.kept
 	if it.stored != nil {
@@ -343,17 +352,21 @@ func (w *writer) add(p *pending, it item) {
 	}
 	a := ack{stored: it.stored, spans: len(it.spans) > 0, staged: len(it.staged) > 0}
 	for _, t := range it.turns {
-		switch {
-		case it.early:
-			p.early = append(p.early, t.TurnID)
-			p.ids[t.TurnID] = true
-		case w.early[t.TurnID]:
+		if it.early {
+			k := promptKey(t)
+			p.early = append(p.early, earlyPrompt{t.TurnID, k})
+			p.ids[t.TurnID] = k
+		} else if k, ok := w.early[t.TurnID]; ok {
 			delete(w.early, t.TurnID)
-			continue
-		case p.ids[t.TurnID]:
+			if k == promptKey(t) {
+				continue // stored early as it is
+			}
+		} else if k, ok := p.ids[t.TurnID]; ok && k == promptKey(t) {
 			a.turns = true // stored by this batch's early row
 			continue
 		}
+		// A prompt whose call learnt more while it ran (its session,
+		// its model) is stored again, over its early row.
 		dst.Turns = append(dst.Turns, t)
 		a.turns = true
 	}
@@ -385,8 +398,8 @@ func (w *writer) send(p *pending) {
 	if res.turns != nil {
 		w.refused.Add(int64(len(p.waited.Turns)))
 	} else {
-		for _, id := range p.early {
-			w.early[id] = true
+		for _, e := range p.early {
+			w.early[e.id] = e.key
 		}
 	}
 	if res.spans != nil {
@@ -396,4 +409,24 @@ func (w *writer) send(p *pending) {
 		w.refused.Add(int64(len(p.waited.Staged)))
 	}
 	w.keep(p.kept.failed(res))
+}
+
+// promptKey sums up what a prompt row says that its call may learn while
+// it runs (its session, model, thread and speakers, attributes), content
+// and heartbeat aside: a prompt stored early is stored again at the end
+// when its key changed.
+func promptKey(t schema.Turn) uint64 {
+	h := fnv.New64a()
+	for _, f := range []string{t.Project, t.ThreadID, t.SessionID, t.Provider, t.Model, t.Phase, t.Speaker, t.Agent,
+		t.Operation, t.ParentTurnID, t.Status, strconv.Itoa(int(t.Round))} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	for _, a := range t.Attributes {
+		h.Write([]byte(a.Key))
+		h.Write([]byte{0})
+		h.Write([]byte(a.Value))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
 }

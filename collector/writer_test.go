@@ -22,7 +22,7 @@ func TestInsertErrorFailsOnlyItsRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &writer{cfg: cfg, dial: dialDSN(dsn), early: map[string]bool{}}
+	w := &writer{cfg: cfg, dial: dialDSN(dsn), early: map[string]uint64{}}
 	defer func() { _ = w.conn.Close() }()
 	turn := func(id string) schema.Turn {
 		return schema.Turn{TurnID: id, SpanID: id, Role: schema.RolePrompt, Content: "c"}
