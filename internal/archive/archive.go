@@ -148,7 +148,12 @@ func archiveThread(ctx context.Context, db query.DB, store query.Store, j journa
 func place(ctx context.Context, db query.DB, id, path string) error {
 	old, err := readBack(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s is not a readable archive (%w): left as it is, the thread not archived", path, err)
+		// Damaged since it was written: kept beside, for inspection,
+		// never overwritten; a new file is written from the database.
+		aside := fmt.Sprintf("%s.damaged-%d", path, time.Now().UnixNano())
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return fmt.Errorf("%s is not a readable archive (%v) and cannot be set aside: %w", path, err, rerr)
+		}
 	}
 	exists := err == nil
 	if exists {
