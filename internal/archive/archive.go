@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/viewer/query"
 )
@@ -39,16 +40,27 @@ type Result struct {
 // dir (Path), read back and checked against the database, and only then
 // removed from it. progress, when not nil, hears of each thread done.
 //
-// A run cut short leaves every thread either in the database, or in a
-// checked file and maybe still in the database: running again checks an
-// existing file against the database, writes it again when it does not
-// match, and removes the thread once it does. Nothing is lost or doubled.
-// A thread that gets a turn while it is archived is caught by the check,
-// which compares the file with the database as it is just before the
-// removal; a turn arriving in the instant between that check and the
-// removal would go with it.
+// The rule: a file only grows, or is replaced by a checked superset of
+// what it held, and a thread is removed only once its file holds every
+// record the database has of it. A thread archived again (it went on under
+// the same id) gets a file holding its earlier records and its new ones.
+// Each removal is written in a journal (dir/.journal) before it starts and
+// taken out once done: a run killed at any point leaves every thread in
+// the database, in its file, or both, and the next run first finishes the
+// removals the journal holds, summaries included. One run at a time holds
+// dir (dir/.lock); the temporary files a killed run left are removed.
 func Run(ctx context.Context, db query.DB, dir string, before time.Time, project string, progress func(done, total int)) (Result, error) {
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	removeTemps(dir)
 	store := query.New(db, 0, 0)
+	j := journal{path: filepath.Join(dir, journalName)}
+	if err := j.finish(ctx, db, store); err != nil {
+		return Result{}, err
+	}
 	threads, err := store.IdleThreads(ctx, uint64(before.UnixNano()), project)
 	if err != nil {
 		return Result{}, err
@@ -56,7 +68,7 @@ func Run(ctx context.Context, db query.DB, dir string, before time.Time, project
 	var res Result
 	for i, t := range threads {
 		path := Path(dir, t.Project, t.ID)
-		n, size, err := archiveThread(ctx, db, store, t.ID, path)
+		n, size, err := archiveThread(ctx, db, store, j, t.ID, path)
 		if err != nil {
 			return res, fmt.Errorf("archive thread %q: %w", t.ID, err)
 		}
@@ -94,35 +106,32 @@ func fileName(s string) string {
 	return e
 }
 
+// Failpoints of an archive run (package failpoint), in their order for
+// one thread.
+const (
+	FailWritten   = "archive.written"   // a merged file written, not yet in place
+	FailPlaced    = "archive.placed"    // the file in place, the removal not journaled
+	FailJournaled = "archive.journaled" // the removal journaled, not started
+	FailRemoved   = "archive.removed"   // the thread removed, still journaled
+)
+
 // archiveThread makes sure thread id is in a checked file at path, then
 // removes it from the database.
-func archiveThread(ctx context.Context, db query.DB, store query.Store, id, path string) (transfer.Counts, int64, error) {
-	want, err := exportHash(ctx, db, id, io.Discard)
+func archiveThread(ctx context.Context, db query.DB, store query.Store, j journal, id, path string) (transfer.Counts, int64, error) {
+	if err := place(ctx, db, id, path); err != nil {
+		return transfer.Counts{}, 0, err
+	}
+	failpoint.Hit(FailPlaced)
+	if err := j.add(id, path); err != nil {
+		return transfer.Counts{}, 0, err
+	}
+	failpoint.Hit(FailJournaled)
+	got, err := remove(ctx, db, store, id, path)
 	if err != nil {
 		return transfer.Counts{}, 0, err
 	}
-	got, err := readBack(path)
-	if err != nil || got != want {
-		// No file yet, or one that does not hold the thread as it is now.
-		if err := write(ctx, db, id, path); err != nil {
-			return transfer.Counts{}, 0, err
-		}
-		if got, err = readBack(path); err != nil {
-			return transfer.Counts{}, 0, fmt.Errorf("read back %s: %w", path, err)
-		}
-	}
-	// The database's side, as it is just before the removal.
-	if want, err = exportHash(ctx, db, id, io.Discard); err != nil {
-		return transfer.Counts{}, 0, err
-	}
-	size, err := store.ThreadSize(ctx, id)
-	if err != nil {
-		return transfer.Counts{}, 0, err
-	}
-	if got != want || uint64(got.counts.Turns) != size.Turns || uint64(got.counts.Notes) != size.Notes {
-		return transfer.Counts{}, 0, fmt.Errorf("%s does not match the database (file %+v, database %+v turns and notes): not removed", path, got, size)
-	}
-	if _, err := store.DeleteThread(ctx, id, nil); err != nil {
+	failpoint.Hit(FailRemoved)
+	if err := j.done(id); err != nil {
 		return transfer.Counts{}, 0, err
 	}
 	info, err := os.Stat(path)
@@ -132,16 +141,86 @@ func archiveThread(ctx context.Context, db query.DB, store query.Store, id, path
 	return got.counts, info.Size(), nil
 }
 
+// place makes the file at path hold every record the database has of
+// thread id and every record the file held before: the file as it is when
+// it does, else a merged file written beside it, checked, and renamed over
+// it.
+func place(ctx context.Context, db query.DB, id, path string) error {
+	old, err := readBack(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Damaged since it was written: kept beside, for inspection,
+		// never overwritten; a new file is written from the database.
+		aside := fmt.Sprintf("%s.damaged-%d", path, time.Now().UnixNano())
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return fmt.Errorf("%s is not a readable archive (%v) and cannot be set aside: %w", path, err, rerr)
+		}
+	}
+	exists := err == nil
+	if exists {
+		now, err := exportDigest(ctx, db, id, io.Discard)
+		if err != nil {
+			return err
+		}
+		if old.holds(now) {
+			return nil
+		}
+	}
+	if err := write(ctx, db, id, path, exists); err != nil {
+		return err
+	}
+	return nil
+}
+
+// remove removes thread id from the database once the file at path holds
+// every record the database has of it, as it is just before the removal.
+func remove(ctx context.Context, db query.DB, store query.Store, id, path string) (digest, error) {
+	got, err := readBack(path)
+	if err != nil {
+		return digest{}, fmt.Errorf("read back %s: %w", path, err)
+	}
+	want, err := exportDigest(ctx, db, id, io.Discard)
+	if errors.Is(err, query.ErrNotFound) {
+		// Its turns are gone already (a removal cut short): what is
+		// left goes, summaries included.
+		if _, err := store.DeleteThread(ctx, id, nil); err != nil && !errors.Is(err, query.ErrNotFound) {
+			return digest{}, err
+		}
+		return got, nil
+	}
+	if err != nil {
+		return digest{}, err
+	}
+	if !got.holds(want) {
+		return digest{}, fmt.Errorf("%s does not hold the thread as the database has it (file %+v, database %+v): not removed", path, got.counts, want.counts)
+	}
+	if _, err := store.DeleteThread(ctx, id, nil); err != nil {
+		return digest{}, err
+	}
+	return got, nil
+}
+
 // digest is what a check compares: the records of an export but for its
-// header line, which holds the time it was made, by hash and by count.
+// header line, which holds the time it was made, each by the hash of its
+// line, and how many of each type.
 type digest struct {
-	sum    string
+	lines  map[[16]byte]bool
+	keys   map[string]bool
 	counts transfer.Counts
 }
 
-// exportHash exports thread id as JSONL to w and returns its digest.
-func exportHash(ctx context.Context, db query.DB, id string, w io.Writer) (digest, error) {
-	d := newDigester()
+// holds reports whether every record of o is one of d's.
+func (d digest) holds(o digest) bool {
+	for h := range o.lines {
+		if !d.lines[h] {
+			return false
+		}
+	}
+	return true
+}
+
+// exportDigest exports thread id as JSONL to w and returns its digest.
+func exportDigest(ctx context.Context, db query.DB, id string, w io.Writer) (digest, error) {
+	d := newDigester(nil)
 	if _, err := transfer.Export(ctx, db, io.MultiWriter(w, d), query.ExportFilter{ThreadID: id}, transfer.JSONL); err != nil {
 		return digest{}, err
 	}
@@ -149,12 +228,15 @@ func exportHash(ctx context.Context, db query.DB, id string, w io.Writer) (diges
 }
 
 // write exports thread id to path through a file beside it, renamed into
-// place once whole and synced: path never holds half a file.
-func write(ctx context.Context, db query.DB, id, path string) (err error) {
+// place once whole, synced and checked: path never holds half a file, nor
+// less than it held. With merge, the records of the file at path that the
+// database no longer has (those of an earlier archive of the thread) follow
+// the database's.
+func write(ctx context.Context, db query.DB, id, path string, merge bool) (err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".archive-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix+"*")
 	if err != nil {
 		return err
 	}
@@ -168,9 +250,23 @@ func write(ctx context.Context, db query.DB, id, path string) (err error) {
 	if err != nil {
 		return err
 	}
-	if _, err := exportHash(ctx, db, id, zw); err != nil {
+	keys := map[string]bool{}
+	d := newDigester(func(line []byte, key string) { keys[key] = true })
+	if _, err := transfer.Export(ctx, db, io.MultiWriter(zw, d), query.ExportFilter{ThreadID: id}, transfer.JSONL); err != nil {
 		zw.Close()
 		return err
+	}
+	now, err := d.digest()
+	if err != nil {
+		zw.Close()
+		return err
+	}
+	var old digest
+	if merge {
+		if old, err = appendOld(path, zw, keys); err != nil {
+			zw.Close()
+			return err
+		}
 	}
 	if err := zw.Close(); err != nil {
 		return fmt.Errorf("compress: %w", err)
@@ -181,39 +277,88 @@ func write(ctx context.Context, db query.DB, id, path string) (err error) {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	failpoint.Hit(FailWritten)
+	got, err := readBack(tmp.Name())
+	if err != nil {
+		return fmt.Errorf("read back %s: %w", tmp.Name(), err)
+	}
+	if !got.holds(now) || !got.holdsKeys(old) {
+		return fmt.Errorf("the file written for %s does not hold the thread and its earlier archive: %s left as it was", id, path)
+	}
 	return os.Rename(tmp.Name(), path)
 }
 
-// readBack reads an archive file whole and returns its digest.
-func readBack(path string) (digest, error) {
-	f, err := os.Open(path)
-	if err != nil {
+// appendOld writes to w the records of the archive at path whose keys
+// the new export does not have (the thread record and header aside), and
+// returns the old file's digest, its records by key.
+func appendOld(path string, w io.Writer, keys map[string]bool) (digest, error) {
+	var werr error
+	d := newDigester(func(line []byte, key string) {
+		if !keys[key] && werr == nil {
+			_, werr = w.Write(line)
+		}
+	})
+	if err := decompress(path, d); err != nil {
 		return digest{}, err
 	}
-	defer f.Close()
-	zr, err := zstd.NewReader(f)
-	if err != nil {
-		return digest{}, err
-	}
-	defer zr.Close()
-	d := newDigester()
-	if _, err := io.Copy(d, zr); err != nil {
-		return digest{}, fmt.Errorf("decompress %s: %w", path, err)
+	if werr != nil {
+		return digest{}, werr
 	}
 	return d.digest()
 }
 
-// digester hashes the lines of a JSONL export after its header and counts
-// its records by type.
-type digester struct {
-	h      hash.Hash
-	line   []byte
-	lines  int
-	counts transfer.Counts
-	err    error
+// holdsKeys reports whether d has a record of every key of o's: a turn,
+// span or note, in its newest form or the one o had.
+func (d digest) holdsKeys(o digest) bool {
+	for k := range o.keys {
+		if !d.keys[k] {
+			return false
+		}
+	}
+	return true
 }
 
-func newDigester() *digester { return &digester{h: sha256.New()} }
+// readBack reads an archive file whole and returns its digest.
+func readBack(path string) (digest, error) {
+	d := newDigester(nil)
+	if err := decompress(path, d); err != nil {
+		return digest{}, err
+	}
+	return d.digest()
+}
+
+// decompress writes the archive at path, decompressed, to w.
+func decompress(path string, w io.Writer) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	zr, err := zstd.NewReader(f)
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	if _, err := io.Copy(w, zr); err != nil {
+		return fmt.Errorf("decompress %s: %w", path, err)
+	}
+	return nil
+}
+
+// digester reads the lines of a JSONL export after its header: it keeps
+// each record's line hash and key and counts records by type; each, when
+// set, is told every record line with its key.
+type digester struct {
+	line  []byte
+	lines int
+	d     digest
+	each  func(line []byte, key string)
+	err   error
+}
+
+func newDigester(each func(line []byte, key string)) *digester {
+	return &digester{d: digest{lines: map[[16]byte]bool{}, keys: map[string]bool{}}, each: each}
+}
 
 func (d *digester) Write(p []byte) (int, error) {
 	n := len(p)
@@ -230,26 +375,62 @@ func (d *digester) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// record is what a digest reads of a record: its type and key.
+type record struct {
+	Type string `json:"type"`
+	Turn *struct {
+		TurnID  string `json:"turn_id"`
+		StartNS uint64 `json:"start_ns"`
+	} `json:"turn"`
+	Span *struct {
+		TraceID string `json:"trace_id"`
+		SpanID  string `json:"span_id"`
+		StartNS uint64 `json:"start_ns"`
+	} `json:"span"`
+	Note *struct {
+		TurnID    string `json:"turn_id"`
+		UpdatedNS uint64 `json:"updated_ns"`
+	} `json:"note"`
+}
+
+// key names the row a record is: a turn or span by its sort key, a note
+// by its turn and version, the thread record by its type.
+func (r record) key() string {
+	switch {
+	case r.Type == "turn" && r.Turn != nil:
+		return fmt.Sprintf("turn %d %s", r.Turn.StartNS, r.Turn.TurnID)
+	case r.Type == "span" && r.Span != nil:
+		return fmt.Sprintf("span %d %s %s", r.Span.StartNS, r.Span.TraceID, r.Span.SpanID)
+	case r.Type == "note" && r.Note != nil:
+		return fmt.Sprintf("note %d %s", r.Note.UpdatedNS, r.Note.TurnID)
+	}
+	return r.Type
+}
+
 // endLine takes in one whole line.
 func (d *digester) endLine() {
 	d.lines++
 	if d.lines > 1 {
-		d.h.Write(d.line)
-		var r struct {
-			Type string `json:"type"`
-		}
+		var r record
 		if err := json.Unmarshal(d.line, &r); err != nil && d.err == nil {
 			d.err = fmt.Errorf("line %d: %w", d.lines, err)
 		}
+		sum := sha256.Sum256(d.line)
+		d.d.lines[[16]byte(sum[:16])] = true
+		key := r.key()
+		d.d.keys[key] = true
 		switch r.Type {
 		case "thread":
-			d.counts.Threads++
+			d.d.counts.Threads++
 		case "turn":
-			d.counts.Turns++
+			d.d.counts.Turns++
 		case "span":
-			d.counts.Spans++
+			d.d.counts.Spans++
 		case "note":
-			d.counts.Notes++
+			d.d.counts.Notes++
+		}
+		if d.each != nil {
+			d.each(d.line, key)
 		}
 	}
 	d.line = d.line[:0]
@@ -262,8 +443,8 @@ func (d *digester) digest() (digest, error) {
 	if d.err != nil {
 		return digest{}, d.err
 	}
-	if d.lines == 0 || d.counts.Threads != 1 {
-		return digest{}, fmt.Errorf("an export of %d threads, want one", d.counts.Threads)
+	if d.lines == 0 || d.d.counts.Threads != 1 {
+		return digest{}, fmt.Errorf("an export of %d threads, want one", d.d.counts.Threads)
 	}
-	return digest{sum: hex.EncodeToString(d.h.Sum(nil)), counts: d.counts}, nil
+	return d.d, nil
 }

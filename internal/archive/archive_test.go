@@ -131,7 +131,8 @@ func TestArchiveRoundTrip(t *testing.T) {
 	}
 
 	// Cut short after one thread; one file written by the first run is
-	// damaged since. The next run mends both.
+	// damaged since. The next run mends both, the damaged file kept
+	// beside the new one.
 	short, cancel := context.WithCancel(ctx)
 	_, err = archive.Run(short, conn, dir, cutoff, "old", func(done, total int) { cancel() })
 	cancel()
@@ -148,9 +149,12 @@ func TestArchiveRoundTrip(t *testing.T) {
 	if n := count(t, conn, "SELECT count() FROM conversations WHERE project = 'old'"); n != 0 {
 		t.Errorf("%d turns of project old left after the second archive", n)
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, "*", "*"))
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", "*"+archive.Ext))
 	if len(matches) != len(ids) {
 		t.Errorf("files in the archive: %v, want one per thread", matches)
+	}
+	if aside, _ := filepath.Glob(damaged + ".damaged-*"); len(aside) != 1 {
+		t.Errorf("the damaged file set aside: %v, want it kept once", aside)
 	}
 	restore()
 	if d := diff(before, answers(t, h, ids)); d != "" {

@@ -63,6 +63,9 @@ type Config struct {
 	Threads int
 	// Project is every row's project (default "synth").
 	Project string
+	// IDPrefix begins every thread id and varies every trace and span
+	// id, so that two generations (of two projects, say) share no id.
+	IDPrefix string
 	// Start is the first turn's time; the turns spread evenly over Days
 	// from there (default 2026-01-01 UTC and 90 days).
 	Start time.Time
@@ -178,9 +181,15 @@ type gen struct {
 func newGen(cfg Config) *gen {
 	g := &gen{cfg: cfg, calls: (cfg.Turns + 1) / 2, every: max(cfg.Turns/20, 1)}
 	others := cfg.Threads - 3
+	salt := ""
+	if cfg.IDPrefix != "" {
+		salt = ", " + quote(cfg.IDPrefix)
+	}
 	callNS := uint64(cfg.Days) * 24 * uint64(time.Hour) / uint64(g.calls)
 	g.values = strings.NewReplacer(
 		"{project}", quote(cfg.Project),
+		"{idprefix}", quote(cfg.IDPrefix),
+		"{idsalt}", salt,
 		"{thread10}", quote(Thread10),
 		"{thread200}", quote(Thread200),
 		"{thread1000}", quote(Thread1000),
@@ -280,10 +289,10 @@ const callColumns = `
     multiIf(call < {end10}, 0, call < {end200}, 1, call < {known}, 2, 3 + other) AS thr,
     toUInt64(greatest(multiIf(call < {end10}, toInt64(call), call < {end200}, toInt64(call) - {end10}, call < {known}, toInt64(call) - {end200},
         q - toInt64(ceil(other + spread * other * other))), toInt64(0))) AS pos,
-    multiIf(thr = 0, {thread10}, thr = 1, {thread200}, thr = 2, {thread1000}, concat('synth-', toString(thr))) AS thread,
-    concat(lower(hex(bitOr(cityHash64(thr, 'trace1'), 9223372036854775808))),
-           lower(hex(bitOr(cityHash64(thr, 'trace2'), 9223372036854775808)))) AS trace,
-    lower(hex(bitOr(cityHash64(call, 'span'), 9223372036854775808))) AS span,
+    concat({idprefix}, multiIf(thr = 0, {thread10}, thr = 1, {thread200}, thr = 2, {thread1000}, concat('synth-', toString(thr)))) AS thread,
+    concat(lower(hex(bitOr(cityHash64(thr, 'trace1'{idsalt}), 9223372036854775808))),
+           lower(hex(bitOr(cityHash64(thr, 'trace2'{idsalt}), 9223372036854775808)))) AS trace,
+    lower(hex(bitOr(cityHash64(call, 'span'{idsalt}), 9223372036854775808))) AS span,
     intDiv(pos, 3) % 7 AS phase_i,
     arrayElement({phases}, 1 + phase_i) AS phase_s,
     toUInt16(least(intDiv(pos, 21), 65535)) AS round_n,

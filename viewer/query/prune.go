@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
@@ -182,10 +183,10 @@ func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, erro
 // the notes of the turns in scope go; the cost summaries of the days
 // before the cutoff are marked stale; partitions wholly in scope are
 // dropped and the rest of the rows deleted; the history messages of
-// threads left with no turn go; the shells are marked done and the
-// touched threads' summaries recomputed. A prune interrupted before its
-// shells are done is finished by the next one, which does not summarize
-// those threads again: their removed turns count once.
+// threads left with no turn go; the touched threads' summaries are
+// recomputed, then the shells marked done. A prune interrupted before its
+// shells are done is finished by the next one, which does not store those
+// threads' shells again: their removed turns count once.
 func (s Store) Prune(ctx context.Context, scope PruneScope, progress func(string)) (PrunePlan, error) {
 	if progress == nil {
 		progress = func(string) {}
@@ -209,6 +210,7 @@ func (s Store) Prune(ctx context.Context, scope PruneScope, progress func(string
 	if err := s.db.Exec(ctx, fmt.Sprintf(insertShells, fmt.Sprintf(summarizeShells, pruneScope, pruneScope)), args...); err != nil {
 		return PrunePlan{}, fmt.Errorf("store the shells of pruned threads: %w", err)
 	}
+	failpoint.Hit(FailPruneShells)
 	progress(fmt.Sprintf("kept the shells of %d threads", plan.Threads))
 	return plan, s.removePruned(ctx, scope, progress)
 }
@@ -281,11 +283,27 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 	if err := s.deleteFrom(ctx, m, []string{"messages"}, messages, waiting, scope.Project, scope.BeforeNS); err != nil {
 		return err
 	}
+	failpoint.Hit(FailPruneRemoved)
+	// The summaries before the mark: a prune cut short between them is
+	// not done, and the next one summarizes its threads again, whose
+	// removed turns then count once (in the shells) whichever run ends it.
+	if err := s.recomputeThreads(ctx, selectShellThreads, scope.Project, scope.BeforeNS); err != nil {
+		return err
+	}
+	failpoint.Hit(FailPruneSummarized)
 	if err := s.db.Exec(ctx, insertShellsDone, uint64(time.Now().UnixNano()), scope.Project, scope.BeforeNS); err != nil {
 		return fmt.Errorf("mark pruned shells done: %w", err)
 	}
-	return s.recomputeThreads(ctx, selectShellThreads, scope.Project, scope.BeforeNS)
+	return nil
 }
+
+// Failpoints of a prune (package failpoint), beside those of its
+// deletions (FailDeleteSubmitted).
+const (
+	FailPruneShells     = "prune.shells"     // the shells stored, not done
+	FailPruneRemoved    = "prune.removed"    // the rows gone, summaries not recomputed
+	FailPruneSummarized = "prune.summarized" // summaries recomputed, shells not marked done
+)
 
 // wholePartitions lists the partitions of table every row of which scope
 // selects. The partition key of conversations and spans is toYYYYMM(ts),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/ddl"
 )
@@ -29,7 +30,14 @@ WHERE thread_id = ?`
 SELECT
     (SELECT uniqExact(span_id) FROM spans WHERE thread_id = ?) AS thread_spans,
     (SELECT uniqExact(turn_id) FROM turn_notes WHERE thread_id = ?) AS thread_notes,
-    (SELECT count() FROM thread_meta WHERE thread_id = ?) AS thread_metas`
+    (SELECT count() FROM thread_meta WHERE thread_id = ?) AS thread_metas,
+    (SELECT count() FROM thread_summary WHERE thread_id = ?) AS thread_summaries`
+)
+
+// Failpoints of a deletion (package failpoint).
+const (
+	FailDeleteSubmitted   = "delete.submitted"    // a table's deletion submitted
+	FailThreadRowsDeleted = "delete.rows_deleted" // a thread's rows gone, its summary not
 )
 
 // threadTables are the tables that hold a thread's rows, each with a
@@ -45,17 +53,17 @@ func (s Store) ThreadSize(ctx context.Context, id string) (Removal, error) {
 
 func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, error) {
 	var (
-		r     Removal
-		days  [2]uint64
-		metas uint64
+		r                Removal
+		days             [2]uint64
+		metas, summaries uint64
 	)
 	if err := queryRow(ctx, s.db, selectThreadTurns, []any{id}, &r.Turns, &r.Bytes, &days[0], &days[1]); err != nil {
 		return Removal{}, days, fmt.Errorf("read the turns of thread %s: %w", id, err)
 	}
-	if err := queryRow(ctx, s.db, selectThreadRest, []any{id, id, id}, &r.Spans, &r.Notes, &metas); err != nil {
+	if err := queryRow(ctx, s.db, selectThreadRest, []any{id, id, id, id}, &r.Spans, &r.Notes, &metas, &summaries); err != nil {
 		return Removal{}, days, fmt.Errorf("read the size of thread %s: %w", id, err)
 	}
-	if r.Turns == 0 && r.Spans == 0 && r.Notes == 0 && metas == 0 {
+	if r.Turns == 0 && r.Spans == 0 && r.Notes == 0 && metas == 0 && summaries == 0 {
 		return Removal{}, days, ErrNotFound
 	}
 	r.Threads = 1
@@ -64,7 +72,8 @@ func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, e
 
 // DeleteThread removes thread id: its turns, history messages, spans,
 // notes, metadata, shells and summaries. It returns what it removed;
-// ErrNotFound when the thread holds nothing. On servers without
+// ErrNotFound when the thread holds nothing, not even a summary (which a
+// deletion cut short leaves after the rest: running it again removes it). On servers without
 // lightweight deletes the rows go through mutations, which it waits for,
 // calling progress with what is left.
 //
@@ -83,13 +92,22 @@ func (s Store) DeleteThread(ctx context.Context, id string, progress func(mutati
 	if err != nil {
 		return Removal{}, err
 	}
-	if err := s.invalidateDays(ctx, days[0], days[1]); err != nil {
+	// A thread whose turns a removal cut short took already has no day
+	// of cost left to mark: only its summary, maybe more, is left.
+	invalidate := func() error {
+		if r.Turns == 0 {
+			return nil
+		}
+		return s.invalidateDays(ctx, days[0], days[1])
+	}
+	if err := invalidate(); err != nil {
 		return Removal{}, err
 	}
 	if err := s.deleteFrom(ctx, m, threadTables, "thread_id = ?", progress, id); err != nil {
 		return Removal{}, err
 	}
-	if err := s.invalidateDays(ctx, days[0], days[1]); err != nil {
+	failpoint.Hit(FailThreadRowsDeleted)
+	if err := invalidate(); err != nil {
 		return Removal{}, err
 	}
 	if err := s.deleteFrom(ctx, m, []string{"thread_summary"}, "thread_id = ?", progress, id); err != nil {
@@ -105,6 +123,7 @@ func (s Store) deleteFrom(ctx context.Context, m ddl.Mutator, tables []string, c
 		if err := m.Delete(ctx, s.db, table, cond, args...); err != nil {
 			return err
 		}
+		failpoint.Hit(FailDeleteSubmitted)
 	}
 	return m.Wait(ctx, s.db, tables, progress)
 }
