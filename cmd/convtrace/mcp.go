@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/convtrace/convtrace/internal/mcpserver"
 	"github.com/convtrace/convtrace/viewer"
 	"github.com/convtrace/convtrace/viewer/query"
@@ -36,18 +34,12 @@ func mcpCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		logger := slog.New(slog.NewTextHandler(out.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		srv := mcpserver.New(store, buildVersion(), mcpserver.WithPrices(p), mcpserver.WithLogger(logger))
 		fmt.Fprintln(out.stderr, "convtrace MCP server on stdio: list_threads, get_thread, search, recent_context, cost")
-		t := &mcp.IOTransport{Reader: io.NopCloser(out.stdin), Writer: nopWriteCloser{out.stdout}}
-		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		if err := srv.Run(ctx, mcpserver.NewTransport(out.stdin, out.stdout)); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 			return err
 		}
 		return nil
 	}
 }
-
-// nopWriteCloser is a writer the transport may close without closing it.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // buildVersion is the module version convtrace was built at, "(devel)"
 // for a build from a checkout.

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +119,16 @@ func TestMCPServer(t *testing.T) {
 			schema, _ := tool.InputSchema.(map[string]any)
 			if schema["type"] != "object" || len(schema["properties"].(map[string]any)) == 0 {
 				t.Errorf("tool %s: input schema %v, want an object with properties", tool.Name, tool.InputSchema)
+			}
+			for name, p := range schema["properties"].(map[string]any) {
+				prop := p.(map[string]any)
+				if items, ok := prop["items"].(map[string]any); ok {
+					if prop["maxItems"] == nil || items["maxLength"] == nil {
+						t.Errorf("tool %s: argument %s %v, want its items and their length bounded", tool.Name, name, prop)
+					}
+				} else if prop["type"] == "string" && prop["maxLength"] == nil {
+					t.Errorf("tool %s: argument %s %v, want its length bounded", tool.Name, name, prop)
+				}
 			}
 			if tool.Annotations == nil || !tool.Annotations.ReadOnlyHint || !strings.Contains(tool.Description, "At most") {
 				t.Errorf("tool %s: annotations %+v, description %q; want read-only and its bounds said", tool.Name, tool.Annotations, tool.Description)
@@ -371,61 +383,204 @@ func usageJSON(u query.CostUsage) string {
 	return string(b)
 }
 
+// mcpPipe is `convtrace mcp` run as a child process, spoken to one line
+// at a time on its stdin and stdout.
+type mcpPipe struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  *bufio.Scanner
+	stderr *testkit.Buffer
+}
+
+// startMCP starts `convtrace mcp` on dsn, killed when the test ends.
+func startMCP(t *testing.T, dsn string) *mcpPipe {
+	t.Helper()
+	p := &mcpPipe{t: t, cmd: exec.Command(testkit.Binary(t), "mcp", "--clickhouse", dsn), stderr: new(testkit.Buffer)}
+	p.cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	p.lines = bufio.NewScanner(stdout)
+	p.lines.Buffer(nil, 64<<20) // room for an answer over the bound, to report it
+	return p
+}
+
+// rpcAnswer is a JSON-RPC answer as a client reads it.
+type rpcAnswer struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  *struct {
+		ServerInfo struct{ Name string } `json:"serverInfo"`
+		IsError    bool                  `json:"isError"`
+		Content    []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// send writes line and a newline to the server.
+func (p *mcpPipe) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		p.t.Fatalf("write to convtrace mcp: %v\nstderr:\n%s", err, p.stderr)
+	}
+}
+
+// answer reads the server's next line, and returns it decoded and its
+// size in bytes.
+func (p *mcpPipe) answer() (rpcAnswer, int) {
+	p.t.Helper()
+	if !p.lines.Scan() {
+		p.t.Fatalf("no answer from convtrace mcp: %v\nstderr:\n%s", p.lines.Err(), p.stderr)
+	}
+	var a rpcAnswer
+	if err := json.Unmarshal(p.lines.Bytes(), &a); err != nil || a.JSONRPC != "2.0" {
+		p.t.Fatalf("stdout line %.200q: not a JSON-RPC answer (%v)", p.lines.Text(), err)
+	}
+	return a, len(p.lines.Bytes())
+}
+
+// exchange sends a request and returns its answer, which must carry id.
+func (p *mcpPipe) exchange(request string, id int) rpcAnswer {
+	p.t.Helper()
+	p.send(request)
+	a, _ := p.answer()
+	if string(a.ID) != strconv.Itoa(id) {
+		p.t.Fatalf("answer to %s: id %s, want %d", request, a.ID, id)
+	}
+	return a
+}
+
+// initialize opens the MCP session and returns the server's answer.
+func (p *mcpPipe) initialize() rpcAnswer {
+	p.t.Helper()
+	a := p.exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, 1)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return a
+}
+
 // convtrace mcp writes the protocol alone on stdout, one JSON-RPC message
 // a line, and ends with exit status 0 when its client closes stdin.
 func TestMCPStdoutIsProtocol(t *testing.T) {
 	_, dsn := testkit.Open(t)
-	cmd := exec.Command(testkit.Binary(t), "mcp", "--clickhouse", dsn)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	p := startMCP(t, dsn)
+	if init := p.initialize(); init.Result == nil || init.Result.ServerInfo.Name != "convtrace" {
+		t.Errorf("initialize: %+v, want convtrace's serverInfo", init)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	if res := p.exchange(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_threads","arguments":{}}}`, 2); res.Result == nil || res.Result.IsError {
+		t.Errorf("list_threads on an empty store: %+v", res)
 	}
-	stderr := new(testkit.Buffer)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	p.stdin.Close()
+	if p.lines.Scan() {
+		t.Errorf("stdout after the last answer: %q", p.lines.Text())
 	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(nil, 1<<20)
-	exchange := func(request string, id int) map[string]any {
-		t.Helper()
-		if _, err := io.WriteString(stdin, request+"\n"); err != nil {
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("convtrace mcp after stdin closed: %v\nstderr:\n%s", err, p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), "convtrace MCP server on stdio") {
+		t.Errorf("stderr %q, want the server's start line", p.stderr)
+	}
+}
+
+// A bad line gets a bounded JSON-RPC error answer and the same process
+// serves the next: a line that is not JSON or over the frame bound, one
+// that is not a JSON-RPC message, and requests whose arguments, method or
+// id are 1 MB long. No answer passes MaxAnswerBytes, none quotes a huge
+// argument whole, and no argument reaches ClickHouse unbounded.
+func TestMCPBadFrames(t *testing.T) {
+	_, dsn := testkit.Open(t)
+	p := startMCP(t, dsn)
+	p.initialize()
+	huge := strings.Repeat("x", 1<<20)
+	call := func(id int, tool string, args map[string]any) string {
+		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
+			"params": map[string]any{"name": tool, "arguments": args}})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if !lines.Scan() {
-			t.Fatalf("no answer to %s: %v\nstderr:\n%s", request, lines.Err(), stderr)
+		return string(b)
+	}
+	const (
+		parseError     = -32700
+		invalidRequest = -32600
+		methodNotFound = -32601
+		invalidParams  = -32602
+		toolError      = 1 // not a JSON-RPC code: a result whose isError is set
+	)
+	tests := []struct {
+		name   string
+		line   string
+		wantID string // the answer's id, "null" when the line's is unknown
+		code   int
+		want   string // in the error's text
+	}{
+		{"not JSON", `{not json`, "null", parseError, "not JSON"},
+		{"a 20 MB line", `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"` + strings.Repeat(huge, 20) + `"}}`,
+			"null", parseError, fmt.Sprintf("over the %d", mcpserver.MaxFrameBytes)},
+		{"a batch", `[{"jsonrpc":"2.0","id":6,"method":"ping"}]`, "null", invalidRequest, "batches"},
+		{"a string", `"ping"`, "null", invalidRequest, "one JSON-RPC message"},
+		{"no version", `{"id":7,"method":"ping"}`, "7", invalidRequest, "version"},
+		{"a 1 MB version", `{"jsonrpc":"` + huge + `","id":8,"method":"ping"}`, "8", invalidRequest, "bytes left out"},
+		{"a 1 MB id", `{"jsonrpc":"2.0","id":"` + huge + `","method":"ping"}`, "null", invalidRequest, "id of 1048576 bytes"},
+		{"a 1 MB method", `{"jsonrpc":"2.0","id":9,"method":"` + huge + `"}`, "9", methodNotFound, "bytes left out"},
+		{"a 1 MB argument", call(10, "list_threads", map[string]any{"project": huge}), "10", toolError, "project"},
+		{"a 1 MB turn_id", call(11, "get_thread", map[string]any{"thread_id": "th", "turn_id": huge}), "11", toolError, "turn_id"},
+		{"a 1 MB argument name", call(12, "search", map[string]any{huge: "x"}), "12", toolError, "bytes left out"},
+		{"1000 phases", call(13, "get_thread", map[string]any{"thread_id": "th", "phase": strings.Split(huge[:1000], "")}), "13", toolError, "phase"},
+		{"a 1 MB tool name", call(14, huge, nil), "14", invalidParams, "bytes left out"},
+		{"a turn_id at the bound", call(15, "get_thread", map[string]any{"thread_id": "th", "turn_id": huge[:1000]}), "15", toolError, "not found"},
+	}
+	ping := 100
+	for _, tt := range tests {
+		p.send(tt.line)
+		got, size := p.answer()
+		text := ""
+		switch {
+		case got.Error != nil:
+			text = got.Error.Message
+		case got.Result != nil && len(got.Result.Content) > 0:
+			text = got.Result.Content[0].Text
 		}
-		var msg map[string]any
-		if err := json.Unmarshal(lines.Bytes(), &msg); err != nil || msg["jsonrpc"] != "2.0" || msg["id"] != float64(id) {
-			t.Fatalf("stdout line %q: not the JSON-RPC answer %d (%v)", lines.Text(), id, err)
+		code := 0
+		if got.Error != nil {
+			code = got.Error.Code
+		} else if got.Result != nil && got.Result.IsError {
+			code = toolError
 		}
-		return msg
+		if size > mcpserver.MaxAnswerBytes || len(text) > 1<<10 {
+			t.Errorf("%s: an answer of %d bytes, its text %d; want at most %d, and a short text", tt.name, size, len(text), mcpserver.MaxAnswerBytes)
+		}
+		if string(got.ID) != tt.wantID || code != tt.code || !strings.Contains(text, tt.want) {
+			t.Errorf("%s: id %s, code %d, text %.300q; want id %s, code %d, a text saying %q", tt.name, got.ID, code, text, tt.wantID, tt.code, tt.want)
+		}
+		if strings.Contains(text, "Code:") || strings.Contains(text, "Syntax") || strings.Contains(text, "SELECT") {
+			t.Errorf("%s: %.300q quotes ClickHouse", tt.name, text)
+		}
+		ping++
+		if pong := p.exchange(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, ping), ping); pong.Error != nil {
+			t.Fatalf("ping after %s: %+v", tt.name, pong.Error)
+		}
 	}
-	init := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, 1)
-	if info := init["result"].(map[string]any)["serverInfo"].(map[string]any); info["name"] != "convtrace" {
-		t.Errorf("serverInfo %v, want convtrace", info)
+	if res := p.exchange(call(200, "list_threads", nil), 200); res.Result == nil || res.Result.IsError {
+		t.Errorf("list_threads after the bad lines: %+v", res)
 	}
-	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	res := exchange(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_threads","arguments":{}}}`, 2)
-	if res["result"].(map[string]any)["isError"] == true {
-		t.Errorf("list_threads on an empty store: %v", res)
-	}
-	stdin.Close()
-	if lines.Scan() {
-		t.Errorf("stdout after the last answer: %q", lines.Text())
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("convtrace mcp after stdin closed: %v\nstderr:\n%s", err, stderr)
-	}
-	if !strings.Contains(stderr.String(), "convtrace MCP server on stdio") {
-		t.Errorf("stderr %q, want the server's start line", stderr)
+	p.stdin.Close()
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("convtrace mcp after stdin closed: %v\nstderr:\n%s", err, p.stderr)
 	}
 }
 

@@ -1,17 +1,28 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/convtrace/convtrace/viewer/query"
 )
 
-// MaxAnswerBytes bounds what one tool call sends: the answer's JSON twice,
-// as the SDK sends it (structured content, and the same JSON as text for
-// clients that read text only). A tool shrinks its answer to fit (shorter
-// texts, then fewer items) and says so.
+// MaxAnswerBytes bounds every message the server sends: Transport sends
+// an error in place of a longer answer.
 const MaxAnswerBytes = 256 << 10
+
+// maxToolBytes bounds a tool's answer as answerBytes counts it: the
+// answer's JSON twice, as the SDK sends it (structured content, and the
+// same JSON as text for clients that read text only), with room left for
+// the JSON-RPC envelope and its id of at most maxIDBytes. A tool shrinks
+// its answer to fit (shorter texts, then fewer items) and says so.
+const maxToolBytes = MaxAnswerBytes - 1<<10
 
 // answerBytes is what out costs on the wire: its JSON, and that JSON
 // again as a JSON string.
@@ -61,17 +72,74 @@ func inRange(param string, n, def, lo, hi int) (int, error) {
 
 // shrink calls build with a text cut of n bytes, halving n down to
 // minTextBytes, then with fewer items (dropping the first: the oldest)
-// until the answer fits MaxAnswerBytes; build gets how many items to drop.
+// until the answer fits maxToolBytes; build gets how many items to drop.
 // It returns the first answer that fits, or the smallest.
 func shrink[T any](n, items int, build func(textBytes, drop int) T) T {
 	out := build(n, 0)
-	for n > minTextBytes && answerBytes(out) > MaxAnswerBytes {
+	for n > minTextBytes && answerBytes(out) > maxToolBytes {
 		n = max(n/2, minTextBytes)
 		out = build(n, 0)
 	}
-	for drop := 0; drop < items && answerBytes(out) > MaxAnswerBytes; {
+	for drop := 0; drop < items && answerBytes(out) > maxToolBytes; {
 		drop += max((items-drop)/4, 1)
 		out = build(n, drop)
 	}
 	return out
+}
+
+// Bounds of every argument, set in the tools' input schemas: the SDK
+// refuses a longer text or list before a tool runs, so no argument reaches
+// a query unbounded, and a client reads the bounds in the schema.
+const (
+	maxArgRunes = 1000
+	maxArgItems = 32
+)
+
+// boundArgs sets maxLength on each text property of s, its lists' items
+// included, and maxItems on each list.
+func boundArgs(s *jsonschema.Schema) {
+	for _, p := range s.Properties {
+		if p.Type == "array" || slices.Contains(p.Types, "array") {
+			p.MaxItems = jsonschema.Ptr(maxArgItems)
+			p = p.Items
+		}
+		if p != nil && (p.Type == "string" || slices.Contains(p.Types, "string")) {
+			p.MaxLength = jsonschema.Ptr(maxArgRunes)
+		}
+	}
+}
+
+// maxErrorBytes bounds the text of an error answer: the SDK's checks quote
+// the value they refuse, however long.
+const maxErrorBytes = 512
+
+// cutMiddle returns s when it holds at most n bytes, else its start and its
+// end with what was left out said between them: an error names what it
+// refuses first and says why last.
+func cutMiddle(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, _ := cutText(s, n/2)
+	i := len(s) - n/2
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return fmt.Sprintf("%s … [%d bytes left out] … %s", head, i-len(head), s[i:])
+}
+
+// cutToolErrors cuts the text of each tool error to maxErrorBytes: those
+// of the SDK's argument checks as well as the tools' own.
+func cutToolErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+			for _, c := range r.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					t.Text = cutMiddle(t.Text, maxErrorBytes)
+				}
+			}
+		}
+		return res, err
+	}
 }

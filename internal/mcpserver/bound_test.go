@@ -77,8 +77,8 @@ func TestShrink(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := shrink(tt.n, tt.items, build(tt.items, tt.size))
-		if answerBytes(got) > MaxAnswerBytes {
-			t.Errorf("%s: %d bytes, over %d", tt.name, answerBytes(got), MaxAnswerBytes)
+		if answerBytes(got) > maxToolBytes {
+			t.Errorf("%s: %d bytes, over %d", tt.name, answerBytes(got), maxToolBytes)
 		}
 		if tt.wantItems > 0 && (len(got) != tt.wantItems || len(got[0]) != tt.wantN) {
 			t.Errorf("%s: %d items of %d bytes, want %d of %d", tt.name, len(got), len(got[0]), tt.wantItems, tt.wantN)

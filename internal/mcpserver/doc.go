@@ -5,5 +5,9 @@
 //
 // Answers are bounded: each tool caps how many items it returns and cuts
 // long texts, saying what it cut and how to ask for more, and no answer
-// exceeds MaxAnswerBytes on the wire. `convtrace mcp` serves it on stdio.
+// exceeds MaxAnswerBytes on the wire, an error's included. The tools'
+// input schemas bound every argument before a query runs. NewTransport
+// carries the protocol one message a line, as `convtrace mcp` does on
+// stdio, and answers a bad line (not JSON, over MaxFrameBytes, not one
+// JSON-RPC message) with a JSON-RPC error instead of ending the session.
 package mcpserver

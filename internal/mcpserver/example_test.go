@@ -3,9 +3,8 @@ package mcpserver_test
 import (
 	"context"
 	"log"
+	"os"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/convtrace/convtrace/internal/mcpserver"
 	"github.com/convtrace/convtrace/schema/ddl"
@@ -24,7 +23,7 @@ func ExampleNew() {
 	}
 	defer conn.Close()
 	srv := mcpserver.New(query.New(conn, 200, 5*time.Minute), "v1.0.0")
-	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
+	if err := srv.Run(ctx, mcpserver.NewTransport(os.Stdin, os.Stdout)); err != nil {
 		log.Fatal(err)
 	}
 }

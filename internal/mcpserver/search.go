@@ -74,9 +74,6 @@ func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
 	if f.After, err = query.ParseSearchCursor("after", in.After); err != nil {
 		return searchOut{}, err
 	}
-	if len(f.Q) > maxQueryRunes {
-		return searchOut{}, query.BadParam("q", "is longer than %d bytes", maxQueryRunes)
-	}
 	if f.Status != "" && !slices.Contains(query.SearchStatuses, f.Status) {
 		return searchOut{}, query.BadParam("status", "%q is none of %s", f.Status, strings.Join(query.SearchStatuses, ", "))
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -126,9 +125,6 @@ func (in getThreadIn) filter(now time.Time) (query.TurnFilter, error) {
 		f.Agent = query.AgentMain
 	default:
 		f.Agent = agent
-	}
-	if n := utf8.RuneCountInString(f.Query); n > maxQueryRunes {
-		return f, query.BadParam("q", "%d characters, at most %d", n, maxQueryRunes)
 	}
 	var err error
 	f.FromNS, f.ToNS, err = query.TimeRange(in.From, in.To, now)

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/convtrace/convtrace/viewer/query"
 )
@@ -12,7 +11,6 @@ import (
 const (
 	defaultThreads = 20
 	maxThreads     = 100
-	maxQueryRunes  = 1000
 )
 
 const listThreadsDoc = `List threads, newest first (by their last turn), as the viewer's threads list shows them: id, title, ` +
@@ -39,9 +37,6 @@ type listThreadsOut struct {
 
 func (s *server) listThreads(ctx context.Context, in listThreadsIn) (listThreadsOut, error) {
 	f := query.ThreadFilter{Project: in.Project, Provider: in.Provider, Query: strings.TrimSpace(in.Query), Archived: in.Archived}
-	if n := utf8.RuneCountInString(f.Query); n > maxQueryRunes {
-		return listThreadsOut{}, query.BadParam("query", "%d characters, at most %d", n, maxQueryRunes)
-	}
 	var err error
 	if f.Limit, err = inRange("limit", in.Limit, defaultThreads, 1, maxThreads); err != nil {
 		return listThreadsOut{}, err

@@ -3,7 +3,9 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +27,14 @@ func connect(t *testing.T, turns ...schema.Turn) *mcp.ClientSession {
 	t.Helper()
 	conn, _ := testkit.Open(t)
 	testkit.InsertTurns(t, conn, turns...)
-	srv := mcpserver.New(query.New(conn, 200, 5*time.Minute), "test")
+	return serve(t, query.New(conn, 200, 5*time.Minute))
+}
+
+// serve serves the tools over store and returns a client's session to
+// them, closed when the test ends.
+func serve(t *testing.T, store mcpserver.Store, opts ...mcpserver.Option) *mcp.ClientSession {
+	t.Helper()
+	srv := mcpserver.New(store, "test", opts...)
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)
@@ -167,5 +176,31 @@ func TestSearchPagesAndContextBound(t *testing.T) {
 	}
 	if last := ctx.Messages[len(ctx.Messages)-1]; last.Role != "assistant" {
 		t.Errorf("recent_context ends with %s, want the last answer", last.Role)
+	}
+}
+
+// failingStore fails to list threads as ClickHouse does, quoting the query.
+type failingStore struct{ mcpserver.Store }
+
+const storeError = "code: 62, message: Syntax error: failed at position 120 (SELECT thread_id FROM turns WHERE project = 'p')"
+
+func (failingStore) Threads(context.Context, query.ThreadFilter) (query.ThreadPage, error) {
+	return query.ThreadPage{}, errors.New(storeError)
+}
+
+// A failed query is answered without its details, which go to the log.
+func TestStoreFailure(t *testing.T) {
+	log := new(testkit.Buffer)
+	cs := serve(t, failingStore{}, mcpserver.WithLogger(slog.New(slog.NewTextHandler(log, nil))))
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_threads", Arguments: map[string]any{"project": "p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "list_threads failed") || strings.Contains(text, "SELECT") {
+		t.Errorf("list_threads on a failing store: error %v, %q; want a tool error without the query", res.IsError, text)
+	}
+	if !strings.Contains(log.String(), "Syntax error") {
+		t.Errorf("log %q, want the store's error", log)
 	}
 }
