@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
+	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -23,6 +25,7 @@ import (
 type runTurn struct {
 	role, tool, content, model, session, status, costSource string
 	in, out, cacheRead, cacheWrite, reasoning               string
+	cost                                                    float64
 }
 
 func (r runTurn) String() string {
@@ -35,7 +38,7 @@ func threadTurns(t *testing.T, conn driver.Conn, thread string) []runTurn {
 	rows, err := conn.Query(context.Background(), `
 SELECT role, tool_name, content, model, session_id, status, cost_source,
        ifNull(toString(tokens_in), ''), ifNull(toString(tokens_out), ''), ifNull(toString(tokens_cache_read), ''),
-       ifNull(toString(tokens_cache_write), ''), ifNull(toString(tokens_reasoning), '')
+       ifNull(toString(tokens_cache_write), ''), ifNull(toString(tokens_reasoning), ''), ifNull(cost_usd, 0)
 FROM conversations FINAL WHERE thread_id = ? ORDER BY start_ns, seq`, thread)
 	if err != nil {
 		t.Fatal(err)
@@ -45,12 +48,33 @@ FROM conversations FINAL WHERE thread_id = ? ORDER BY start_ns, seq`, thread)
 	for rows.Next() {
 		var r runTurn
 		if err := rows.Scan(&r.role, &r.tool, &r.content, &r.model, &r.session, &r.status, &r.costSource,
-			&r.in, &r.out, &r.cacheRead, &r.cacheWrite, &r.reasoning); err != nil {
+			&r.in, &r.out, &r.cacheRead, &r.cacheWrite, &r.reasoning, &r.cost); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// priced checks that a call's cost is what the price table makes of its
+// tokens.
+func priced(t *testing.T, c runTurn) {
+	t.Helper()
+	n := func(s string) *uint32 {
+		var v uint32
+		if _, err := fmt.Sscan(s, &v); err != nil {
+			return nil
+		}
+		return &v
+	}
+	p, ok := pricing.DefaultPrices().Lookup(c.model)
+	if !ok {
+		t.Fatalf("model %q not in the price table", c.model)
+	}
+	want := p.Cost(pricing.Usage{In: n(c.in), Out: n(c.out), CacheRead: n(c.cacheRead), CacheWrite: n(c.cacheWrite), Reasoning: n(c.reasoning)})
+	if c.costSource != "priced" || math.Abs(c.cost-want) > 1e-12 {
+		t.Errorf("call %s: cost %v (%s), want %v priced from its tokens", c, c.cost, c.costSource, want)
+	}
 }
 
 // calls returns the turns that count a provider call.
@@ -157,7 +181,7 @@ func TestRunClaudeCallByCall(t *testing.T) {
 	f := newRunFixture(t)
 	conn, p := f.conn, f.p
 	o := f.options(t, p, f.home, "--thread", "claude-run", "--attr", "task=T-7")
-	o.StreamJSON = true
+	o.StreamJSON, o.Model = true, "claude-sonnet-4-5"
 	o.ExtraArgs = []string{"--allowedTools", "Bash", "Read"} // a list flag after the prompt
 	res, err := RunClaude(context.Background(), o)
 	if err != nil {
@@ -182,9 +206,10 @@ func TestRunClaudeCallByCall(t *testing.T) {
 	for i, w := range want {
 		c := got[i]
 		if c.in != w.in || c.out != w.out || c.cacheRead != w.cacheRead || c.cacheWrite != w.cacheWrite || c.tool != w.tool ||
-			!strings.Contains(c.content, w.text) || c.model != "claude-opus-5-5" || c.session != res.SessionID || c.status != "ok" {
-			t.Errorf("call %d: %s\nwant in=%s out=%s cache %s/%s tool %q text %q model claude-opus-5-5 session %s", i+1, c, w.in, w.out, w.cacheRead, w.cacheWrite, w.tool, w.text, res.SessionID)
+			!strings.Contains(c.content, w.text) || c.model != o.Model || c.session != res.SessionID || c.status != "ok" {
+			t.Errorf("call %d: %s\nwant in=%s out=%s cache %s/%s tool %q text %q model %s session %s", i+1, c, w.in, w.out, w.cacheRead, w.cacheWrite, w.tool, w.text, o.Model, res.SessionID)
 		}
+		priced(t, c)
 	}
 	var roles []string
 	for _, r := range turns {
@@ -211,6 +236,7 @@ func TestRunClaudeCallByCall(t *testing.T) {
 	// the session.
 	o = f.options(t, p, f.home)
 	o.StreamJSON, o.ResumeSessionID, o.Prompt = true, res.SessionID, ResumePrompt
+	o.LeadArgs = []string{"--allowedTools", "Bash", "Read"} // a list flag before the prompt
 	res2, err := RunClaude(context.Background(), o)
 	if err != nil {
 		t.Fatalf("resumed run: %v\nstdout: %s", err, res2.Stdout)
@@ -218,8 +244,18 @@ func TestRunClaudeCallByCall(t *testing.T) {
 	if !strings.Contains(string(res2.Stderr), "recorded in thread claude-run") {
 		t.Errorf("the resumed run went elsewhere: %s", res2.Stderr)
 	}
-	if n := len(calls(threadTurns(t, conn, "claude-run"))); n != answered(p) {
+	resumed := threadTurns(t, conn, "claude-run")
+	if n := len(calls(resumed)); n != answered(p) {
 		t.Errorf("%d calls in the thread after the resume, the provider answered %d", n, answered(p))
+	}
+	var prompts []string
+	for _, r := range resumed {
+		if r.role == "prompt" {
+			prompts = append(prompts, r.content)
+		}
+	}
+	if len(prompts) != 2 || prompts[1] != ResumePrompt {
+		t.Errorf("prompts %q, want the resumed run's %q second (a list flag before it)", prompts, ResumePrompt)
 	}
 	// Its own telemetry arrived, and added no call: each is stored once.
 	ownTelemetryAddsNothing(t, f.in, conn, answered(p))
@@ -274,6 +310,7 @@ func TestRunCodexCallByCall(t *testing.T) {
 			c.reasoning != fmt.Sprint(want.Reasoning) || c.model != "gpt-5" || c.status != "ok" || !strings.Contains(c.content, "done: hello") {
 			t.Errorf("%s: call %s\nwant in=%d out=%d cache=%d reasoning=%d model gpt-5", what, c, want.Input, want.Output, want.CacheRead, want.Reasoning)
 		}
+		priced(t, c)
 		for _, r := range turns {
 			if r.role == "error" || r.status == "error" {
 				t.Errorf("%s: a successful run with an error turn: %s", what, r)

@@ -68,8 +68,9 @@ type RunOptions struct {
 	// --verbose (default json).
 	StreamJSON bool
 	// ExtraArgs are added to the CLI's arguments, before the prompt for
-	// Codex and after every other for Claude Code.
-	ExtraArgs []string
+	// Codex and after every other for Claude Code; LeadArgs go first (of
+	// Claude Code's).
+	ExtraArgs, LeadArgs []string
 	// Wrap is a command that runs the CLI: the CLI and its arguments
 	// follow it (such as convtrace run ... --).
 	Wrap []string
@@ -210,7 +211,7 @@ func RunClaude(ctx context.Context, o RunOptions) (*RunResult, error) {
 	if o.StreamJSON {
 		format = []string{"--output-format", "stream-json", "--verbose"}
 	}
-	args := append([]string{"-p", o.Prompt}, format...)
+	args := append(append(append([]string(nil), o.LeadArgs...), "-p", o.Prompt), format...)
 	args = append(args, "--allowedTools", "Bash", "--permission-mode", "default")
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
