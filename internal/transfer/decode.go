@@ -54,9 +54,6 @@ func readEnvelope(r io.Reader, emit func(*item) error) (version int, err error) 
 			if err := dec.Decode(&version); err != nil {
 				return version, fail("schemaVersion", err)
 			}
-			if version < 1 {
-				return version, fail("schemaVersion", fmt.Errorf("%d is not a version", version))
-			}
 			if err := checkVersion(version); err != nil {
 				return version, err
 			}
