@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -148,8 +149,17 @@ func (in *Ingester) Logs(ctx context.Context, rls []*logspb.ResourceLogs) (Resul
 	logs := logsFromOTLP(rls)
 	in.logsReceived.Add(int64(len(logs)))
 	var res Result
+	var badTimes int64
+	var timeErr error
 	kept := logs[:0]
 	for _, l := range logs {
+		// A record's time is a turn's: one convtrace does not store is
+		// refused, as a span's is.
+		if err := schema.CheckTime("log record time_unix_nano", l.TimeNS); err != nil {
+			badTimes++
+			timeErr = cmp.Or(timeErr, err)
+			continue
+		}
 		if name, mapped := mapping.AgentEvent(l); name != "" {
 			// An agent's own record: mapped, or its housekeeping, taken
 			// and not stored.
@@ -167,10 +177,16 @@ func (in *Ingester) Logs(ctx context.Context, rls []*logspb.ResourceLogs) (Resul
 		res.Rejected++
 	}
 	staged := stageLogs(kept)
+	var why []string
 	if res.Rejected > 0 {
-		in.logsRejected.Add(res.Rejected)
-		res.Message = fmt.Sprintf("%d log records refused: convtrace stores GenAI events (event name gen_ai.*) that carry a trace and span id, and the records of Claude Code and Codex", res.Rejected)
+		why = append(why, fmt.Sprintf("%d log records refused: convtrace stores GenAI events (event name gen_ai.*) that carry a trace and span id, and the records of Claude Code and Codex", res.Rejected))
 	}
+	if badTimes > 0 {
+		why = append(why, fmt.Sprintf("%d log records refused for their times, such as: %v", badTimes, timeErr))
+	}
+	res.Rejected += badTimes
+	res.Message = strings.Join(why, "; ")
+	in.logsRejected.Add(res.Rejected)
 	if len(staged) == 0 {
 		return res, nil
 	}

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -64,16 +65,25 @@ func spansFromOTLP(rss []*tracepb.ResourceSpans) []mapping.Span {
 // validSpans returns the spans of a request that can be stored, in their
 // order and in spans' backing array. A span whose trace or span id is
 // invalid is refused: its turns would share ids with every other such span.
-// Copies of one span (same trace and span id) fold into the most complete:
-// ended over running, else the later in the request.
+// So is one with a time convtrace does not store (schema.CheckTime): an
+// export of it could not be imported. Copies of one span (same trace and
+// span id) fold into the most complete: ended over running, else the
+// later in the request.
 func validSpans(spans []mapping.Span) ([]mapping.Span, Result) {
 	type id struct{ trace, span string }
 	var res Result
+	var badIDs, badTimes int64
+	var timeErr error
 	at := make(map[id]int, len(spans))
 	kept := spans[:0]
 	for _, s := range spans {
 		if s.TraceID == "" || s.SpanID == "" {
-			res.Rejected++
+			badIDs++
+			continue
+		}
+		if err := spanTimes(&s); err != nil {
+			badTimes++
+			timeErr = cmp.Or(timeErr, err)
 			continue
 		}
 		k := id{s.TraceID, s.SpanID}
@@ -86,10 +96,34 @@ func validSpans(spans []mapping.Span) ([]mapping.Span, Result) {
 		at[k] = len(kept)
 		kept = append(kept, s)
 	}
-	if res.Rejected > 0 {
-		res.Message = fmt.Sprintf("%d spans refused: a trace id must be 16 bytes and a span id 8 bytes, not all zero", res.Rejected)
+	var why []string
+	if badIDs > 0 {
+		why = append(why, fmt.Sprintf("%d spans refused: a trace id must be 16 bytes and a span id 8 bytes, not all zero", badIDs))
 	}
+	if badTimes > 0 {
+		why = append(why, fmt.Sprintf("%d spans refused for their times, such as: %v", badTimes, timeErr))
+	}
+	res.Rejected, res.Message = badIDs+badTimes, strings.Join(why, "; ")
 	return kept, res
+}
+
+// spanTimes checks the times of s: its start, its end once it ended, and
+// its events'.
+func spanTimes(s *mapping.Span) error {
+	if err := schema.CheckTime("span "+s.SpanID+" start_time_unix_nano", s.StartNS); err != nil {
+		return err
+	}
+	if s.Ended {
+		if err := schema.CheckTime("span "+s.SpanID+" end_time_unix_nano", s.EndNS); err != nil {
+			return err
+		}
+	}
+	for _, e := range s.Events {
+		if err := schema.CheckTime("span "+s.SpanID+" event time_unix_nano", e.TimeNS); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func spanFromOTLP(ps *tracepb.Span) mapping.Span {

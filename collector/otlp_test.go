@@ -178,8 +178,14 @@ func TestOTLPLogs(t *testing.T) {
 
 func TestValidSpans(t *testing.T) {
 	const tid, tid2 = "5b8efff798038103d269b633813fc60c", "0af7651916cd43dd8448eb211c80319c"
+	const at = uint64(1_767_225_600_000_000_000) // 2026-01-01
 	sp := func(trace, id, name string, ended bool) mapping.Span {
-		return mapping.Span{TraceID: trace, SpanID: id, Name: name, Ended: ended}
+		return mapping.Span{TraceID: trace, SpanID: id, Name: name, Ended: ended, StartNS: at, EndNS: at + 1}
+	}
+	timed := func(name string, start, end, event uint64) mapping.Span {
+		s := sp(tid, "2222222222222222", name, end != 0)
+		s.StartNS, s.EndNS, s.Events = start, end, []mapping.Event{{Name: "e", TimeNS: event}}
+		return s
 	}
 	show := func(spans []mapping.Span) string {
 		var b strings.Builder
@@ -212,6 +218,14 @@ func TestValidSpans(t *testing.T) {
 		{"same span id in another trace is another span",
 			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)},
 			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "a", true), sp(tid2, "00f067aa0ba902b7", "b", true)}, 0},
+		// schema.CheckTime: what convtrace stores, it can export and import.
+		{"times outside 2000..2106 refused beside a valid span",
+			[]mapping.Span{timed("start 0", 0, 0, at), timed("start 1970", 5e9, 6e9, at), timed("end 2200", at, 7_258_118_400_000_000_000, at),
+				timed("event 1970", at, at+1, 1), sp(tid, "00f067aa0ba902b7", "ok", true), timed("running", at, 0, at+5)},
+			[]mapping.Span{sp(tid, "00f067aa0ba902b7", "ok", true), timed("running", at, 0, at+5)}, 4},
+		{"the bounds themselves are kept",
+			[]mapping.Span{timed("first", schema.MinTimeNS, schema.MaxTimeNS, schema.MinTimeNS)},
+			[]mapping.Span{timed("first", schema.MinTimeNS, schema.MaxTimeNS, schema.MinTimeNS)}, 0},
 		{"empty", nil, nil, 0},
 	}
 	for _, tt := range tests {

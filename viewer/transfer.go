@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -12,9 +13,18 @@ import (
 	"github.com/convtrace/convtrace/viewer/query"
 )
 
-// maxImportBody bounds an import's body: a larger export is for
-// convtrace import, which streams it from a file.
+// maxImportBody bounds an import's body, and the export it decompresses
+// to: a larger export is for convtrace import, which streams it from a
+// file.
 const maxImportBody = 64 << 20
+
+// importWait is how long an import waits for room in the process's import
+// memory budget and for the database's import lock before it is answered
+// 503; importRetryAfter is when it is asked to try again.
+const (
+	importWait       = 10 * time.Second
+	importRetryAfter = "10"
+)
 
 // transferRoutes serves a thread's export and the import of an export.
 func (s *Server) transferRoutes(api *gin.RouterGroup) {
@@ -69,25 +79,25 @@ func exportName(id string) string {
 // application/json like every write), with what was
 // imported and skipped and the JSONL lines refused (transfer.Result). An
 // export that is refused whole is answered 400, one over maxImportBody
-// 413, before anything is stored.
+// (sent or decompressed) 413, before anything is stored; one that finds
+// the process's imports at their memory budget, or another import storing
+// into the database, for importWait is answered 503 with Retry-After.
 func (s *Server) importExport(c *gin.Context) {
 	conn, ok := s.db.(transfer.Conn)
 	if !ok {
 		s.writeJSON(c, http.StatusNotImplemented, apiErrorBody{"this viewer's storage cannot import"})
 		return
 	}
-	// An archive file (zstd) is taken too, bounded as it decompresses.
-	body, name, err := transfer.Decompress(http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBody), c.Query("name"))
-	var res transfer.Result
-	if err == nil {
-		defer body.Close()
-		res, err = transfer.ImportReader(c.Request.Context(), conn, http.MaxBytesReader(c.Writer, body, maxImportBody), name)
-	}
+	res, err := transfer.ImportReader(c.Request.Context(), conn, http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBody),
+		c.Query("name"), transfer.WithMaxSize(maxImportBody), transfer.WithWait(importWait))
 	var tooLarge *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooLarge):
+	case errors.As(err, &tooLarge) || errors.Is(err, transfer.ErrTooLarge):
 		s.writeJSON(c, http.StatusRequestEntityTooLarge, apiErrorBody{
 			fmt.Sprintf("the export is larger than %d MiB: import it with convtrace import FILE", maxImportBody>>20)})
+	case errors.Is(err, transfer.ErrBusy):
+		c.Header("Retry-After", importRetryAfter)
+		s.writeJSON(c, http.StatusServiceUnavailable, apiErrorBody{err.Error() + ": retry later"})
 	case errors.Is(err, transfer.ErrInvalid):
 		s.writeJSON(c, http.StatusBadRequest, apiErrorBody{err.Error()})
 	case err != nil:

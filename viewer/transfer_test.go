@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -125,8 +126,13 @@ func TestExportImportAPI(t *testing.T) {
 		{"too large", io.MultiReader(strings.NewReader(res.body), bytes.NewReader(make([]byte, 64<<20))), nil,
 			http.StatusRequestEntityTooLarge, "larger than 64 MiB: import it with convtrace import FILE"},
 		// An archive file whose content passes the limit once decompressed.
-		{"too large compressed", bytes.NewReader(zstdOf(t, res.body+strings.Repeat(" ", 64<<20))), nil,
+		{"too large compressed", bytes.NewReader(zstdOf(t, res.body+whitespace(64<<20))), nil,
 			http.StatusRequestEntityTooLarge, "larger than 64 MiB"},
+		{"zstd bomb", bytes.NewReader(zstdOf(t, strings.Repeat(" ", 60<<20))), nil,
+			http.StatusBadRequest, "refused as a decompression bomb"},
+		// One check of the version, whatever the format.
+		{"version -1", strings.NewReader(strings.Replace(lines.body, `"schemaVersion":1`, `"schemaVersion":-1`, 1)), nil,
+			http.StatusBadRequest, "schemaVersion -1 is not a version"},
 		{"cross-site", strings.NewReader(res.body), []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden, "cross-origin"},
 		{"form", strings.NewReader(res.body), []string{"Content-Type", "text/plain"}, http.StatusUnsupportedMediaType, "application/json"},
 	} {
@@ -149,6 +155,17 @@ func TestExportImportAPI(t *testing.T) {
 	if rec.Code != http.StatusUnauthorized {
 		t.Errorf("import without the token: %d, want 401", rec.Code)
 	}
+}
+
+// whitespace is n bytes of JSON whitespace in no pattern: what zstd
+// compresses some times, not thousands.
+func whitespace(n int) string {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = " \t\r\n"[rnd.IntN(4)]
+	}
+	return string(b)
 }
 
 // The threads page's Import button uploads a file and shows what it

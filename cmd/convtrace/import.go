@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/convtrace/convtrace/internal/transfer"
 )
@@ -51,15 +50,12 @@ func importCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error 
 	}
 }
 
-// importFile imports one file, or standard input for "-".
+// importFile imports one file, or standard input for "-". A pipe or a
+// device is read once, into a temporary file as it comes; a file is read
+// in place, decompressed as it is read when it is an archive file.
 func importFile(ctx context.Context, conn transfer.Conn, name string, out streams) (transfer.Result, error) {
 	if name == "-" {
-		r, _, err := transfer.Decompress(out.stdin, name)
-		if err != nil {
-			return transfer.Result{}, err
-		}
-		defer r.Close()
-		return transfer.ImportReader(ctx, conn, r, name)
+		return transfer.ImportReader(ctx, conn, out.stdin, name)
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -67,22 +63,12 @@ func importFile(ctx context.Context, conn transfer.Conn, name string, out stream
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || strings.HasSuffix(name, ".zst") {
-		// A pipe, a device or an archive file: read it once, into a file.
-		r, plain, err := transfer.Decompress(f, name)
-		if err != nil {
-			return transfer.Result{}, err
-		}
-		defer r.Close()
-		return transfer.ImportReader(ctx, conn, r, plain)
-	}
-	format, err := transfer.Detect(name, f)
-	if err != nil {
-		return transfer.Result{}, err
+	if err != nil || !st.Mode().IsRegular() {
+		return transfer.ImportReader(ctx, conn, f, name)
 	}
 	var src io.ReadSeeker = f
 	if bar := newBar(out.stderr, st.Size(), largeImport, "reading", true); bar != nil {
 		src = barReader{File: f, bar: bar}
 	}
-	return transfer.Import(ctx, conn, src, format)
+	return transfer.Import(ctx, conn, src, name)
 }

@@ -279,6 +279,14 @@ func msOf(a Attrs, key string) uint64 {
 	return uint64(f * 1e6)
 }
 
+// startOf is when the call or tool whose record came at end started: its
+// duration_ms earlier, but no earlier than the first time convtrace
+// stores (schema.MinTimeNS), which a duration longer than the time since
+// would pass.
+func startOf(end uint64, a Attrs) uint64 {
+	return end - min(end-min(end, schema.MinTimeNS), msOf(a, "duration_ms"))
+}
+
 // idsOf is where an agent's record sits in a trace, when the agent also
 // exports traces: its own trace and span ids ("" when it has none).
 func idsOf(e Event) (traceID, parentID string) {

@@ -63,7 +63,7 @@ func claudeCalls(events []Event) ([]agentCall, []agentTool) {
 				t.name, t.requestID = a.Str("tool_name"), a.Str(ccRequestID)
 				t.arguments = cmp.Or(a.Str("tool_input", "tool_parameters"), t.arguments)
 				t.hasResult, t.endNS = true, e.TimeNS
-				t.startNS = e.TimeNS - min(e.TimeNS, msOf(a, "duration_ms"))
+				t.startNS = startOf(e.TimeNS, a)
 				t.failed = a.Str("success") == "false"
 			}
 		case ccAPIRequest, ccAPIError:
@@ -73,7 +73,7 @@ func claudeCalls(events []Event) ([]agentCall, []agentTool) {
 			if c.id == "" {
 				c.id = a.Str(ccPromptID) + "/" + strconv.Itoa(len(calls))
 			}
-			c.startNS = e.TimeNS - min(e.TimeNS, msOf(a, "duration_ms"))
+			c.startNS = startOf(e.TimeNS, a)
 			if e.Name == ccAPIError {
 				c.failed, c.errMsg = true, a.Str("error", "status_code")
 			}

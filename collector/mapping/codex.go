@@ -36,7 +36,7 @@ func codexCalls(events []Event) ([]agentCall, []agentTool) {
 		case codexAPIRequest:
 			trace, parent := idsOf(e)
 			c := agentCall{id: a.Str(codexConversation) + "/" + strconv.FormatUint(e.TimeNS, 10),
-				traceID: trace, parentID: parent, startNS: e.TimeNS - min(e.TimeNS, msOf(a, "duration_ms")), endNS: e.TimeNS,
+				traceID: trace, parentID: parent, startNS: startOf(e.TimeNS, a), endNS: e.TimeNS,
 				model: a.Str("model"), provider: "openai", input: slices.Clone(conv)}
 			if code := a.Str("http.response.status_code"); code != "" && code[0] != '2' {
 				c.failed, c.errMsg = true, "HTTP "+code
@@ -53,7 +53,7 @@ func codexCalls(events []Event) ([]agentCall, []agentTool) {
 			id := a.Str("call_id")
 			trace, parent := idsOf(e)
 			t := agentTool{id: a.Str(codexConversation) + "/" + id, callID: id, name: a.Str("tool_name"),
-				traceID: trace, parentID: parent, startNS: e.TimeNS - min(e.TimeNS, msOf(a, "duration_ms")), endNS: e.TimeNS,
+				traceID: trace, parentID: parent, startNS: startOf(e.TimeNS, a), endNS: e.TimeNS,
 				arguments: a.Str("arguments"), result: a.Str("output"), failed: a.Str("success") == "false", hasResult: true}
 			tools = append(tools, t)
 			if c := last(); c != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -57,19 +58,25 @@ type importer struct {
 	// touched are the threads of which something was stored.
 	touched map[string]bool
 	seen    map[string]bool // threads whose record was read
+	wait    time.Duration   // for the import lock
 }
 
-func newImporter(conn Conn) *importer {
+func newImporter(conn Conn, wait time.Duration) *importer {
 	return &importer{res: Result{BadLines: []BadLine{}}, conn: conn, store: query.New(conn, 0, 0), rows: collector.NewRowStore(conn),
-		touched: map[string]bool{}, seen: map[string]bool{}}
+		touched: map[string]bool{}, seen: map[string]bool{}, wait: wait}
 }
 
-// run stores the records read hands to its emit function: read runs in a
-// goroutine of its own, decoding and checking the next batch while the
-// caller's stores the last one, and both end before run returns. It then
-// counts the threads: imported when something of theirs was stored, else
-// skipped.
+// run stores the records read hands to its emit function, holding the
+// database's import lock: read runs in a goroutine of its own, decoding
+// and checking the next batch while the caller's stores the last one,
+// and both end before run returns. It then counts the threads: imported
+// when something of theirs was stored, else skipped.
 func (imp *importer) run(ctx context.Context, read func(emit func(*record) error) error) error {
+	unlock, err := lockImports(ctx, imp.store, imp.wait)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	g, gctx := errgroup.WithContext(ctx)
 	// Unbuffered: one batch read ahead of the one being stored.
 	batches := make(chan *batch)

@@ -3,9 +3,9 @@ package transfer
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -13,22 +13,83 @@ import (
 // zstdMagic starts every zstd frame.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// Decompress returns an export read from r as it was written: r itself,
-// or, when r is zstd-compressed (an archive file of convtrace archive),
-// what it decompresses to, with name less its .zst. Close releases the
-// decoder.
-func Decompress(r io.Reader, name string) (io.ReadCloser, string, error) {
-	br := bufio.NewReader(r)
-	head, err := br.Peek(len(zstdMagic))
+// Bounds of decompression. An archive file is an export compressed with
+// zstd's defaults, a window of 8 MiB; zstd -19 uses as much, --ultra up to
+// 128 MiB, which is refused. An export compresses tens of times, a long
+// thread's prompts (each repeating the conversation) some thousands of
+// times; a stream of one byte 32,000 times. Past its first maxExpandFloor
+// bytes, a stream that expands more than maxRatio times what it read is
+// refused as a decompression bomb: nothing is written to disk meanwhile,
+// and memory holds one window.
+const (
+	maxWindow      = 32 << 20
+	maxRatio       = 5000
+	maxExpandFloor = 16 << 20
+)
+
+// ErrTooLarge is an export larger, decompressed, than WithMaxSize allows.
+var ErrTooLarge = errors.New("export too large")
+
+// isZstd reports whether r, at its start, holds a zstd frame.
+func isZstd(r *bufio.Reader) (bool, error) {
+	head, err := r.Peek(len(zstdMagic))
 	if err != nil && err != io.EOF {
-		return nil, "", fmt.Errorf("read the start of %s: %w", name, err)
+		return false, fmt.Errorf("read the start: %w", err)
 	}
-	if !bytes.Equal(head, zstdMagic) {
-		return io.NopCloser(br), name, nil
-	}
-	zr, err := zstd.NewReader(br)
+	return bytes.Equal(head, zstdMagic), nil
+}
+
+// decompress returns what r decompresses to, within maxSize bytes (0: no
+// bound) and maxRatio. Close releases the decoder.
+func decompress(r io.Reader, maxSize int64) (io.ReadCloser, error) {
+	in := &countingReader{r: r}
+	zr, err := zstd.NewReader(in, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(maxWindow))
 	if err != nil {
-		return nil, "", fmt.Errorf("decompress %s: %w", name, err)
+		return nil, fmt.Errorf("decompress: %w", err)
 	}
-	return zr.IOReadCloser(), strings.TrimSuffix(name, ".zst"), nil
+	return &boundedReader{zr: zr, in: in, maxSize: maxSize}, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// boundedReader is a zstd stream that fails once it expands past its
+// bounds.
+type boundedReader struct {
+	zr      *zstd.Decoder
+	in      *countingReader
+	out     int64
+	maxSize int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	n, err := b.zr.Read(p)
+	b.out += int64(n)
+	switch {
+	case b.maxSize > 0 && b.out > b.maxSize:
+		return n, fmt.Errorf("%w: more than %d MiB decompressed", ErrTooLarge, b.maxSize>>20)
+	case b.out > maxExpandFloor && b.out > maxRatio*b.in.n:
+		return n, fmt.Errorf("%w: %d bytes of zstd expand to more than %d: refused as a decompression bomb (at most %d times)",
+			ErrInvalid, b.in.n, b.out, maxRatio)
+	case errors.Is(err, zstd.ErrWindowSizeExceeded):
+		return n, fmt.Errorf("%w: compressed with a window over %d MiB (zstd --ultra or --long): recompress it with zstd's defaults",
+			ErrInvalid, maxWindow>>20)
+	case err != nil && err != io.EOF:
+		return n, fmt.Errorf("decompress: %w", err)
+	}
+	return n, err
+}
+
+func (b *boundedReader) Close() error {
+	b.zr.Close()
+	return nil
 }

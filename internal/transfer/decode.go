@@ -54,9 +54,6 @@ func readEnvelope(r io.Reader, emit func(*item) error) (version int, err error) 
 			if err := dec.Decode(&version); err != nil {
 				return version, fail("schemaVersion", err)
 			}
-			if version < 1 {
-				return version, fail("schemaVersion", fmt.Errorf("%d is not a version", version))
-			}
 			if err := checkVersion(version); err != nil {
 				return version, err
 			}
@@ -76,10 +73,14 @@ func readEnvelope(r io.Reader, emit func(*item) error) (version int, err error) 
 	if err := delim(dec, '}'); err != nil {
 		return version, fail("envelope", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return version, fail("envelope", errors.New("more data after the envelope"))
+	var syntax *json.SyntaxError
+	switch _, err := dec.Token(); {
+	case err == io.EOF:
+		return version, nil
+	case err != nil && !errors.As(err, &syntax):
+		return version, err // reading failed: too large, say
 	}
-	return version, nil
+	return version, fail("envelope", errors.New("more data after the envelope"))
 }
 
 // readThreads reads the envelope's threads array.

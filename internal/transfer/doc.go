@@ -11,7 +11,14 @@
 // their ids) and treats the export as untrusted input: every record is
 // checked, a JSON envelope is refused whole before anything is stored,
 // and a JSONL line that is not a valid record is reported by its number
-// while the others are stored.
+// while the others are stored. Its times follow the one rule of every
+// entrance (schema.CheckTime), so what OTLP stored imports back.
+//
+// An archive file (zstd) is decompressed as it is read, never to disk,
+// within a window, a ratio and WithMaxSize. The imports of a process share
+// one MemoryBudget, and those into one database store one at a time under
+// its import lock (import_claims); both waits are bounded by WithWait,
+// past which an import is refused with ErrBusy.
 //
 // The reads and the existence checks are viewer/query's; turns and spans
 // are stored through the collector's writer path (collector.RowStore), so

@@ -42,11 +42,7 @@ func ExampleImport() {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	format, err := transfer.Detect(f.Name(), f)
-	if err != nil {
-		log.Fatal(err)
-	}
-	res, err := transfer.Import(ctx, conn, f, format)
+	res, err := transfer.Import(ctx, conn, f, f.Name())
 	if err != nil {
 		log.Fatal(err) // refused whole: errors.Is(err, transfer.ErrInvalid)
 	}

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/viewer/query"
@@ -48,43 +46,42 @@ func (r *Result) bad(line int64, err error) {
 	}
 }
 
-// Detect tells an export's format: by its name's extension (.json,
-// .jsonl, .ndjson), else by its first line, which is a JSONL header or
-// the start of an envelope. It leaves src at its start.
-func Detect(name string, src io.ReadSeeker) (Format, error) {
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".json":
-		return JSON, nil
-	case ".jsonl", ".ndjson":
-		return JSONL, nil
-	}
-	line, err := newLineReader(src).next()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, errTooLong) {
-		return "", err
-	}
-	if _, err := src.Seek(0, io.SeekStart); err != nil {
-		return "", fmt.Errorf("rewind: %w", err)
-	}
-	if err == nil && isHeader(line) {
-		return JSONL, nil
-	}
-	return JSON, nil
-}
-
-// Import stores the export in src, of format, in conn's database: the
-// rows it does not hold yet, so that importing twice stores nothing the
-// second time, each value as exported. Turns and spans are stored the way
-// the collector's writer stores them (collector.RowStore): the history of
-// prompts split off again, the cost summaries' past days marked stale.
+// Import stores the export src holds, plain or compressed with zstd (an
+// archive file), in conn's database: the rows it does not hold yet, so
+// that importing twice stores nothing the second time, each value as
+// exported. Its format comes from name's extension (.json, .jsonl or
+// .ndjson, maybe before .zst), else from its first line. Turns and spans
+// are stored the way the collector's writer stores them
+// (collector.RowStore): the history of prompts split off again, the cost
+// summaries' past days marked stale.
 //
 // A JSON envelope is read twice: checked whole first, and refused
 // (ErrInvalid, naming where and why) before anything is stored; then
 // stored. A JSONL export is read once: a line that is not a valid record
 // is reported in the Result and the others are stored; a missing or
-// unknown header refuses the whole file. Either way an export of a
-// schemaVersion newer than SchemaVersion is refused.
-func Import(ctx context.Context, conn Conn, src io.ReadSeeker, format Format) (Result, error) {
-	imp := newImporter(conn)
+// unknown header refuses the whole file. Either way an export whose
+// schemaVersion is not 1 to SchemaVersion is refused.
+//
+// An import reserves its share of the process's MemoryBudget before it
+// reads, and takes the database's import lock before it stores, so that
+// imports into one database store one at a time, each skipping what those
+// before it stored; WithWait bounds both waits (ErrBusy).
+func Import(ctx context.Context, conn Conn, src io.ReadSeeker, name string, opts ...ImportOption) (Result, error) {
+	cfg := newImportConfig(opts)
+	in, err := newSource(src, name, cfg.maxSize)
+	if err != nil {
+		return Result{}, err
+	}
+	release, err := reserve(ctx, memoryFor(in.size), cfg.wait)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	format, err := in.format()
+	if err != nil {
+		return Result{}, err
+	}
+	imp := newImporter(conn, cfg.wait)
 	switch format {
 	case JSON:
 		check := func(it *item) error {
@@ -93,19 +90,18 @@ func Import(ctx context.Context, conn Conn, src io.ReadSeeker, format Format) (R
 			}
 			return nil
 		}
-		if err := readJSON(src, check); err != nil {
+		if err := in.read(func(r io.Reader) error { return readJSON(r, check) }); err != nil {
 			return Result{}, err
 		}
-		if _, err := src.Seek(0, io.SeekStart); err != nil {
-			return Result{}, fmt.Errorf("rewind: %w", err)
-		}
 		err := imp.run(ctx, func(emit func(*record) error) error {
-			return readJSON(src, func(it *item) error { return emit(&it.rec) })
+			return in.read(func(r io.Reader) error {
+				return readJSON(r, func(it *item) error { return emit(&it.rec) })
+			})
 		})
 		return imp.res, err
 	case JSONL:
 		err := imp.run(ctx, func(emit func(*record) error) error {
-			return imp.readLines(src, emit)
+			return in.read(func(r io.Reader) error { return imp.readLines(r, emit) })
 		})
 		return imp.res, err
 	}
@@ -121,10 +117,14 @@ func readJSON(src io.Reader, emit func(*item) error) error {
 	return checkVersion(version)
 }
 
+// checkVersion is the one check of an export's schemaVersion, its
+// envelope's or its JSONL header's.
 func checkVersion(v int) error {
 	switch {
 	case v == 0:
 		return fmt.Errorf("%w: no schemaVersion: not a convtrace export", ErrInvalid)
+	case v < 1:
+		return fmt.Errorf("%w: schemaVersion %d is not a version: not a convtrace export", ErrInvalid, v)
 	case v > SchemaVersion:
 		return fmt.Errorf("%w: schemaVersion %d is newer than this convtrace reads (schemaVersion %d): upgrade convtrace to import it",
 			ErrInvalid, v, SchemaVersion)
@@ -177,9 +177,11 @@ func (imp *importer) readLines(src io.Reader, emit func(*record) error) error {
 }
 
 // ImportReader imports an export read from r, named name (a file name,
-// or "-" for standard input): it is spooled to a temporary file first, so
-// that a JSON envelope can be checked whole before anything is stored.
-func ImportReader(ctx context.Context, conn Conn, r io.Reader, name string) (Result, error) {
+// or "-" for standard input), as Import does: r is spooled to a temporary
+// file first as it comes, compressed or not, so that it can be read
+// again. Only what the caller sends is written to disk: an archive file
+// is decompressed as it is read, within the bounds of decompress.
+func ImportReader(ctx context.Context, conn Conn, r io.Reader, name string, opts ...ImportOption) (Result, error) {
 	f, err := os.CreateTemp("", "convtrace-import-*")
 	if err != nil {
 		return Result{}, fmt.Errorf("spool import: %w", err)
@@ -189,12 +191,5 @@ func ImportReader(ctx context.Context, conn Conn, r io.Reader, name string) (Res
 	if _, err := io.Copy(f, r); err != nil {
 		return Result{}, fmt.Errorf("spool import: %w", err)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return Result{}, fmt.Errorf("spool import: %w", err)
-	}
-	format, err := Detect(name, f)
-	if err != nil {
-		return Result{}, err
-	}
-	return Import(ctx, conn, f, format)
+	return Import(ctx, conn, f, name, opts...)
 }

@@ -43,7 +43,7 @@ func TestLongIDs(t *testing.T) {
 	}
 	dst, _ := testkit.Open(t)
 	for _, want := range []transfer.Counts{{Threads: 300, Turns: 600, Spans: 600}, {}} {
-		res, err := transfer.Import(ctx, dst, bytes.NewReader(file.Bytes()), transfer.JSONL)
+		res, err := transfer.Import(ctx, dst, bytes.NewReader(file.Bytes()), "long.jsonl")
 		if err != nil || res.Imported != want {
 			t.Fatalf("import: %+v, %v; want %+v imported", res, err, want)
 		}

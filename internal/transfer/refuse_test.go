@@ -47,6 +47,13 @@ func TestImportRefusesWhole(t *testing.T) {
 		{"version last", append(bytes.TrimSuffix(bytes.Replace(newer, []byte(`"schemaVersion":2,`), nil, 1), []byte("}\n")), `,"schemaVersion":3}`...),
 			transfer.JSON, "schemaVersion 3 is newer"},
 		{"no version", bytes.Replace(good, []byte(`"schemaVersion":1,`), nil, 1), transfer.JSON, "no schemaVersion"},
+		// One check of the version, whatever the format.
+		{"version -1 JSON", bytes.Replace(good, []byte(`"schemaVersion":1`), []byte(`"schemaVersion":-1`), 1), transfer.JSON,
+			"schemaVersion -1 is not a version"},
+		{"version -1 JSONL", bytes.Replace(lines, []byte(`"schemaVersion":1`), []byte(`"schemaVersion":-1`), 1), transfer.JSONL,
+			"schemaVersion -1 is not a version"},
+		{"version 0 JSONL", bytes.Replace(lines, []byte(`"schemaVersion":1`), []byte(`"schemaVersion":0`), 1), transfer.JSONL,
+			"no schemaVersion"},
 		{"cut short", good[:len(good)*2/3], transfer.JSON, "unexpected EOF"},
 		{"syntax error late", bytes.Replace(good, []byte(`"notes":[`), []byte(`"notes":[,`), 1), transfer.JSON, "invalid character ','"},
 		{"bad record late", lateBad, transfer.JSON, "control character"},
@@ -57,7 +64,7 @@ func TestImportRefusesWhole(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dst, _ := testkit.Open(t)
-			_, err := transfer.Import(context.Background(), dst, bytes.NewReader(c.file), c.format)
+			_, err := transfer.Import(context.Background(), dst, bytes.NewReader(c.file), "export."+string(c.format))
 			if err == nil || !errors.Is(err, transfer.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("import: error %v, want ErrInvalid saying %q", err, c.want)
 			}

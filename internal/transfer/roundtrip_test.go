@@ -195,7 +195,7 @@ func exportAll(t *testing.T, conn driver.Conn, format transfer.Format) []byte {
 
 func importBytes(t *testing.T, conn driver.Conn, b []byte, format transfer.Format) transfer.Result {
 	t.Helper()
-	res, err := transfer.Import(context.Background(), conn, bytes.NewReader(b), format)
+	res, err := transfer.Import(context.Background(), conn, bytes.NewReader(b), "export."+string(format))
 	if err != nil {
 		t.Fatalf("import %s: %v", format, err)
 	}

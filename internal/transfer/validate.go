@@ -21,8 +21,6 @@ const (
 	maxAttrs   = 4096     // attributes of a row
 	maxAttr    = 1 << 20  // one attribute's key and value
 	maxTitle   = 4 << 10  // a thread's title
-	// maxStartNS is the last second the ts column (DateTime) holds.
-	maxStartNS = uint64(math.MaxUint32) * 1e9
 )
 
 var costSources = []string{"", schema.CostProvided, schema.CostPriced, schema.CostUnknown, schema.CostNone}
@@ -64,8 +62,7 @@ func validTurn(t *Turn) error {
 		text("content", t.Content, maxContent), text("error", t.Error, maxContent),
 		when(!slices.Contains(costSources, t.CostSource), fmt.Sprintf("cost_source %q is not provided, priced, unknown, none or empty", t.CostSource)),
 		when(t.CostUSD != nil && (*t.CostUSD < 0 || math.IsInf(*t.CostUSD, 0)), "cost_usd below zero"),
-		startNS(t.StartNS), when(t.HeartbeatNS > maxStartNS, "heartbeat_ns past 2106"),
-		when(t.DurationNS > maxStartNS, "duration_ns over 136 years"),
+		times(t.StartNS, t.DurationNS), optTime("heartbeat_ns", t.HeartbeatNS),
 		attrs("attributes", t.Attributes),
 		when(t.HistoryMessages > 0 && t.Role != schema.RolePrompt, "history_messages on a turn that is not a prompt"),
 	)
@@ -80,10 +77,11 @@ func validSpan(s *schema.Span) error {
 		text("status_message", s.StatusMsg, maxContent),
 		name("operation", s.Operation), name("provider", s.Provider), name("model", s.Model),
 		when(s.CostUSD != nil && (*s.CostUSD < 0 || math.IsInf(*s.CostUSD, 0)), "cost_usd below zero"),
-		startNS(s.StartNS), when(s.DurationNS > maxStartNS, "duration_ns over 136 years"),
+		times(s.StartNS, s.DurationNS),
 		attrs("attributes", s.Attributes), attrs("resource", s.Resource),
 		when(len(s.EventNames) != len(s.EventTimesNS), "event_names and event_times_ns differ in length"),
 		when(len(s.EventNames) > maxAttrs, fmt.Sprintf("more than %d events", maxAttrs)),
+		eventTimes(s.EventTimesNS),
 	)
 }
 
@@ -148,11 +146,34 @@ func printable(field, v string) string {
 	return ""
 }
 
-func startNS(ns uint64) string {
-	if ns == 0 {
-		return "start_ns 0"
+// times checks a row's start_ns by the rule every entrance applies
+// (schema.CheckTime). Its duration is no time: a call's answer starts
+// when the call ends, and lasts as long as the call.
+func times(start, duration uint64) string {
+	if err := schema.CheckTime("start_ns", start); err != nil {
+		return err.Error()
 	}
-	return when(ns > maxStartNS, "start_ns past 2106")
+	return when(duration > schema.MaxTimeNS, "duration_ns over 136 years")
+}
+
+// optTime checks a time that 0 leaves unset.
+func optTime(field string, ns uint64) string {
+	if ns == 0 {
+		return ""
+	}
+	if err := schema.CheckTime(field, ns); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func eventTimes(list []uint64) string {
+	for _, ns := range list {
+		if err := schema.CheckTime("event_times_ns", ns); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 func attrs(field string, list []schema.Attr) string {

@@ -29,6 +29,7 @@ var shardKeys = map[string]string{
 	"cost_daily":        "day",
 	"cost_days":         "day",
 	"seen_parts":        "cityHash64(summary)",
+	"import_claims":     "cityHash64(holder)",
 	"schema_migrations": "version",
 }
 

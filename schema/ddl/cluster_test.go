@@ -34,7 +34,7 @@ func TestRenderOnCluster(t *testing.T) {
 			}
 		}
 		for _, table := range []string{"conversations", "spans", "messages", "thread_meta", "turn_notes", "join_staging",
-			"thread_summary", "cost_daily", "cost_thread_daily", "cost_days", "seen_parts"} {
+			"thread_summary", "cost_daily", "cost_thread_daily", "cost_days", "seen_parts", "import_claims"} {
 			if !locals[table] || !distributed[table] {
 				t.Errorf("server %s: table %s: replicated local %v, distributed %v; want both", version, table, locals[table], distributed[table])
 			}

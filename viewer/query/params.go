@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/convtrace/convtrace/schema"
 )
 
 // ParamError is a query parameter or body field the viewer cannot use; the
@@ -27,24 +29,36 @@ var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T
 
 // ParseTime reads a time filter: an absolute time in one of timeLayouts,
 // or an age such as 30m, 24h or 7d, meaning that long before now. It
-// returns Unix nanoseconds; an empty value is 0, no bound.
+// returns Unix nanoseconds; an empty value is 0, no bound. A time outside
+// those convtrace stores (schema.CheckTime) is refused: it would match
+// nothing, or wrap.
 func ParseTime(param, value string, now time.Time) (uint64, error) {
 	v := strings.TrimSpace(value)
 	if v == "" {
 		return 0, nil
 	}
+	at, ok := parseTime(v, now)
+	if !ok {
+		return 0, BadParam(param, "%q is not a time: use RFC 3339 (2026-05-01T09:00:00Z), 2026-05-01T09:00, 2026-05-01, or an age such as 24h or 7d", v)
+	}
+	minT, maxT := time.Unix(0, int64(schema.MinTimeNS)), time.Unix(0, int64(schema.MaxTimeNS))
+	if at.Before(minT) || at.After(maxT) {
+		return 0, BadParam(param, "%q is outside the times convtrace stores, %s to %s", v,
+			schema.FormatNS(schema.MinTimeNS), schema.FormatNS(schema.MaxTimeNS))
+	}
+	return uint64(at.UnixNano()), nil
+}
+
+func parseTime(v string, now time.Time) (time.Time, bool) {
 	if age, err := ParseAge(v); err == nil {
-		return uint64(now.Add(-age).UnixNano()), nil
+		return now.Add(-age), true
 	}
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, v); err == nil {
-			if t.Before(time.Unix(0, 0)) {
-				return 0, BadParam(param, "%q is before 1970", v)
-			}
-			return uint64(t.UnixNano()), nil
+			return t, true
 		}
 	}
-	return 0, BadParam(param, "%q is not a time: use RFC 3339 (2026-05-01T09:00:00Z), 2026-05-01T09:00, 2026-05-01, or an age such as 24h or 7d", v)
+	return time.Time{}, false
 }
 
 // ParseAge reads a Go duration, or a number of days with the suffix d.
