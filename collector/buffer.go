@@ -65,11 +65,12 @@ func sizeOf(turns []schema.Turn, spans []schema.Span) int64 {
 
 // buffer keeps the rows nobody waits for while storage fails: in memory,
 // oldest first, up to the buffer size; past it the oldest go to the spool,
-// or are lost without one. Only the writer goroutine uses it.
+// or are lost without one. Only the writer goroutine uses it; its spool
+// journals rows on the callers' goroutines too (WithDurableSpool).
 type buffer struct {
 	entries []*entry
 	spool   *spool // nil without WithSpool
-	replay  *entry // a spool record being stored
+	replay  *entry // spool records being stored
 }
 
 type entry struct {
@@ -128,8 +129,8 @@ func (w *writer) evict(reason error) {
 	w.spooled.Add(int64(e.len()))
 }
 
-// spill empties the buffer into the spool (or loses it) at shutdown. A
-// spool record being replayed stays in its segment, replayed again later.
+// spill empties the buffer into the spool (or loses it) at shutdown. The
+// spool records being replayed stay in their segment, replayed again later.
 func (w *writer) spill() {
 	reason := errors.New("not stored before shutdown")
 	if e := w.lastErr.Load(); e != nil {
@@ -154,7 +155,7 @@ func (w *writer) retry() error {
 	}()
 	for {
 		if b.replay == nil {
-			if r := b.spool.next(); r != nil {
+			if r := b.spool.next(w.cfg.batchRows); r != nil {
 				w.redact.rows(r.Turns, r.Spans) // spooled by an older process, or with redaction off
 				for i := range r.Turns {
 					w.cfg.prices.PriceTurn(&r.Turns[i]) // spooled by SpoolSpans unpriced
@@ -186,7 +187,11 @@ func (w *writer) retry() error {
 			if e.refusals++; e.refusals < maxRefusals {
 				return err
 			}
-			w.lose(e.len(), fmt.Errorf("refused %d times: %w", e.refusals, err))
+			err = fmt.Errorf("refused %d times: %w", e.refusals, err)
+			w.lose(e.len(), err)
+			if e == b.replay {
+				b.spool.refused(err)
+			}
 		}
 		if e == b.replay {
 			b.replay = nil

@@ -2,6 +2,7 @@ package collector_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -100,5 +101,40 @@ func TestSpoolReplayedByTheNextExporter(t *testing.T) {
 	t.Logf("replayed: %+v; found %d turns (%d unique), %d spans, %d missing; %d files left", up.Stats(), turns, unique, spans, missing, len(left))
 	if turns != 100 || unique != 100 || spans != 50 || missing != 0 || priced != 50 || len(left) != 0 {
 		t.Errorf("want 100 turns once, 50 spans, every call's response, 50 priced responses, the spool removed")
+	}
+}
+
+// TestDurableSpoolUnwritable: a durable spool whose folder cannot be made
+// (a file is in its way) says so, and the rows stay in memory as with
+// WithSpool: with ClickHouse up every call is stored.
+func TestDurableSpoolUnwritable(t *testing.T) {
+	conn, dsn := testkit.Open(t)
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs testkit.Buffer
+	tp, err := collector.NewTracerProvider(dsn, collector.WithDurableSpool(filepath.Join(blocker, "spool")),
+		collector.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := instrument.NewRecorder(instrument.WithTracerProvider(tp))
+	for i := range 10 {
+		if _, err := rec.Call(instrument.WithThread(context.Background(), "unjournaled"), instrument.Turn{Model: "gpt-5", Prompt: fmt.Sprint(i)}, chat("a", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var turns uint64
+	if err := conn.QueryRow(context.Background(), "SELECT count() FROM conversations FINAL WHERE thread_id = 'unjournaled'").Scan(&turns); err != nil {
+		t.Fatal(err)
+	}
+	st := tp.Stats()
+	t.Logf("stored %d turns; stats %+v\nlog:\n%s", turns, st, logs.String())
+	if turns != 20 || st.Written != 30 || st.Lost != 0 || strings.Count(logs.String(), "rows not journaled") != 1 {
+		t.Errorf("want 10 calls stored, nothing lost, one warning")
 	}
 }

@@ -57,6 +57,7 @@ type config struct {
 	queueBytes    int64
 	bufferBytes   int64
 	spoolDir      string
+	durableSpool  bool
 	batchRows     int
 	flushInterval time.Duration
 	writeTimeout  time.Duration
@@ -124,6 +125,9 @@ func (c config) validate() error {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
 		}
 	}
+	if c.durableSpool && c.spoolDir == "" {
+		errs = append(errs, errors.New("durable spool needs a folder"))
+	}
 	for _, p := range c.redactExtra {
 		if p.Regexp == nil || !kindName.MatchString(p.Kind) {
 			errs = append(errs, fmt.Errorf("redact pattern %q: want a kind of letters, digits, _ . - and a regexp", p.Kind))
@@ -154,10 +158,34 @@ func WithQueueBytes(n int64) Option { return optionFunc(func(c *config) { c.queu
 // oldest go to the spool, or without one are dropped and counted.
 func WithBufferSize(bytes int64) Option { return optionFunc(func(c *config) { c.bufferBytes = bytes }) }
 
-// WithSpool keeps what the buffer cannot hold, and what is still unstored at
-// Shutdown, in append-only checksummed files in dir; the next exporter or
-// ingester on dir stores them when it starts, then removes them.
-func WithSpool(dir string) Option { return optionFunc(func(c *config) { c.spoolDir = dir }) }
+// WithSpool keeps in dir, in fsynced checksummed files, the rows the
+// buffer cannot hold (past WithBufferSize) and those still unstored at a
+// clean Shutdown. The writer stores them once ClickHouse answers, or the
+// next exporter or ingester on dir does when it starts; a file is removed
+// once all its rows are stored, and damaged bytes are moved to dir/damaged,
+// never deleted (Stats.SetAsideBytes).
+//
+// It holds only what reached it: a process killed (kill -9, out of memory,
+// power loss) loses the rows still queued or buffered in memory, up to
+// WithQueueBytes plus WithBufferSize (64 MiB each by default), although
+// ExportSpans accepted them. WithDurableSpool loses none of them.
+func WithSpool(dir string) Option {
+	return optionFunc(func(c *config) { c.spoolDir, c.durableSpool = dir, false })
+}
+
+// WithDurableSpool is WithSpool(dir), and every row nobody waits for (the
+// exporter's, the pending processor's) is written to the spool and fsynced
+// before it is queued: once ExportSpans returns, its rows survive a kill -9
+// or a power loss, and the next exporter or ingester on dir stores them.
+// Each ExportSpans, so each span.End under NewTracerProvider, pays for the
+// write and an fsync; while ClickHouse fails the rows wait in the spool,
+// not in memory. Rows the spool cannot take (an unwritable folder, a full
+// disk) are kept in memory as under WithSpool, with a warning. The
+// ingester's rows are answered to their sender, which retries: they are
+// not journaled.
+func WithDurableSpool(dir string) Option {
+	return optionFunc(func(c *config) { c.spoolDir, c.durableSpool = dir, true })
+}
 
 // WithBatchSize writes a batch as soon as it holds this many rows (default
 // 10,000).

@@ -14,7 +14,9 @@
 //   - One writer (writer.go, store.go) redacts (redact.go), prices
 //     (package pricing) and inserts in group commits. While ClickHouse
 //     fails it keeps the rows in a bounded buffer, spilling to a disk spool
-//     (WithSpool); storage errors are never returned to the pipeline.
+//     (WithSpool; spool.go, spoolrecord.go), or journals every row to the
+//     spool before queueing it (WithDurableSpool); storage errors are never
+//     returned to the pipeline.
 //
 // What a span becomes is package mapping's. Each constructor takes the
 // options that apply to it (config.go).

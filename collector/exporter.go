@@ -17,7 +17,9 @@ import (
 // error. While ClickHouse fails, rows are kept in a buffer bounded in bytes
 // (WithBufferSize), retried with back-off and stored in order; past the
 // bound the oldest go to the spool (WithSpool) or are dropped, counted in
-// Stats and logged at most every 10 s, as are rows past the queue.
+// Stats and logged at most every 10 s, as are rows past the queue. With
+// WithDurableSpool, ExportSpans writes the rows to the spool, synced,
+// before it queues them, and while ClickHouse fails they wait there.
 type Exporter struct {
 	w *writer
 }
@@ -54,8 +56,9 @@ func newExporter(dsn string, cfg config) (*Exporter, error) {
 }
 
 // ExportSpans hands spans to the writer, which maps them to rows and
-// stores them: the pipeline's span.End pays for the hand-over only. It is
-// safe for concurrent use and returns nil unless ctx is already done.
+// stores them: the pipeline's span.End pays for the hand-over only (and,
+// with WithDurableSpool, for mapping them and a synced write). It is safe
+// for concurrent use and returns nil unless ctx is already done.
 func (e *Exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	if err := ctx.Err(); err != nil {
 		return err

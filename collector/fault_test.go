@@ -3,7 +3,11 @@ package collector_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -103,4 +107,107 @@ func pct(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[(len(s)-1)*p/100]
+}
+
+// spoolChildEnv tells TestSpoolChild what to do: a mode (durable or
+// default), a spool folder, a thread and a number of calls.
+const spoolChildEnv = "CONVTRACE_SPOOL_CHILD"
+
+// spoolOption is WithDurableSpool in the durable mode, else WithSpool.
+func spoolOption(mode, dir string) collector.Option {
+	if mode == "durable" {
+		return collector.WithDurableSpool(dir)
+	}
+	return collector.WithSpool(dir)
+}
+
+// TestSpoolKilledWhileStorageDown: a process records 2,000 calls while
+// ClickHouse is unreachable and is killed with SIGKILL. With
+// WithDurableSpool the next process on its spool stores every call, once,
+// and its spool empties as it stores; with WithSpool, which holds only what
+// left memory (documented), there is nothing to store.
+func TestSpoolKilledWhileStorageDown(t *testing.T) {
+	conn, dsn := testkit.Open(t)
+	const calls = 2000
+	for _, tc := range []struct {
+		mode string
+		want int
+	}{{"durable", calls}, {"default", 0}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			dir, thread := t.TempDir(), "killed-"+tc.mode
+			child := testkit.StartTest(t, []string{spoolChildEnv + "=" + strings.Join([]string{tc.mode, dir, thread, strconv.Itoa(calls)}, ",")}, "TestSpoolChild")
+			said := fmt.Sprintf("recorded %d calls", calls)
+			deadline := time.Now().Add(60 * time.Second)
+			for !strings.Contains(child.Output(), said) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if !strings.Contains(child.Output(), said) {
+				t.Fatalf("child did not record its calls:\n%s", child.Output())
+			}
+			child.Kill(t)
+			segments, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
+			t.Logf("child: %s", said+strings.SplitN(strings.SplitN(child.Output(), said, 2)[1], "\n", 2)[0])
+
+			next, err := collector.NewTracerProvider(dsn, spoolOption(tc.mode, dir), collector.WithLogger(discard()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer next.Shutdown(context.Background())
+			deadline = time.Now().Add(30 * time.Second)
+			for next.Stats().Written < int64(3*tc.want) && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			var turns, unique, prompts, spans uint64
+			if err := conn.QueryRow(context.Background(), "SELECT count(), uniqExact(turn_id), uniqExactIf(content, role = 'prompt') FROM conversations FINAL WHERE thread_id = ?", thread).Scan(&turns, &unique, &prompts); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.QueryRow(context.Background(), "SELECT count() FROM spans FINAL WHERE thread_id = ?", thread).Scan(&spans); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: killed after %d calls leaving %d segments; the next process stored %d turns (%d unique, %d distinct prompts), %d spans; stats %+v",
+				tc.mode, calls, len(segments), turns, unique, prompts, spans, next.Stats())
+			if turns != uint64(2*tc.want) || unique != turns || prompts != uint64(tc.want) || spans != uint64(tc.want) {
+				t.Fatalf("want %d calls stored once", tc.want)
+			}
+
+			rec := instrument.NewRecorder(instrument.WithTracerProvider(next))
+			for i := range 20 {
+				if _, err := rec.Call(context.Background(), instrument.Turn{Model: "gpt-5", Prompt: fmt.Sprintf("up %d", i)}, chat("answer", nil)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := next.ForceFlush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			left, _ := os.ReadDir(dir)
+			if len(left) != 0 {
+				t.Errorf("spool holds %d files once everything was stored, want none", len(left))
+			}
+		})
+	}
+}
+
+// TestSpoolChild is the process TestSpoolKilledWhileStorageDown kills: it
+// records calls with ClickHouse unreachable, says so, and waits.
+func TestSpoolChild(t *testing.T) {
+	args := strings.Split(os.Getenv(spoolChildEnv), ",")
+	if len(args) != 4 {
+		t.Skip("run by TestSpoolKilledWhileStorageDown")
+	}
+	mode, dir, thread := args[0], args[1], args[2]
+	calls, _ := strconv.Atoi(args[3])
+	tp, err := collector.NewTracerProvider("clickhouse://"+freeAddr(t)+"/convtrace", spoolOption(mode, dir), collector.WithLogger(discard()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := instrument.NewRecorder(instrument.WithTracerProvider(tp))
+	ctx := instrument.WithThread(context.Background(), thread)
+	for i := range calls {
+		if _, err := rec.Call(ctx, instrument.Turn{Model: "gpt-5", Prompt: fmt.Sprintf("call %d", i)}, chat("answer", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fmt.Printf("recorded %d calls: %+v\n", calls, tp.Stats())
+	time.Sleep(time.Minute)
+	t.Fatal("not killed")
 }

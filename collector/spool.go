@@ -1,53 +1,78 @@
 package collector
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"golang.org/x/time/rate"
 
 	"github.com/convtrace/convtrace/collector/mapping"
 )
 
-// spool keeps rows on disk: append-only segment files of records, each a
-// length, a CRC-32C and the rows in msgpack (which, unlike gob or JSON,
-// keeps a pointer to zero apart from nil, NaN and invalid UTF-8 as they
-// are). A process locks (flock) the segment it appends to; another segment
-// is replayed by the one process that locks it, then removed, so
-// concurrent processes on one folder never store a segment twice.
+// spool keeps rows on disk, in segment files of checksummed records
+// (spoolrecord.go). A process locks (flock) the segments it appends to;
+// another segment is replayed by the one process that locks it, then
+// removed, so concurrent processes on one folder never store a segment
+// twice. Nothing is removed before it is stored or set aside in the
+// damaged folder.
+//
+// Rows with no copy in memory (evicted, spilled, SpoolSpans') are released
+// as they are written: they wait for replay. With WithDurableSpool, the
+// rows nobody waits for are journaled before they are queued: their
+// segment is held, and removed once the writer stored them all, or
+// released when it drops them because storage failed.
 type spool struct {
-	dir    string
-	logger *slog.Logger
-	out    *os.File // the segment this process appends to, locked
-	in     *os.File // the segment being replayed, locked
-	inBuf  *bufio.Reader
-	inOff  int64
-	maybe  bool // whether a segment may wait to be replayed
+	dir      string
+	logger   *slog.Logger
+	maybe    atomic.Bool  // whether a segment may wait to be replayed
+	setAside atomic.Int64 // bytes moved to the damaged folder
+	warn     rate.Sometimes
+
+	mu     sync.Mutex // guards what follows: journaling runs on the callers' goroutines
+	out    *segment   // the segment appended to
+	held   []*segment // full segments whose journaled rows are not all stored
+	closed bool
+
+	// Replay, on the writer goroutine only.
+	in     *recordReader // the segment being replayed, locked
+	inName string
+	last   [2]int64        // the extent of the records next returned last
+	skip   map[string]bool // segments left to a later process
+}
+
+// segment is one this process appends to, locked.
+type segment struct {
+	f        *os.File
+	name     string
+	size     int64
+	inFlight int         // journaled items not stored yet
+	released atomic.Bool // its rows wait for replay, not for the writer (which drops its copy); set under mu
 }
 
 const (
-	spoolExt  = ".spool"
-	maxRecord = 1 << 30 // larger lengths are damage, not records
+	segmentBytes = 8 << 20 // a segment this long takes no more records
+	damagedDir   = "damaged"
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func newSpool(dir string, logger *slog.Logger) *spool {
 	if dir == "" {
 		return nil
 	}
-	return &spool{dir: dir, logger: logger, maybe: true}
+	s := &spool{dir: dir, logger: logger, warn: rate.Sometimes{Interval: 10 * time.Second}, skip: map[string]bool{}}
+	s.maybe.Store(true)
+	return s
 }
 
 // SpoolSpans appends the rows of spans to the disk spool in dir, for a
@@ -69,39 +94,83 @@ func SpoolSpans(dir string, spans []sdktrace.ReadOnlySpan, opts ...RedactOption)
 	return r.len(), nil
 }
 
-// append writes r as one record and syncs it. A new segment is locked
-// under a temporary name before it takes its own, so that no replayer
-// opens it first.
+// append writes rows that have no other copy, for replay.
 func (s *spool) append(r rows) error {
-	payload, err := msgpack.Marshal(&r)
-	if err != nil {
-		return fmt.Errorf("encode rows: %w", err)
+	recs, err := encodeRecords(r)
+	if err != nil || len(recs) == 0 {
+		return err
 	}
-	if len(payload) > maxRecord {
-		return fmt.Errorf("record of %d bytes is over %d", len(payload), maxRecord)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seg, err := s.write(recs)
+	if err == nil {
+		s.release(seg)
 	}
-	if s.out == nil {
-		if s.out, err = s.create(); err != nil {
-			return err
-		}
-	}
-	rec := make([]byte, 8, 8+len(payload))
-	binary.LittleEndian.PutUint32(rec, uint32(len(payload)))
-	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(payload, castagnoli))
-	rec = append(rec, payload...)
-	if _, err := s.out.Write(rec); err != nil {
-		s.closeOut() // later records go to a new segment, not after a torn one
-		return fmt.Errorf("write spool: %w", err)
-	}
-	if err := s.out.Sync(); err != nil {
-		s.closeOut()
-		return fmt.Errorf("sync spool: %w", err)
-	}
-	s.maybe = true
-	return nil
+	return err
 }
 
-func (s *spool) create() (*os.File, error) {
+// journal writes r, the rows of an item nobody waits for, then hands put
+// the item's segment to queue it, under the lock, so that the queue keeps
+// the order of the segments. When put refuses it, the rows wait for replay
+// and journal says they were spooled; when the spool cannot write them,
+// put gets no segment: the rows are kept in memory only.
+func (s *spool) journal(r rows, put func(*segment) error) (spooled bool, err error) {
+	recs, err := encodeRecords(r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, errShutDown
+	}
+	var seg *segment
+	if err == nil {
+		seg, err = s.write(recs)
+	}
+	if err != nil {
+		s.warn.Do(func() { s.logger.Warn("convtrace: rows not journaled, kept in memory only", "err", err) })
+		return false, put(nil)
+	}
+	seg.inFlight++
+	if put(seg) != nil {
+		s.release(seg)
+		return true, nil
+	}
+	return false, nil
+}
+
+// write appends records to the segment appended to, creating it, and
+// syncs it (mu held). A segment that fails a write, or is full, takes no
+// more.
+func (s *spool) write(recs []byte) (*segment, error) {
+	var err error
+	if s.out == nil {
+		if s.out, err = s.create(); err != nil {
+			return nil, err
+		}
+	}
+	seg := s.out
+	_, err = seg.f.Write(recs)
+	if err == nil {
+		err = seg.f.Sync()
+	}
+	if err != nil {
+		s.release(seg)
+		s.forget(seg) // what it held before is replayed; a torn tail set aside
+		return nil, fmt.Errorf("write spool: %w", err)
+	}
+	if seg.size += int64(len(recs)); seg.size >= segmentBytes {
+		s.out = nil
+		if seg.released.Load() {
+			seg.f.Close() // to be replayed
+		} else {
+			s.held = append(s.held, seg)
+		}
+	}
+	return seg, nil
+}
+
+// create makes a segment, locked under a temporary name before it takes
+// its own so that no replayer opens it first, its name synced.
+func (s *spool) create() (*segment, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create spool: %w", err)
 	}
@@ -114,117 +183,250 @@ func (s *spool) create() (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("lock spool: %w", err)
 	}
-	if err := os.Rename(name+".tmp", name+spoolExt); err != nil {
+	if err := os.Rename(name+".tmp", name+segmentExt); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("create spool: %w", err)
 	}
-	return f, nil
+	if err := syncDir(s.dir); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create spool: %w", err)
+	}
+	return &segment{f: f, name: name + segmentExt}, nil
 }
 
-func (s *spool) pending() bool { return s != nil && s.maybe }
+// stored says the writer stored the journaled rows of segs (a segment per
+// item): a segment all of whose rows are stored is removed.
+func (s *spool) stored(segs []*segment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, seg := range segs {
+		if seg.inFlight--; seg.inFlight > 0 || seg.released.Load() {
+			continue
+		}
+		_ = os.Remove(seg.name)
+		s.forget(seg)
+	}
+}
 
-// next returns the next record to replay, oldest segment first, or nil when
-// none waits. A segment is removed once read through, which the writer
-// asks only after storing every record it returned. A torn or damaged
-// record (a process killed mid-write) ends its segment with a warning.
-func (s *spool) next() *rows {
+// drop says the writer dropped its copy of the journaled rows of segs,
+// which then wait for replay.
+func (s *spool) drop(segs []*segment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, seg := range segs {
+		s.release(seg)
+	}
+}
+
+// release leaves seg's rows to replay (mu held). A full segment is closed
+// at once, so that it can be replayed; the one appended to when nothing
+// else waits (openNext).
+func (s *spool) release(seg *segment) {
+	seg.released.Store(true)
+	s.maybe.Store(true)
+	if seg != s.out {
+		s.forget(seg)
+	}
+}
+
+// forget closes seg, which this process then appends to no more (mu held).
+func (s *spool) forget(seg *segment) {
+	if seg == s.out {
+		s.out = nil
+	} else if i := slices.Index(s.held, seg); i >= 0 {
+		s.held = slices.Delete(s.held, i, i+1)
+	} else {
+		return // closed already
+	}
+	seg.f.Close()
+}
+
+func (s *spool) pending() bool { return s != nil && s.maybe.Load() }
+
+// next returns rows to replay, up to about max: records of one segment,
+// oldest segment first; nil when none waits. Damaged bytes are set aside
+// as they are met. A segment read through is removed by the call after
+// the one that returned its last records: the writer calls again only
+// once it stored them.
+func (s *spool) next(max int) *rows {
 	if s == nil {
 		return nil
 	}
-	for {
-		if s.in == nil && !s.openNext() {
-			return nil
-		}
-		r, err := s.read()
-		if err == nil {
-			return r
+	for s.in != nil || s.openNext() {
+		batch, err := s.gather(max)
+		if batch.len() > 0 {
+			return &batch
 		}
 		if !errors.Is(err, io.EOF) {
-			s.logger.Warn("convtrace: spool record damaged; the rest of its segment is skipped", "file", s.in.Name(), "offset", s.inOff, "err", err)
+			s.leave(err)
+			continue
 		}
-		_ = os.Remove(s.in.Name())
-		s.in.Close()
+		_ = os.Remove(s.inName)
+		s.in.f.Close()
 		s.in = nil
 	}
+	return nil
+}
+
+// gather reads records of the segment being replayed up to max rows,
+// setting damaged bytes aside, and returns the error that stopped it:
+// io.EOF at the segment's end.
+func (s *spool) gather(max int) (rows, error) {
+	var batch rows
+	s.last = [2]int64{s.in.off, s.in.off}
+	for batch.len() < max {
+		r, err := s.in.next()
+		var d *damage
+		switch {
+		case err == nil:
+			batch.Turns, batch.Spans = append(batch.Turns, r.Turns...), append(batch.Spans, r.Spans...)
+			s.last[1] = s.in.off
+		case errors.As(err, &d):
+			if err := s.moveAside(d.start, d.end, "damaged", d.reason); err != nil {
+				s.in.off = d.start // met again, and the segment left
+				return batch, err
+			}
+			if batch.len() == 0 {
+				s.last = [2]int64{s.in.off, s.in.off}
+			}
+		default:
+			return batch, err
+		}
+	}
+	return batch, nil
+}
+
+// refused sets aside the records next returned last, which storage
+// refused for good, instead of removing them with their segment.
+func (s *spool) refused(reason error) {
+	if err := s.moveAside(s.last[0], s.last[1], "refused", reason.Error()); err != nil {
+		s.in.off = s.last[0]
+		s.leave(err)
+	}
+}
+
+// moveAside copies bytes [start, end) of the segment being replayed to the
+// damaged folder, as <segment>.<offset>.<kind>, synced.
+func (s *spool) moveAside(start, end int64, kind, reason string) error {
+	dir := filepath.Join(s.dir, damagedDir)
+	name := filepath.Join(dir, fmt.Sprintf("%s.%d.%s", filepath.Base(s.inName), start, kind))
+	err := os.MkdirAll(dir, 0o700)
+	if err == nil {
+		err = writeFile(name, io.NewSectionReader(s.in.f, start, end-start))
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("set aside %s bytes of %s: %w", kind, s.inName, err)
+	}
+	s.setAside.Add(end - start)
+	s.logger.Warn("convtrace: spool bytes set aside", "kind", kind, "reason", reason, "segment", s.inName,
+		"offset", start, "bytes", end-start, "kept", name, "set_aside_total", s.setAside.Load())
+	return nil
+}
+
+// leave stops replaying the segment, leaving it whole to a later process.
+func (s *spool) leave(err error) {
+	s.logger.Error("convtrace: spool segment left for a later process", "segment", s.inName, "err", err)
+	s.skip[s.inName] = true
+	s.in.f.Close()
+	s.in = nil
 }
 
 // openNext locks the oldest segment no live process holds, replaying this
 // process's own last.
 func (s *spool) openNext() bool {
-	if !s.maybe {
-		return false
+	for s.maybe.Swap(false) {
+		if s.openOldest() {
+			s.maybe.Store(true) // more may wait behind it
+			return true
+		}
+		s.mu.Lock()
+		if s.out != nil && s.out.released.Load() {
+			s.forget(s.out)
+			s.maybe.Store(true)
+		}
+		s.mu.Unlock()
 	}
-	names, _ := filepath.Glob(filepath.Join(s.dir, "*"+spoolExt))
-	sort.Strings(names)
+	return false
+}
+
+func (s *spool) openOldest() bool {
+	names, _ := filepath.Glob(filepath.Join(s.dir, "*"+segmentExt))
+	legacy, _ := filepath.Glob(filepath.Join(s.dir, "*"+legacyExt))
+	names = append(names, legacy...)
+	sort.Strings(names) // by the time in their names
 	for _, name := range names {
+		if s.skip[name] {
+			continue
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			continue
 		}
-		fi, ferr := f.Stat()
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil || ferr != nil {
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 			f.Close() // appended to or replayed by a live process
 			continue
 		}
-		// Replayed and removed by another process since the listing?
-		if now, err := os.Stat(name); err != nil || !os.SameFile(fi, now) {
+		// Its size once locked: no one appends to it any more. Replayed and
+		// removed by another process since the listing?
+		fi, err := f.Stat()
+		if now, nerr := os.Stat(name); err != nil || nerr != nil || !os.SameFile(fi, now) {
 			f.Close()
 			continue
 		}
-		s.in, s.inBuf, s.inOff = f, bufio.NewReader(f), 0
+		s.in, s.inName = &recordReader{f: f, size: fi.Size(), legacy: strings.HasSuffix(name, legacyExt)}, name
 		return true
 	}
-	if s.out != nil {
-		s.closeOut()
-		return s.openNext()
-	}
-	s.maybe = false
 	return false
 }
 
-// read decodes the record at the replay offset.
-func (s *spool) read() (*rows, error) {
-	var hdr [8]byte
-	if _, err := io.ReadFull(s.inBuf, hdr[:]); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, errors.New("torn record header")
-		}
-		return nil, err
-	}
-	n := binary.LittleEndian.Uint32(hdr[:])
-	if n > maxRecord {
-		return nil, fmt.Errorf("record length %d", n)
-	}
-	payload := make([]byte, n)
-	if _, err := io.ReadFull(s.inBuf, payload); err != nil {
-		return nil, fmt.Errorf("torn record: %w", err)
-	}
-	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
-		return nil, errors.New("checksum mismatch")
-	}
-	var r rows
-	if err := msgpack.Unmarshal(payload, &r); err != nil {
-		return nil, fmt.Errorf("decode rows: %w", err)
-	}
-	s.inOff += int64(len(hdr)) + int64(n)
-	return &r, nil
-}
-
-func (s *spool) closeOut() {
-	s.out.Close()
-	s.out = nil
-}
-
-// close releases the segments, leaving any not replayed for later.
+// close releases the segments, leaving what they hold for later.
 func (s *spool) close() {
 	if s == nil {
 		return
 	}
+	s.mu.Lock()
+	s.closed = true
 	if s.out != nil {
-		s.closeOut()
+		s.forget(s.out)
 	}
+	for len(s.held) > 0 {
+		s.forget(s.held[0])
+	}
+	s.mu.Unlock()
 	if s.in != nil {
-		s.in.Close()
+		s.in.f.Close()
 		s.in = nil
 	}
+}
+
+func (s *spool) setAsideBytes() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.setAside.Load()
+}
+
+// writeFile writes r to name, synced.
+func writeFile(name string, r io.Reader) error {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, r)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// syncDir makes the names in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }

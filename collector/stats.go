@@ -7,7 +7,8 @@ type Stats struct {
 	QueuedBytes   int64  // their approximate size in memory
 	Buffered      int64  // rows kept in memory while storage fails, to be retried
 	BufferedBytes int64  // their approximate size in memory
-	Spooled       int64  // rows written to the disk spool (WithSpool)
+	Spooled       int64  // rows written to the disk spool (WithSpool) to wait for replay
+	SetAsideBytes int64  // spool bytes moved to its damaged folder: damaged records, and records storage refused for good
 	Written       int64  // rows stored, replayed ones included
 	Refused       int64  // rows handed back to a caller that waits and retries: queue full or storage failed
 	Lost          int64  // rows no one retries and nothing keeps: past the queue or buffer without a spool, refused by storage for good, or after Shutdown
@@ -26,7 +27,7 @@ func (w *writer) stats() Stats {
 	s := Stats{
 		Queued: w.queued.Load(), QueuedBytes: w.queuedBytes.Load(),
 		Buffered: w.buffered.Load(), BufferedBytes: w.bufferedBytes.Load(),
-		Spooled: w.spooled.Load(), Written: w.written.Load(),
+		Spooled: w.spooled.Load(), SetAsideBytes: w.buf.spool.setAsideBytes(), Written: w.written.Load(),
 		Refused: w.refused.Load(), Lost: w.lost.Load(),
 		ValuesSanitised: w.sanitised.Load(),
 		Redactions:      w.redact.stats(),

@@ -32,6 +32,7 @@ type item struct {
 	sanitised int64           // invalid usage values in the spans, stored as unknown
 	early     bool            // prompt rows of calls still running
 	stored    chan error      // when set, told whether the rows were stored
+	seg       *segment        // the spool segment that journaled the rows (WithDurableSpool)
 	flushed   chan struct{}
 }
 
@@ -110,17 +111,21 @@ func newWriter(d dialer, cfg config) *writer {
 
 // write hands rows to the writer without waiting. It returns false when the
 // queue is full or the writer stopped; the rows are then refused to a
-// caller that waits for them, or lost.
+// caller that waits for them, spooled when journaled, or lost.
 //
 // Rows are prepared here, on the caller's goroutine, so that requests
 // prepare theirs in parallel; in-process spans are mapped and prepared on
-// the writer's (mapped).
+// the writer's (mapped), unless they are journaled first.
 func (w *writer) write(it item) bool {
-	if it.sdk == nil {
+	journal := w.cfg.durableSpool && it.stored == nil
+	switch {
+	case it.sdk == nil:
 		w.prepare(&it)
+	case journal:
+		it = w.mapped(&mapping.SDKReader{}, it)
 	}
 	n, size := it.rows(), it.size()
-	err := w.queue.put(it, func() error {
+	admit := func() error {
 		rows, bytes := w.queued.Add(n), w.queuedBytes.Add(size)
 		if rows <= int64(w.cfg.queueRows) && bytes <= w.cfg.queueBytes {
 			return nil
@@ -128,7 +133,21 @@ func (w *writer) write(it item) bool {
 		w.queued.Add(-n)
 		w.queuedBytes.Add(-size)
 		return errQueueFull
-	})
+	}
+	var err error
+	if journal && n > 0 {
+		var spooled bool
+		spooled, err = w.buf.spool.journal(rows{Turns: it.turns, Spans: it.spans}, func(seg *segment) error {
+			it.seg = seg
+			return w.queue.put(it, admit)
+		})
+		if spooled {
+			w.spooled.Add(n)
+			return false
+		}
+	} else {
+		err = w.queue.put(it, admit)
+	}
 	if err != nil {
 		w.reject(it, n, err)
 		return false
@@ -149,8 +168,8 @@ func (w *writer) prepare(it *item) {
 }
 
 // mapped returns the rows of an item of in-process spans, prepared.
-func (w *writer) mapped(it item) item {
-	r, sanitised := rowsOf(&w.sdk, it.sdk)
+func (w *writer) mapped(sdk *mapping.SDKReader, it item) item {
+	r, sanitised := rowsOf(sdk, it.sdk)
 	m := item{turns: r.Turns, spans: r.Spans, sanitised: sanitised}
 	w.prepare(&m)
 	return m
@@ -201,11 +220,13 @@ func (w *writer) shutdown(ctx context.Context) error {
 
 // pending is the batch being gathered.
 type pending struct {
-	waited rows // of items that wait for storage: told the result, never kept
-	kept   rows // of items nobody waits for: kept for a retry when not stored
-	early  []earlyPrompt
-	ids    map[string]uint64 // promptKey of the batch's early prompts
-	acks   []ack
+	waited    rows // of items that wait for storage: told the result, never kept
+	kept      rows // of items nobody waits for: kept for a retry when not stored
+	journaled rows // of items nobody waits for in the spool: replayed from there when not stored
+	segs      []*segment
+	early     []earlyPrompt
+	ids       map[string]uint64 // promptKey of the batch's early prompts
+	acks      []ack
 }
 
 // earlyPrompt is a prompt row stored early: its turn id and promptKey.
@@ -224,13 +245,16 @@ type ack struct {
 func (p *pending) reset() {
 	p.waited.reset()
 	p.kept = rows{} // handed to the buffer when not stored: not reused
+	p.journaled.reset()
+	clear(p.segs)
+	p.segs = p.segs[:0]
 	p.early = p.early[:0]
 	clear(p.ids)
 	clear(p.acks)
 	p.acks = p.acks[:0]
 }
 
-func (p *pending) size() int { return p.waited.len() + p.kept.len() }
+func (p *pending) size() int { return p.waited.len() + p.kept.len() + p.journaled.len() }
 
 func (p *pending) empty() bool { return p.size()+len(p.acks) == 0 }
 
@@ -288,8 +312,12 @@ func (w *writer) run() {
 			for _, it := range items {
 				w.queued.Add(-it.rows())
 				w.queuedBytes.Add(-it.size())
+				if it.seg != nil && it.seg.released.Load() {
+					w.spooled.Add(it.rows()) // stored by the replay of its segment
+					continue
+				}
 				if it.sdk != nil {
-					it = w.mapped(it)
+					it = w.mapped(&w.sdk, it)
 				}
 				if it.flushed != nil {
 					send()
@@ -347,8 +375,12 @@ func (w *writer) add(p *pending, it item) {
 		p.ids = make(map[string]uint64)
 	}
 	dst := &p.kept
-	if it.stored != nil {
+	switch {
+	case it.stored != nil:
 		dst = &p.waited
+	case it.seg != nil:
+		dst = &p.journaled
+		p.segs = append(p.segs, it.seg)
 	}
 	a := ack{stored: it.stored, spans: len(it.spans) > 0, staged: len(it.staged) > 0}
 	for _, t := range it.turns {
@@ -380,7 +412,8 @@ func (w *writer) add(p *pending, it item) {
 // send writes the batch, after what the buffer keeps so that rows are
 // stored in order, and starts a new one. Each waiting item is told the
 // errors of the inserts that held its rows; rows nobody waits for are kept
-// when their insert failed. Nothing is returned to the pipeline.
+// when their insert failed, or left to the replay of the spool segments
+// that journaled them. Nothing is returned to the pipeline.
 func (w *writer) send(p *pending) {
 	defer p.reset()
 	if p.empty() {
@@ -390,7 +423,7 @@ func (w *writer) send(p *pending) {
 	if err := w.retry(); err != nil {
 		res = failing(err)
 	} else {
-		res = w.store(p.waited, p.kept)
+		res = w.store(p.waited, p.kept, p.journaled)
 	}
 	for _, a := range p.acks {
 		a.stored <- res.of(a)
@@ -409,6 +442,14 @@ func (w *writer) send(p *pending) {
 		w.refused.Add(int64(len(p.waited.Staged)))
 	}
 	w.keep(p.kept.failed(res))
+	if len(p.segs) > 0 {
+		if failed := p.journaled.failed(res); failed.len() > 0 {
+			w.buf.spool.drop(p.segs)
+			w.spooled.Add(int64(failed.len()))
+		} else {
+			w.buf.spool.stored(p.segs)
+		}
+	}
 }
 
 // promptKey sums up what a prompt row says that its call may learn while

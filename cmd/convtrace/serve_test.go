@@ -209,6 +209,7 @@ func TestServeOpsEndpoints(t *testing.T) {
 		// that they were written (every provider call span is staged).
 		"convtrace_rows_written_total 5",
 		"convtrace_values_sanitised_total 0",
+		"convtrace_spool_set_aside_bytes_total 0",
 		"convtrace_insert_duration_seconds_count",
 	} {
 		if !strings.Contains(metrics, want) {

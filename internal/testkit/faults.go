@@ -83,7 +83,7 @@ func Binary(t testing.TB) string {
 	return built.path
 }
 
-// Process is a convtrace child process.
+// Process is a child process: convtrace, or the test binary (StartTest).
 type Process struct {
 	Cmd *exec.Cmd
 	// The addresses `convtrace serve` printed (host:port), when it serves.
@@ -98,13 +98,26 @@ type Process struct {
 // when the test ends if it still runs.
 func Start(t testing.TB, env []string, args ...string) *Process {
 	t.Helper()
-	cmd := exec.Command(Binary(t), args...)
+	return start(t, Binary(t), env, args...)
+}
+
+// StartTest runs the test binary itself as Start runs convtrace, with only
+// the test named name: a helper test, told by env what to do, whose process
+// the calling test kills.
+func StartTest(t testing.TB, env []string, name string) *Process {
+	t.Helper()
+	return start(t, os.Args[0], env, "-test.run=^"+name+"$", "-test.v")
+}
+
+func start(t testing.TB, path string, env []string, args ...string) *Process {
+	t.Helper()
+	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &Process{Cmd: cmd, out: new(Buffer), exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start convtrace: %v", err)
+		t.Fatalf("start %s: %v", filepath.Base(path), err)
 	}
 	go func() {
 		_ = cmd.Wait()
@@ -113,7 +126,7 @@ func Start(t testing.TB, env []string, args ...string) *Process {
 	t.Cleanup(func() {
 		p.Kill(t)
 		if t.Failed() {
-			t.Logf("convtrace %s output:\n%s", strings.Join(args, " "), p.Output())
+			t.Logf("%s %s output:\n%s", filepath.Base(path), strings.Join(args, " "), p.Output())
 		}
 	})
 	return p
