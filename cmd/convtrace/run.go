@@ -164,7 +164,7 @@ func runProvider(ctx context.Context, sf *storageFlags, otlp, project string, st
 		tp, undelivered := spoolingProvider(unreachable{err}, sf.spoolDir(), project, redact)
 		return tp, undelivered, func() {}, nil
 	}
-	tp, err := collector.NewTracerProvider(st.dsn, redact, collector.WithProject(project), collector.WithSpool(sf.spoolDir()),
+	tp, err := collector.NewTracerProvider(st.dsn, redact, collector.WithProject(project), collector.WithDurableSpool(sf.spoolDir()),
 		collector.WithWriteTimeout(10*time.Second), collector.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		st.close()
