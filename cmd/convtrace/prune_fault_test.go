@@ -48,6 +48,7 @@ func TestPruneKilledAtEveryStep(t *testing.T) {
 		query.FailPruneRemoved, query.FailPruneSummarized,
 	} {
 		t.Run(point, func(t *testing.T) {
+			t.Parallel() // each kills its own process on its own database
 			conn, dsn := testkit.Open(t)
 			start := time.Now().Add(-20 * 24 * time.Hour)
 			for _, project := range []string{"synth", "other"} {

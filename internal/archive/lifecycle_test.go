@@ -89,6 +89,7 @@ func TestArchiveKilledAtEveryStep(t *testing.T) {
 		archive.FailRemoved,
 	} {
 		t.Run(point, func(t *testing.T) {
+			t.Parallel() // each kills its own process on its own database
 			conn, dsn := testkit.Open(t)
 			ids, turns := oldThreads(t, conn)
 			dir := t.TempDir()

@@ -30,8 +30,11 @@ import (
 // time. A partition whose parts are all gone (dropped) makes the summary
 // start over from every row.
 //
-// Rows removed in place (ALTER DELETE, a TTL) are not seen: convtrace
-// removes none that way. On a ReplicatedMergeTree, block numbers are
+// Rows removed in place (ALTER DELETE, a TTL) are not seen: the two
+// deletions convtrace makes (DeleteThread, Prune) remove or recompute the
+// summaries of what they removed themselves, and the TTL of retention is
+// set past the daily prune's cutoff (cmd/convtrace/retention.go), so it
+// finds nothing the prune left. On a ReplicatedMergeTree, block numbers are
 // handed out before a part is committed; these ranges would then have to
 // be kept part by part.
 const (

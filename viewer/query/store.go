@@ -59,12 +59,12 @@ type DB interface {
 }
 
 // ErrTraceNotFound means no span or turn of the trace asked for exists.
-// It is errNotFound to the handlers' error mapping (404), with its own
+// It is ErrNotFound to the handlers' error mapping (404), with its own
 // message.
 var ErrTraceNotFound error = notFoundError("trace not found")
 
 // notFoundError is a missing trace or turn, with its own message; errors.Is
-// matches it to errNotFound, which the handlers answer with 404.
+// matches it to ErrNotFound, which the handlers answer with 404.
 type notFoundError string
 
 func (e notFoundError) Error() string        { return string(e) }

@@ -235,7 +235,7 @@ func (s Store) Threads(ctx context.Context, f ThreadFilter) (ThreadPage, error) 
 }
 
 // Thread returns one Thread, archived or not, from its summaries, brought
-// up to date first; errNotFound when it has no turn.
+// up to date first; ErrNotFound when it has no turn.
 func (s Store) Thread(ctx context.Context, id string) (Thread, error) {
 	if err := s.refreshSummaries(ctx); err != nil {
 		return Thread{}, err
