@@ -17,7 +17,7 @@ run: clickhouse build
 ## every test against real servers the tests start themselves.
 test: clickhouse zookeeper chdb chromium agents lint
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CLUSTER=1 CONVTRACE_REQUIRE_CHDB=1 CONVTRACE_REQUIRE_CHROMIUM=1 \
-	  CONVTRACE_REQUIRE_FRAMEWORKS=1 CONVTRACE_REQUIRE_AGENTS=1 $(GO) test -count=1 -p 4 -timeout 25m ./...
+	  CONVTRACE_REQUIRE_FRAMEWORKS=1 CONVTRACE_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 25m ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
