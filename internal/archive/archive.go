@@ -174,21 +174,18 @@ func remove(ctx context.Context, db query.DB, store query.Store, id, path string
 		return digest{}, fmt.Errorf("read back %s: %w", path, err)
 	}
 	want, err := exportDigest(ctx, db, id, io.Discard)
-	if errors.Is(err, query.ErrNotFound) {
+	switch {
+	case errors.Is(err, query.ErrNotFound):
 		// Its turns are gone already (a removal cut short): what is
 		// left goes, summaries included.
-		if _, err := store.DeleteThread(ctx, id, nil); err != nil && !errors.Is(err, query.ErrNotFound) {
-			return digest{}, err
-		}
-		return got, nil
-	}
-	if err != nil {
+	case err != nil:
 		return digest{}, err
-	}
-	if !got.holds(want) {
+	case !got.holds(want):
 		return digest{}, fmt.Errorf("%s does not hold the thread as the database has it (file %+v, database %+v): not removed", path, got.counts, want.counts)
 	}
-	if _, err := store.DeleteThread(ctx, id, nil); err != nil {
+	// A deletion a cut-short run submitted may finish between the check
+	// and this one, leaving nothing to remove: that is done too.
+	if _, err := store.DeleteThread(ctx, id, nil); err != nil && !errors.Is(err, query.ErrNotFound) {
 		return digest{}, err
 	}
 	return got, nil
