@@ -16,7 +16,7 @@ import (
 	"github.com/convtrace/convtrace/internal/demo"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Every prompt of every fixture and of the demo, stored through the writer
@@ -51,7 +51,7 @@ func TestHistoryStoredOnceReadsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	store := query.New(conn, 100, time.Minute)
+	st := store.New(conn, 100, time.Minute)
 	sqlContent := map[string]string{}
 	rows, err := conn.Query(ctx, "SELECT turn_id, "+schema.WholeContentSQL+" AS whole_content FROM conversations "+schema.HistoryJoinSQL)
 	if err != nil {
@@ -79,15 +79,15 @@ func TestHistoryStoredOnceReadsBack(t *testing.T) {
 		if len(stored) > 0 {
 			split++
 		}
-		whole, err := store.TurnContent(ctx, tu.ThreadID, tu.TurnID)
+		whole, err := st.TurnContent(ctx, tu.ThreadID, tu.TurnID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		page, err := store.Turns(ctx, tu.ThreadID, query.TurnFilter{TurnID: tu.TurnID}, 1, query.AllContent)
+		page, err := st.Turns(ctx, tu.ThreadID, store.TurnFilter{TurnID: tu.TurnID}, 1, store.AllContent)
 		if err != nil || len(page) != 1 {
 			t.Fatalf("%s: %d turns, %v", tu.TurnID, len(page), err)
 		}
-		span, err := store.SpanTurns(ctx, tu.TraceID, tu.SpanID)
+		span, err := st.SpanTurns(ctx, tu.TraceID, tu.SpanID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // stagingConn is what a stager needs of a ClickHouse connection.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // On a cluster the stager finds join_staging's hours on every shard and

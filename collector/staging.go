@@ -18,7 +18,7 @@ import (
 // OTLP GenAI instrumentations may send a call as a span without content
 // and log records that carry it, in separate requests that reach
 // different collector instances in any order. Both halves are stored in
-// join_staging (schema/ddl/sql/0008_join_staging.sql) before the request is
+// join_staging (store/ddl/sql/0008_join_staging.sql) before the request is
 // acknowledged; a stager then writes a call's turns once it is complete
 // (its span, an input and an answer), or once the join window and a grace
 // have passed since its first record, from whatever instance gets there

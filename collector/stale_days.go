@@ -9,7 +9,7 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// The cost summaries (viewer/query/cost_rollup.go) hold whole past UTC
+// The cost summaries (store/cost_rollup.go) hold whole past UTC
 // days; a day is current in cost_days until something marks it stale. The
 // viewer marks the days of the parts it has not seen yet before it reads,
 // but SQL that reads the summaries directly (the cost_cells view, ddl/sql/

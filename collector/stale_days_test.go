@@ -11,7 +11,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // The cost_cells view (the README's cost SQL) gives what conversations
@@ -35,7 +35,7 @@ func TestCostCellsExact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	store := query.New(conn, 100, time.Minute)
+	st := store.New(conn, 100, time.Minute)
 	now := time.Now()
 	today := uint64(now.UnixNano()) / schema.DayNS * schema.DayNS
 
@@ -51,7 +51,7 @@ func TestCostCellsExact(t *testing.T) {
 		t.Fatal("days current before any summary")
 	}
 
-	if err := store.SummarizeCost(ctx, now); err != nil {
+	if err := st.SummarizeCost(ctx, now); err != nil {
 		t.Fatal(err)
 	}
 	day := func(back uint64) uint32 { return uint32(today/schema.DayNS - back) }
@@ -83,7 +83,7 @@ func TestCostCellsExact(t *testing.T) {
 	checkCurrent("after a late turn", []uint32{day(1)}, []uint32{day(3), day(2), day(0)})
 	checkCostCells(t, conn, "a late turn into a summarized day")
 
-	if err := store.SummarizeCost(ctx, now); err != nil {
+	if err := st.SummarizeCost(ctx, now); err != nil {
 		t.Fatal(err)
 	}
 	checkCurrent("after the second SummarizeCost", []uint32{day(3), day(2), day(1)}, []uint32{day(0)})

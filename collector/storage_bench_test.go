@@ -19,8 +19,8 @@ import (
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/schema/ddl"
 	"github.com/convtrace/convtrace/schema/genai"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // BenchmarkStorageAgentLoop records a 50-call agent loop whose prompts

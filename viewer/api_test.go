@@ -11,12 +11,12 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 type turnsBody struct {
 	ThreadID string       `json:"thread_id"`
-	Turns    []query.Turn `json:"turns"`
+	Turns    []store.Turn `json:"turns"`
 }
 
 func apiFixture(t *testing.T) http.Handler {
@@ -269,7 +269,7 @@ func TestTurnWindow(t *testing.T) {
 			Title string `json:"title"`
 			Turns uint64 `json:"turns"`
 		} `json:"thread"`
-		Turns  []query.Turn `json:"turns"`
+		Turns  []store.Turn `json:"turns"`
 		Total  int          `json:"total"`
 		Hidden int          `json:"hidden"`
 		Limit  int          `json:"limit"`

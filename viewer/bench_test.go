@@ -20,7 +20,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 	"github.com/convtrace/convtrace/viewer"
 )
 

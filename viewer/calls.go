@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Kinds of card.
@@ -47,7 +47,7 @@ func (c *callView) CompareID() string { return strings.TrimPrefix(c.ID, cardPref
 const cardPrefix = "call-"
 
 // cardID is the element id of the card of the call t belongs to.
-func cardID(t query.Turn) string { return cardPrefix + callID(t) }
+func cardID(t store.Turn) string { return cardPrefix + callID(t) }
 
 // buildCards gathers turn views, in the order said, into cards in the
 // order their calls started, then nests each tool run under the answer
@@ -112,7 +112,7 @@ func (c *callView) add(tv turnView, q string) {
 		}
 	}
 	if first {
-		c.Speaker, c.Agent, c.Phase, c.PhaseKey, c.Round = t.Speaker, t.Agent, t.Phase, query.PhaseKey(t.Phase), t.Round
+		c.Speaker, c.Agent, c.Phase, c.PhaseKey, c.Round = t.Speaker, t.Agent, t.Phase, store.PhaseKey(t.Phase), t.Round
 		c.SpeakerSegs = highlight(speakerOf(t.Turn), q)
 		c.StartNS = t.StartNS
 		if t.TraceID != "" && t.SpanID != "" {

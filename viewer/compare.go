@@ -17,7 +17,7 @@ import (
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // compareRoutes serves the page comparing two calls of a thread, its
@@ -75,7 +75,7 @@ func (e callNotFound) Error() string {
 	return fmt.Sprintf("%s: thread %s has no turn or call with the id %q", e.param, e.thread, e.id)
 }
 
-func (e callNotFound) Is(target error) bool { return target == query.ErrNotFound }
+func (e callNotFound) Is(target error) bool { return target == store.ErrNotFound }
 
 // readSide reads the call that id (a turn's or a span's) names, of the
 // parameter param, and the text of it compared.
@@ -88,8 +88,8 @@ func (s *Server) readSide(ctx context.Context, thread, param, id string) (compar
 		return compareSide{}, callNotFound{param, thread, id}
 	}
 	c := call{ID: callID(turns[0]), Turns: turns}
-	var shown []query.Turn
-	if i := slices.IndexFunc(turns, func(t query.Turn) bool { return t.TurnID == id }); i >= 0 && turns[i].Role != schema.RolePrompt {
+	var shown []store.Turn
+	if i := slices.IndexFunc(turns, func(t store.Turn) bool { return t.TurnID == id }); i >= 0 && turns[i].Role != schema.RolePrompt {
 		shown = turns[i : i+1]
 	} else {
 		for _, t := range turns {
@@ -105,7 +105,7 @@ func (s *Server) readSide(ctx context.Context, thread, param, id string) (compar
 	}
 	var texts []string
 	for _, t := range shown {
-		whole, err := s.store.Turns(ctx, thread, query.TurnFilter{TurnID: t.TurnID}, 1, answerReadBytes)
+		whole, err := s.store.Turns(ctx, thread, store.TurnFilter{TurnID: t.TurnID}, 1, answerReadBytes)
 		if err != nil {
 			return compareSide{}, err
 		}
@@ -136,7 +136,7 @@ func (s *Server) readSide(ctx context.Context, thread, param, id string) (compar
 // turnText is the text of a turn compared: a tool call's arguments
 // indented, chat messages JSON as the thread page shows their text, an
 // error's message, any other content as it is.
-func turnText(t query.Turn) string {
+func turnText(t store.Turn) string {
 	if t.Content == "" {
 		return t.Error
 	}
@@ -201,7 +201,7 @@ func (s *Server) apiCompare(c *gin.Context) {
 	var ids [2]string
 	for i, param := range []string{"a", "b"} {
 		if ids[i] = c.Query(param); ids[i] == "" {
-			s.apiError(c, query.BadParam(param, "missing: give the id of a turn or call of the thread"))
+			s.apiError(c, store.BadParam(param, "missing: give the id of a turn or call of the thread"))
 			return
 		}
 	}
@@ -232,12 +232,12 @@ func (s *Server) apiCompare(c *gin.Context) {
 func (s *Server) apiComparePairs(c *gin.Context) {
 	thread, id := c.Param("id"), c.Query("call")
 	if id == "" {
-		s.apiError(c, query.BadParam("call", "missing: give the id of a turn or call of the thread"))
+		s.apiError(c, store.BadParam("call", "missing: give the id of a turn or call of the thread"))
 		return
 	}
 	var (
-		turns []query.Turn
-		own   []query.Turn
+		turns []store.Turn
+		own   []store.Turn
 	)
 	g, ctx := errgroup.WithContext(c.Request.Context())
 	g.Go(func() error { _, err := s.store.Thread(ctx, thread); return err })
@@ -271,7 +271,7 @@ func (s *Server) comparePage(c *gin.Context) {
 	v := compareView{PickA: ids[0], PickB: ids[1], MaxKB: compareMaxBytes >> 10}
 	var (
 		sides [2]compareSide
-		turns []query.Turn
+		turns []store.Turn
 		errs  [4]error // the thread's first: a missing thread explains a missing call
 		wg    sync.WaitGroup
 		ctx   = c.Request.Context()
@@ -286,7 +286,7 @@ func (s *Server) comparePage(c *gin.Context) {
 	}
 	wg.Wait()
 	err := cmp.Or(errs[:]...)
-	if errors.Is(err, query.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		msg := "No thread has the id " + thread + "."
 		if nf, ok := errors.AsType[callNotFound](err); ok {
 			msg = nf.Error() + "."

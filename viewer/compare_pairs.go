@@ -8,18 +8,18 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // call is one provider call or tool execution of a thread: the turns of
 // one span, in the order said. A turn without a span is a call alone.
 type call struct {
 	ID    string // the span's id, or the lone turn's
-	Turns []query.Turn
+	Turns []store.Turn
 }
 
 // callID is the id of the call t belongs to.
-func callID(t query.Turn) string {
+func callID(t store.Turn) string {
 	if t.SpanID != "" {
 		return t.SpanID
 	}
@@ -29,7 +29,7 @@ func callID(t query.Turn) string {
 // groupCalls gathers turns, in the order said, into calls, in the order
 // they started. Spans with no prompt, answer or tool row (a system
 // message alone) are no call.
-func groupCalls(turns []query.Turn) []call {
+func groupCalls(turns []store.Turn) []call {
 	var (
 		calls []call
 		at    = map[string]int{}
@@ -49,7 +49,7 @@ func groupCalls(turns []query.Turn) []call {
 
 // head is the turn that names the call: its prompt, tool call, or else
 // its first answer; nil when it has none.
-func (c call) head() *query.Turn {
+func (c call) head() *store.Turn {
 	for _, roles := range [][]string{{schema.RolePrompt, schema.RoleToolCall}, answerRoles} {
 		for i := range c.Turns {
 			if slices.Contains(roles, c.Turns[i].Role) {
@@ -133,7 +133,7 @@ const maxSpeakerPairs = 8
 //
 // A tool execution pairs with the previous and next run of the same tool
 // by the same speaker.
-func comparePairs(turns []query.Turn) map[string][]pairLink {
+func comparePairs(turns []store.Turn) map[string][]pairLink {
 	x := newPairIndex(groupCalls(turns))
 	pairs := make(map[string][]pairLink, len(turns))
 	for i, c := range x.calls {
@@ -190,7 +190,7 @@ func newPairIndex(calls []call) *pairIndex {
 	}
 	for i, c := range calls {
 		h := c.head()
-		x.who[i], x.where[i], x.tool[i] = c.who(), stage{query.PhaseKey(h.Phase), h.Round}, c.tool()
+		x.who[i], x.where[i], x.tool[i] = c.who(), stage{store.PhaseKey(h.Phase), h.Round}, c.tool()
 		if x.tool[i] != "" {
 			k := [2]string{x.who[i], x.tool[i]}
 			x.at[i] = len(x.runs[k])

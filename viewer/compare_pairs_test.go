@@ -7,24 +7,24 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // promptAndAnswer returns the two turns of a provider call said at second
 // start.
-func promptAndAnswer(span, speaker, phase string, round uint16, start int) []query.Turn {
+func promptAndAnswer(span, speaker, phase string, round uint16, start int) []store.Turn {
 	base := schema.Turn{ThreadID: "th", SpanID: span, Speaker: speaker, Phase: phase, Round: round, StartNS: uint64(start) * 1e9}
 	p, r := base, base
 	p.TurnID, p.Role = schema.PromptTurnID(span), schema.RolePrompt
 	r.TurnID, r.Role = schema.ResponseTurnID(span, false), schema.RoleResponse
-	return []query.Turn{{Turn: p}, {Turn: r}}
+	return []store.Turn{{Turn: p}, {Turn: r}}
 }
 
 // A speaker's rounds across phases: the adjacent round's call of the same
 // phase wins over another phase's; of several, the nearest in the
 // sequence; another speaker's nearest call in time.
 func TestComparePairsRounds(t *testing.T) {
-	var turns []query.Turn
+	var turns []store.Turn
 	for _, c := range []struct {
 		span, speaker, phase string
 		round                uint16
@@ -67,7 +67,7 @@ func TestComparePairsRounds(t *testing.T) {
 // BenchmarkComparePairs pairs the calls of a 1,000-turn thread of five
 // speakers over ten rounds of two phases.
 func BenchmarkComparePairs(b *testing.B) {
-	var turns []query.Turn
+	var turns []store.Turn
 	for i := range 500 {
 		turns = append(turns, promptAndAnswer("s"+strconv.Itoa(i), fmt.Sprint("agent-", i%5), []string{"plan", "review"}[i/5%2], uint16(i/50), i)...)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // compareJSON is GET /api/threads/:id/compare as a client reads it.
@@ -66,12 +66,12 @@ func pairsAPI(thread, call string) string {
 
 // demoTurns reads the demo thread's turns and returns the one of each
 // speaker, phase and role, in the order said.
-func demoTurns(t *testing.T, h http.Handler, thread string) func(speaker, phase, role string) []query.Turn {
+func demoTurns(t *testing.T, h http.Handler, thread string) func(speaker, phase, role string) []store.Turn {
 	t.Helper()
-	var res struct{ Turns []query.Turn }
+	var res struct{ Turns []store.Turn }
 	getJSON(t, h, "/api/threads/"+thread+"/turns", http.StatusOK, &res)
-	return func(speaker, phase, role string) []query.Turn {
-		var ts []query.Turn
+	return func(speaker, phase, role string) []store.Turn {
+		var ts []store.Turn
 		for _, x := range res.Turns {
 			if x.Speaker == speaker && x.Phase == phase && x.Role == role {
 				ts = append(ts, x)
@@ -139,7 +139,7 @@ func TestCompareDemo(t *testing.T) {
 	// A tool call's own turn compares its arguments, indented; its span,
 	// its result.
 	runs := find("codex-executor", "execute", "tool_call")
-	var tests []query.Turn
+	var tests []store.Turn
 	for _, r := range runs {
 		if r.ToolName == "run_tests" {
 			tests = append(tests, r)

@@ -3,13 +3,13 @@ package viewer
 import (
 	"unicode/utf8"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // compareView is what the compare page renders: the form picking two
 // calls of the thread and, when both are picked, the comparison.
 type compareView struct {
-	Thread       query.Thread
+	Thread       store.Thread
 	PickA, PickB string // the call ids the pickers select
 	Calls        []callOption
 	MaxKB        int // of each side's text compared
@@ -59,7 +59,7 @@ func (v compareView) APIURL() string {
 
 // fill lists the calls of turns (the thread's, in the order said) to pick
 // from and, when both sides were read, compares them.
-func (v *compareView) fill(turns []query.Turn, sides [2]compareSide, both bool) {
+func (v *compareView) fill(turns []store.Turn, sides [2]compareSide, both bool) {
 	calls := groupCalls(turns)
 	owner := map[string]string{} // call id by its own id and its turns'
 	for _, c := range calls {

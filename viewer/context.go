@@ -5,7 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // contextRoutes serves a thread's recent context in chat format.
@@ -36,6 +36,6 @@ func (s *Server) apiContext(c *gin.Context) {
 	}
 	s.writeJSON(c, http.StatusOK, struct {
 		ThreadID string                 `json:"thread_id"`
-		Messages []query.ContextMessage `json:"messages"`
+		Messages []store.ContextMessage `json:"messages"`
 	}{id, msgs})
 }

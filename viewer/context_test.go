@@ -11,16 +11,16 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 type contextAnswer struct {
 	ThreadID string                 `json:"thread_id"`
-	Messages []query.ContextMessage `json:"messages"`
+	Messages []store.ContextMessage `json:"messages"`
 }
 
 // contextLines writes messages as role:content lines, for comparing.
-func contextLines(msgs []query.ContextMessage) string {
+func contextLines(msgs []store.ContextMessage) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "%s:%s\n", m.Role, m.Content)
@@ -129,7 +129,7 @@ func TestRecentContextReadsPastToolLoops(t *testing.T) {
 		rows = append(rows, p, r)
 	}
 	testkit.InsertTurns(t, conn, rows...)
-	msgs, err := query.RecentContext(context.Background(), conn, "loop", 2)
+	msgs, err := store.RecentContext(context.Background(), conn, "loop", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +156,10 @@ func TestRecentContextErrors(t *testing.T) {
 	getJSON(t, h, "/api/threads/nope/context", http.StatusNotFound, &e)
 
 	_, conn := newServer(t)
-	if _, err := query.RecentContext(context.Background(), conn, "nope", 10); !errors.Is(err, query.ErrNotFound) {
+	if _, err := store.RecentContext(context.Background(), conn, "nope", 10); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RecentContext of an unknown thread: %v, want ErrNotFound", err)
 	}
-	if _, err := query.RecentContext(context.Background(), conn, "nope", 0); err == nil {
+	if _, err := store.RecentContext(context.Background(), conn, "nope", 0); err == nil {
 		t.Error("RecentContext with limit 0: no error, want one")
 	}
 }

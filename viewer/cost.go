@@ -11,7 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/collector/pricing"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // WithPrices computes the cache savings of the cost page with p. Without
@@ -42,10 +42,10 @@ type CostReport struct {
 	From    time.Time          `json:"from"`
 	To      time.Time          `json:"to"`
 	Project string             `json:"project"`
-	Totals  query.CostUsage    `json:"totals"`
-	Days    query.CostTable    `json:"days"` // by day and model, for the charts
-	Tables  []query.CostTable  `json:"tables"`
-	Threads []query.CostThread `json:"threads"` // the most expensive, most first
+	Totals  store.CostUsage    `json:"totals"`
+	Days    store.CostTable    `json:"days"` // by day and model, for the charts
+	Tables  []store.CostTable  `json:"tables"`
+	Threads []store.CostThread `json:"threads"` // the most expensive, most first
 	query   url.Values         // the request's from, to and project
 }
 
@@ -60,8 +60,8 @@ func (r CostReport) CSVURL(table string) string {
 }
 
 // costFilter reads the from, to and project parameters.
-func costFilter(c *gin.Context, now time.Time) (query.CostFilter, error) {
-	f, err := query.ParseCostRange(c.Query("from"), c.Query("to"), now)
+func costFilter(c *gin.Context, now time.Time) (store.CostFilter, error) {
+	f, err := store.ParseCostRange(c.Query("from"), c.Query("to"), now)
 	f.Project = c.Query("project")
 	return f, err
 }
@@ -77,7 +77,7 @@ func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 	if err != nil {
 		return CostReport{}, err
 	}
-	query.AddSavings(cells, s.pricer)
+	store.AddSavings(cells, s.pricer)
 	r := CostReport{
 		From: time.Unix(0, int64(f.FromNS)).UTC(), To: time.Unix(0, int64(f.ToNS)).UTC(),
 		Project: f.Project, Threads: threads,
@@ -85,11 +85,11 @@ func (s *Server) costReport(c *gin.Context) (CostReport, error) {
 	for _, cell := range cells {
 		r.Totals.Add(cell.CostUsage)
 	}
-	if r.Days, err = query.GroupCost(cells, costDaysBy); err != nil {
+	if r.Days, err = store.GroupCost(cells, costDaysBy); err != nil {
 		return CostReport{}, err
 	}
 	for _, name := range costTableNames {
-		t, err := query.GroupCost(cells, []string{name})
+		t, err := store.GroupCost(cells, []string{name})
 		if err != nil {
 			return CostReport{}, err
 		}
@@ -116,8 +116,8 @@ func (s *Server) costPage(c *gin.Context) {
 		CostReport: r,
 		FromValue:  c.DefaultQuery("from", r.From.Format(time.DateOnly)),
 		ToValue:    c.Query("to"),
-		CostChart:  newChart(r.Days, "cost", func(u query.CostUsage) float64 { return query.Deref(u.CostUSD) }, formatUSD),
-		TokenChart: newChart(r.Days, "tokens", func(u query.CostUsage) float64 { return float64(query.Deref(u.Tokens())) }, formatTokens),
+		CostChart:  newChart(r.Days, "cost", func(u store.CostUsage) float64 { return store.Deref(u.CostUSD) }, formatUSD),
+		TokenChart: newChart(r.Days, "tokens", func(u store.CostUsage) float64 { return float64(store.Deref(u.Tokens())) }, formatTokens),
 	})
 }
 
@@ -150,7 +150,7 @@ func (s *Server) apiCostCSV(c *gin.Context) {
 	case slices.Contains(costTableNames, name):
 		by = []string{name}
 	default:
-		s.apiError(c, query.BadParam("table", "%q is not one of %s, %s, threads", name, strings.Join(costTableNames, ", "), strings.Join(costDaysBy, "_")))
+		s.apiError(c, store.BadParam("table", "%q is not one of %s, %s, threads", name, strings.Join(costTableNames, ", "), strings.Join(costDaysBy, "_")))
 		return
 	}
 	f, err := costFilter(c, time.Now())
@@ -167,15 +167,15 @@ func (s *Server) apiCostCSV(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	write := func(w io.Writer) error { return query.WriteThreadsCSV(w, threads) }
+	write := func(w io.Writer) error { return store.WriteThreadsCSV(w, threads) }
 	if by != nil {
-		query.AddSavings(cells, s.pricer)
-		t, err := query.GroupCost(cells, by)
+		store.AddSavings(cells, s.pricer)
+		t, err := store.GroupCost(cells, by)
 		if err != nil {
 			s.apiError(c, err)
 			return
 		}
-		write = func(w io.Writer) error { return query.WriteCostCSV(w, t) }
+		write = func(w io.Writer) error { return store.WriteCostCSV(w, t) }
 	}
 	c.Header("Content-Disposition", `attachment; filename="cost-`+name+`.csv"`)
 	c.Header("Content-Type", "text/csv; charset=utf-8")
@@ -194,7 +194,7 @@ func (s *Server) apiThreadCost(c *gin.Context) {
 		return
 	}
 	s.writeJSON(c, http.StatusOK, struct {
-		Phases []query.PhaseTotal `json:"phases"`
+		Phases []store.PhaseTotal `json:"phases"`
 	}{totals})
 }
 

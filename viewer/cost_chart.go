@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // chart is a stacked bar chart of one value per day and model, drawn by the
@@ -52,7 +52,7 @@ const (
 // newChart stacks value per model for each day of days (a table by day and
 // model, oldest day first). Both charts of a page read the same rows, so a
 // model keeps its colour across them.
-func newChart(days query.CostTable, title string, value func(query.CostUsage) float64, label func(float64) string) chart {
+func newChart(days store.CostTable, title string, value func(store.CostUsage) float64, label func(float64) string) chart {
 	c := chart{Title: title, Width: chartWidth, Height: chartHeight, PlotTop: chartTop, PlotLeft: chartLeft,
 		Baseline: chartHeight - chartBottom}
 	var order []string

@@ -5,16 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // The threadCost partial, which the thread page includes, renders a
 // thread's phase totals with — for what is unknown.
 func TestThreadCostPartial(t *testing.T) {
 	in, out, cost := uint64(1200), uint64(300), 0.0425
-	totals := []query.PhaseTotal{
-		{Phase: "plan", CostUsage: query.CostUsage{Calls: 2, TokensIn: &in, TokensOut: &out, CostUSD: &cost}},
-		{Phase: "execute", CostUsage: query.CostUsage{Calls: 1, Unpriced: 1}},
+	totals := []store.PhaseTotal{
+		{Phase: "plan", CostUsage: store.CostUsage{Calls: 2, TokensIn: &in, TokensOut: &out, CostUSD: &cost}},
+		{Phase: "execute", CostUsage: store.CostUsage{Calls: 1, Unpriced: 1}},
 	}
 	body, err := parsePages().render("threadCost", totals)
 	if err != nil {
@@ -29,7 +29,7 @@ func TestThreadCostPartial(t *testing.T) {
 			t.Errorf("threadCost partial lacks\n%s\nin\n%s", want, html)
 		}
 	}
-	if empty, err := parsePages().render("threadCost", []query.PhaseTotal{}); err != nil || strings.TrimSpace(string(empty)) != "" {
+	if empty, err := parsePages().render("threadCost", []store.PhaseTotal{}); err != nil || strings.TrimSpace(string(empty)) != "" {
 		t.Errorf("threadCost of no totals = %q, %v; want nothing", empty, err)
 	}
 }
@@ -37,12 +37,12 @@ func TestThreadCostPartial(t *testing.T) {
 // Colours repeat every eight models, series never: picking the ninth model
 // out must not pick the first.
 func TestChartSeries(t *testing.T) {
-	days := query.CostTable{By: []string{"day", "model"}}
+	days := store.CostTable{By: []string{"day", "model"}}
 	for i := range 9 {
 		cost := float64(i + 1)
-		days.Rows = append(days.Rows, query.CostGroup{Key: []string{"2026-05-01", fmt.Sprintf("model-%d", i)}, CostUsage: query.CostUsage{Calls: 1, CostUSD: &cost}})
+		days.Rows = append(days.Rows, store.CostGroup{Key: []string{"2026-05-01", fmt.Sprintf("model-%d", i)}, CostUsage: store.CostUsage{Calls: 1, CostUSD: &cost}})
 	}
-	c := newChart(days, "cost", func(u query.CostUsage) float64 { return query.Deref(u.CostUSD) }, formatUSD)
+	c := newChart(days, "cost", func(u store.CostUsage) float64 { return store.Deref(u.CostUSD) }, formatUSD)
 	var legend, bars []string
 	for _, l := range c.Legend {
 		legend = append(legend, l.Model+" "+l.Class+" "+l.Series)
@@ -63,14 +63,14 @@ func TestChartSeries(t *testing.T) {
 func TestHitRateNeverAbove100(t *testing.T) {
 	u := func(n uint64) *uint64 { return &n }
 	for _, tt := range []struct {
-		usage query.CostUsage
+		usage store.CostUsage
 		want  string
 	}{
-		{query.CostUsage{TokensIn: u(35), CacheRead: u(13_700), CacheWrite: u(4_430)}, "75.6%"},
-		{query.CostUsage{TokensIn: u(18_165), CacheRead: u(13_700), CacheWrite: u(4_430)}, "75.4%"},
-		{query.CostUsage{TokensIn: u(100), CacheRead: u(400)}, "100.0%"},
-		{query.CostUsage{TokensIn: u(1_100), CacheRead: u(1_000)}, "90.9%"},
-		{query.CostUsage{TokensIn: u(0), CacheRead: u(0)}, "—"},
+		{store.CostUsage{TokensIn: u(35), CacheRead: u(13_700), CacheWrite: u(4_430)}, "75.6%"},
+		{store.CostUsage{TokensIn: u(18_165), CacheRead: u(13_700), CacheWrite: u(4_430)}, "75.4%"},
+		{store.CostUsage{TokensIn: u(100), CacheRead: u(400)}, "100.0%"},
+		{store.CostUsage{TokensIn: u(1_100), CacheRead: u(1_000)}, "90.9%"},
+		{store.CostUsage{TokensIn: u(0), CacheRead: u(0)}, "—"},
 	} {
 		if got := tt.usage.HitRate(); got != tt.want {
 			t.Errorf("HitRate(in %d, read %d) = %s, want %s", *tt.usage.TokensIn, *tt.usage.CacheRead, got, tt.want)

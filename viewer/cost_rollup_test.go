@@ -18,7 +18,7 @@ import (
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // costFacts is what the rollup tests compare of a report: its day × model
@@ -307,7 +307,7 @@ func TestCostRollupReprice(t *testing.T) {
 		pricing.Range{FromNS: uint64(from.UnixNano()), ToNS: uint64(to.UnixNano())}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := query.CostsChanged(context.Background(), conn, uint64(from.UnixNano()), uint64(to.UnixNano())); err != nil {
+	if err := store.CostsChanged(context.Background(), conn, uint64(from.UnixNano()), uint64(to.UnixNano())); err != nil {
 		t.Fatal(err)
 	}
 	want := finalFacts(t, conn, from, to, "")

@@ -17,8 +17,8 @@ import (
 	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // costServer returns a viewer that prices cache savings with the built-in
@@ -368,7 +368,7 @@ func TestParseCostRangeDefault(t *testing.T) {
 		{"2026-05-20T12:00", "2026-05-20T12:00:00Z"},
 	}
 	for _, c := range cases {
-		f, err := query.ParseCostRange(c.from, "", now)
+		f, err := store.ParseCostRange(c.from, "", now)
 		got := time.Unix(0, int64(f.FromNS)).UTC().Format(time.RFC3339)
 		if err != nil || got != c.wantFrom || f.ToNS != uint64(now.UnixNano()) {
 			t.Errorf("ParseCostRange(%q, \"\", %v) = from %s, to %d, %v; want from %s, to %d", c.from, now, got, f.ToNS, err, c.wantFrom, now.UnixNano())

@@ -6,13 +6,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // deleteResponse is what DELETE /api/threads/:id answers: what it removed.
 type deleteResponse struct {
 	ThreadID string        `json:"thread_id"`
-	Removed  query.Removal `json:"removed"`
+	Removed  store.Removal `json:"removed"`
 }
 
 // deleteThread answers DELETE /api/threads/:id, whose JSON body
@@ -25,7 +25,7 @@ func (s *Server) deleteThread(c *gin.Context) {
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxChangeBytes))
 	if err := dec.Decode(&in); err != nil || in.Confirm != id {
-		s.apiError(c, query.BadParam("confirm", "send {\"confirm\": the thread's id} to delete it"))
+		s.apiError(c, store.BadParam("confirm", "send {\"confirm\": the thread's id} to delete it"))
 		return
 	}
 	removed, err := s.store.DeleteThread(c.Request.Context(), id, nil)

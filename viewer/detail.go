@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // The detail pane shows one span: a provider call, a tool run or any other
@@ -33,7 +33,7 @@ func (s *Server) detailRoutes(app, api *gin.RouterGroup) {
 const detailTurnLimit = 200
 
 // detailContentBytes is how much of a turn's content the pane reads: all
-// of any turn a thread page cuts at query.PageContentBytes, up to a point;
+// of any turn a thread page cuts at store.PageContentBytes, up to a point;
 // beyond it the pane links the whole content.
 const detailContentBytes = 1 << 20
 
@@ -47,7 +47,7 @@ const maxIDBytes = 512
 type SpanDetail struct {
 	TraceID string `json:"trace_id"`
 	TraceSpan
-	query.SpanAttributes
+	store.SpanAttributes
 	Events []SpanEvent `json:"events"`
 	// ParentName is the parent span's name when the trace has it;
 	// ParentURL is then its detail.
@@ -101,7 +101,7 @@ type SpanUsage struct {
 // DetailTurn is one turn of a span, its content read as the pane shows
 // it.
 type DetailTurn struct {
-	query.Turn
+	store.Turn
 	// Earlier are the messages of a prompt's history (collapsed), Messages
 	// the rest; Text is content that is not chat messages, JSON indented,
 	// with its multi-line fields as Blocks.
@@ -140,15 +140,15 @@ func spanPageURL(traceID, spanID string) string {
 func checkID(param, id string) error {
 	switch {
 	case id == "":
-		return query.BadParam(param, "empty")
+		return store.BadParam(param, "empty")
 	case len(id) > maxIDBytes:
-		return query.BadParam(param, "longer than %d bytes", maxIDBytes)
+		return store.BadParam(param, "longer than %d bytes", maxIDBytes)
 	case !utf8.ValidString(id):
-		return query.BadParam(param, "not UTF-8")
+		return store.BadParam(param, "not UTF-8")
 	}
 	for _, r := range id {
 		if unicode.IsControl(r) {
-			return query.BadParam(param, "%q holds a control character", id)
+			return store.BadParam(param, "%q holds a control character", id)
 		}
 	}
 	return nil
@@ -180,7 +180,7 @@ func (s *Server) readDetail(c *gin.Context) (SpanDetail, error) {
 func (s *Server) spanDetail(ctx context.Context, t Trace, spanID string, all bool) (SpanDetail, error) {
 	sp := t.span(spanID)
 	if sp == nil {
-		return SpanDetail{}, query.SpanNotFound(t.TraceID, spanID)
+		return SpanDetail{}, store.SpanNotFound(t.TraceID, spanID)
 	}
 	d := SpanDetail{
 		TraceID: t.TraceID, TraceSpan: *sp, Events: []SpanEvent{}, Input: []DetailTurn{}, Output: []DetailTurn{}, Rebuilt: []RebuiltAttr{},
@@ -192,7 +192,7 @@ func (s *Server) spanDetail(ctx context.Context, t Trace, spanID string, all boo
 	}
 	var (
 		found bool
-		turns []query.Turn
+		turns []store.Turn
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -201,7 +201,7 @@ func (s *Server) spanDetail(ctx context.Context, t Trace, spanID string, all boo
 	})
 	if sp.Turns > 0 {
 		g.Go(func() (err error) {
-			f := query.TurnFilter{SpanID: spanID}
+			f := store.TurnFilter{SpanID: spanID}
 			turns, err = s.store.Turns(gctx, sp.ThreadID, f, detailTurnLimit, detailContentBytes)
 			return err
 		})
@@ -234,7 +234,7 @@ func (s *Server) spanDetail(ctx context.Context, t Trace, spanID string, all boo
 
 // addTurns files the span's turns (of its trace: a span id is the
 // trace's) as input or output and adds up their usage.
-func (d *SpanDetail) addTurns(turns []query.Turn) {
+func (d *SpanDetail) addTurns(turns []store.Turn) {
 	for _, t := range turns {
 		if t.TraceID != d.TraceID {
 			continue
@@ -254,9 +254,9 @@ func (d *SpanDetail) addTurns(turns []query.Turn) {
 			d.ParentTurnURL = threadURL(t.ThreadID) + "#" + t.ParentTurnID
 		}
 		u := &d.Usage
-		u.CacheRead = query.AddKnown(u.CacheRead, widen(t.TokensCacheRead))
-		u.CacheWrite = query.AddKnown(u.CacheWrite, widen(t.TokensCacheWrite))
-		u.Reasoning = query.AddKnown(u.Reasoning, widen(t.TokensReasoning))
+		u.CacheRead = store.AddKnown(u.CacheRead, widen(t.TokensCacheRead))
+		u.CacheWrite = store.AddKnown(u.CacheWrite, widen(t.TokensCacheWrite))
+		u.Reasoning = store.AddKnown(u.Reasoning, widen(t.TokensReasoning))
 		if u.CostSource == "" {
 			u.CostSource = t.CostSource
 		}
@@ -295,11 +295,11 @@ func (s *Server) apiSpanDetail(c *gin.Context) {
 // saying why: 400 for a bad parameter, 404 for a missing trace or span,
 // else 500.
 func (s *Server) fragmentError(c *gin.Context, err error) {
-	var pe *query.ParamError
+	var pe *store.ParamError
 	switch {
 	case errors.As(err, &pe):
 		s.html(c, http.StatusBadRequest, "detail_error", pe.Error())
-	case errors.Is(err, query.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		s.html(c, http.StatusNotFound, "detail_error", err.Error())
 	default:
 		s.log.ErrorContext(c.Request.Context(), "viewer: query failed", "path", c.Request.URL.Path, "err", err)

@@ -3,7 +3,7 @@ package viewer
 import (
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // A call's spans row does not repeat the content its turns hold
@@ -36,7 +36,7 @@ var rebuiltKeys = map[string]string{
 var textRoles = map[string]string{schema.RolePrompt: "user", schema.RoleResponse: "assistant"}
 
 // rebuildContent adds the content attributes of the span's turns to
-// d.Rebuilt; cut says a value was cut to query.DetailValueRunes.
+// d.Rebuilt; cut says a value was cut to store.DetailValueRunes.
 func (d *SpanDetail) rebuildContent(all bool) (cut bool) {
 	for _, t := range append(append([]DetailTurn(nil), d.Input...), d.Output...) {
 		key, ok := rebuiltKeys[t.Role]
@@ -51,7 +51,7 @@ func (d *SpanDetail) rebuildContent(all bool) (cut bool) {
 		}
 		if !all {
 			var shortened bool
-			a.Value, shortened = firstRunes(a.Value, query.DetailValueRunes)
+			a.Value, shortened = firstRunes(a.Value, store.DetailValueRunes)
 			a.Cut = a.Cut || shortened
 			cut = cut || shortened
 		}

@@ -17,8 +17,8 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // The spans row of a call sent over OTLP does not repeat its content, which
@@ -100,8 +100,8 @@ func TestSpanDetailRebuildsContent(t *testing.T) {
 	}
 
 	d = detail("d000000000000002", "")
-	if len(d.Rebuilt) != 2 || !d.Rebuilt[0].Cut || len([]rune(d.Rebuilt[0].Value)) != query.DetailValueRunes || d.Rebuilt[1].Cut || d.AllAPIURL == "" {
-		t.Errorf("rebuilt %+v, all %q: want the prompt cut to %d runes, the answer whole, and a link to all", d.Rebuilt, d.AllAPIURL, query.DetailValueRunes)
+	if len(d.Rebuilt) != 2 || !d.Rebuilt[0].Cut || len([]rune(d.Rebuilt[0].Value)) != store.DetailValueRunes || d.Rebuilt[1].Cut || d.AllAPIURL == "" {
+		t.Errorf("rebuilt %+v, all %q: want the prompt cut to %d runes, the answer whole, and a link to all", d.Rebuilt, d.AllAPIURL, store.DetailValueRunes)
 	}
 	page := get(t, h, "/traces/7b8efff798038103d269b633813fc60c/spans/d000000000000002/detail?all=1")
 	if page.status != http.StatusOK || !strings.Contains(page.body, `class="detail-table detail-rebuilt"`) ||

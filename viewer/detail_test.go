@@ -14,8 +14,8 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // demoSpan returns the trace and id of the demo's first span (by start)
@@ -61,9 +61,9 @@ FROM (SELECT * FROM conversations WHERE trace_id = ? AND span_id = ? ORDER BY tu
 // count writes a count as the pane does: — when unknown.
 func count(p *uint64) string {
 	if p == nil {
-		return query.Unknown
+		return store.Unknown
 	}
-	return query.FormatCount(*p)
+	return store.FormatCount(*p)
 }
 
 func deref(p *uint64) uint64 {
@@ -196,8 +196,8 @@ func TestSpanDetailLongTurnAndManyAttributes(t *testing.T) {
 	insertTraceSpans(t, conn, sp)
 	prompt := strings.Repeat("read this line again.\n", 5000) + "END-OF-PROMPT"
 	answer := strings.Repeat("가", 30000) + "END-OF-ANSWER"
-	if len(prompt) <= query.PageContentBytes || len(answer) <= query.PageContentBytes {
-		t.Fatalf("prompt %d and answer %d bytes, want both over the page cut %d", len(prompt), len(answer), query.PageContentBytes)
+	if len(prompt) <= store.PageContentBytes || len(answer) <= store.PageContentBytes {
+		t.Fatalf("prompt %d and answer %d bytes, want both over the page cut %d", len(prompt), len(answer), store.PageContentBytes)
 	}
 	p, r := call(thread, "big-call", "verify", 0, "checker", "openai", "gpt-5", 0, prompt, answer)
 	for _, row := range []*schema.Turn{&p, &r} {

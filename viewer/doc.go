@@ -31,7 +31,7 @@
 //	GET   /api/threads/:id/cost                         the thread's usage by phase
 //	GET   /api/traces/:trace_id/spans/:span_id/turns    a span's turns
 //
-// The pages read through package viewer/query, which holds every SQL
+// The pages read through package store, which holds every SQL
 // statement; this package writes none.
 //
 // Every string that came from a model is escaped by html/template; pages

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 	"github.com/convtrace/convtrace/viewer"
 )
 

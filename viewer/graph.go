@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // graphRoutes serves a thread's agent graph: a page with the graph drawn
@@ -80,7 +80,7 @@ type agentGraph struct {
 // answerVerb says how a turn relates to the turn it answers, by the
 // turn's own phase, as the thread page says it.
 func answerVerb(phase string) string {
-	if v := parentVerbs[query.PhaseKey(phase)]; v != "" {
+	if v := parentVerbs[store.PhaseKey(phase)]; v != "" {
 		return v
 	}
 	return "replies to"
@@ -113,8 +113,8 @@ type graphBuilder struct {
 }
 
 // buildGraph returns the agent graph of thread id from its turns, in the
-// order they started (query.GraphTurns).
-func buildGraph(id string, turns []query.GraphTurn) agentGraph {
+// order they started (store.GraphTurns).
+func buildGraph(id string, turns []store.GraphTurn) agentGraph {
 	b := graphBuilder{
 		thread: id, g: agentGraph{ThreadID: id, Nodes: []graphNode{}, Edges: []graphEdge{}},
 		nodes: map[string]int{}, edges: map[[3]string]int{}, byKey: map[string]*llmCall{}, actors: map[string]string{},
@@ -131,7 +131,7 @@ func buildGraph(id string, turns []query.GraphTurn) agentGraph {
 }
 
 // add counts one turn on its speaker's node, or as a tool call.
-func (b *graphBuilder) add(t query.GraphTurn) {
+func (b *graphBuilder) add(t store.GraphTurn) {
 	actor := b.speakerNode(t)
 	b.actors[t.TurnID] = actor
 	if isToolTurn(t.Role) {
@@ -160,7 +160,7 @@ func (b *graphBuilder) add(t query.GraphTurn) {
 		b.g.Nodes[b.nodes[actor]].Calls++
 	}
 	if c.phase == "" {
-		c.phase = query.PhaseKey(t.Phase)
+		c.phase = store.PhaseKey(t.Phase)
 	}
 	addCost(&c.cost, t.CostUSD)
 	addCost(&b.g.Nodes[b.nodes[actor]].CostUSD, t.CostUSD)
@@ -171,7 +171,7 @@ func (b *graphBuilder) add(t query.GraphTurn) {
 
 // speakerNode returns the id of the node of who said t, added on first
 // sight: named by its speaker, else its agent, else its model.
-func (b *graphBuilder) speakerNode(t query.GraphTurn) string {
+func (b *graphBuilder) speakerNode(t store.GraphTurn) string {
 	by, name, link := "", "unnamed", threadURL(b.thread)
 	switch {
 	case t.Speaker != "":
@@ -183,7 +183,7 @@ func (b *graphBuilder) speakerNode(t query.GraphTurn) string {
 	}
 	i := b.node(by+":"+name, nodeSpeaker, name, by, link)
 	if n := &b.g.Nodes[i]; n.FirstPhase == "" {
-		n.FirstPhase = query.PhaseKey(t.Phase)
+		n.FirstPhase = store.PhaseKey(t.Phase)
 	}
 	return b.g.Nodes[i].ID
 }
@@ -274,7 +274,7 @@ func (s *Server) graphPage(c *gin.Context) {
 		return
 	}
 	g, err := s.loadGraph(c)
-	if errors.Is(err, query.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No thread has the id "+c.Param("id")+".")
 		return
 	}
@@ -301,8 +301,8 @@ func (s *Server) apiGraph(c *gin.Context) {
 func (s *Server) loadGraph(c *gin.Context) (agentGraph, error) {
 	id := c.Param("id")
 	var (
-		thread query.Thread
-		turns  []query.GraphTurn
+		thread store.Thread
+		turns  []store.GraphTurn
 	)
 	g, ctx := errgroup.WithContext(c.Request.Context())
 	g.Go(func() (err error) { thread, err = s.store.Thread(ctx, id); return err })

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // What node sizes and edge widths scale with (the weight parameter).
@@ -23,7 +23,7 @@ func parseWeight(v string) (string, error) {
 	case weightCost:
 		return weightCost, nil
 	}
-	return "", query.BadParam("weight", "%q is not calls or cost", v)
+	return "", store.BadParam("weight", "%q is not calls or cost", v)
 }
 
 // The layout, in SVG user units (pixels at scale 1): speakers in columns
@@ -132,7 +132,7 @@ func newGraphView(g agentGraph, weight string) graphView {
 	}
 	x := graphMargin + maxRadius
 	for i, col := range columns {
-		x = v.column(query.PhaseName(phases[i], phases[i]), col, x, height, rowGap, radius)
+		x = v.column(store.PhaseName(phases[i], phases[i]), col, x, height, rowGap, radius)
 	}
 	if len(tools) > 0 {
 		x = v.column("Tools", tools, x, height, toolRowGap, func(n graphNode) float64 {
@@ -160,7 +160,7 @@ func phaseColumns(speakers []graphNode) (phases []string, columns [][]graphNode)
 			phases = append(phases, n.FirstPhase)
 		}
 	}
-	phases = query.PhaseOrder(phases)
+	phases = store.PhaseOrder(phases)
 	if slices.ContainsFunc(speakers, func(n graphNode) bool { return n.FirstPhase == "" }) {
 		phases = append(phases, "")
 	}
@@ -324,7 +324,7 @@ func plural(n int, unit string) string {
 	if n != 1 {
 		unit += "s"
 	}
-	return query.FormatCount(uint64(n)) + " " + unit
+	return store.FormatCount(uint64(n)) + " " + unit
 }
 
 // cutLabel cuts s to units narrow characters, a wide one (CJK, emoji)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // notFound answers unknown routes: JSON under /api/, a page elsewhere.
@@ -40,12 +40,12 @@ func (s *Server) writeJSON(c *gin.Context, status int, v any) {
 }
 
 func (s *Server) apiError(c *gin.Context, err error) {
-	var pe *query.ParamError
+	var pe *store.ParamError
 	if errors.As(err, &pe) {
 		s.writeJSON(c, http.StatusBadRequest, apiErrorBody{pe.Error()})
 		return
 	}
-	if errors.Is(err, query.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		s.writeJSON(c, http.StatusNotFound, apiErrorBody{err.Error()})
 		return
 	}
@@ -54,7 +54,7 @@ func (s *Server) apiError(c *gin.Context, err error) {
 }
 
 func (s *Server) pageError(c *gin.Context, err error) {
-	var pe *query.ParamError
+	var pe *store.ParamError
 	if errors.As(err, &pe) {
 		s.html(c, http.StatusBadRequest, "badrequest.html", pe.Error())
 		return

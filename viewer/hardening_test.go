@@ -12,8 +12,8 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // A page whose name was rebound to the viewer's address (DNS rebinding)
@@ -51,7 +51,7 @@ func TestHostMustNameTheViewer(t *testing.T) {
 			t.Errorf("GET /api/threads with Host %s: status %d, want 200", host, rec.Code)
 		}
 	}
-	var titles struct{ Threads []query.Thread }
+	var titles struct{ Threads []store.Thread }
 	getJSON(t, h, "/api/threads", http.StatusOK, &titles)
 	if len(titles.Threads) != 1 || titles.Threads[0].Title != "secret plan" {
 		t.Errorf("threads after the refused PATCH: %+v, want the title unchanged", titles.Threads)
@@ -128,12 +128,12 @@ func TestAttributesCappedPerTurn(t *testing.T) {
 	if !strings.Contains(page.body, "50 of 100000 shown") || !strings.Contains(page.body, "/api/threads/th-attrs/turns/"+r.TurnID+"/attributes") {
 		t.Errorf("thread page has no show-all link for the attributes")
 	}
-	var turns struct{ Turns []query.Turn }
+	var turns struct{ Turns []store.Turn }
 	body := getJSON(t, h, "/api/threads/th-attrs/turns", http.StatusOK, &turns)
 	if len(body) > 200<<10 {
 		t.Errorf("turns JSON is %d bytes, want under 200 KiB", len(body))
 	}
-	var resp *query.Turn
+	var resp *store.Turn
 	for i := range turns.Turns {
 		if turns.Turns[i].TurnID == r.TurnID {
 			resp = &turns.Turns[i]
@@ -160,7 +160,7 @@ func TestFormatUSDKeepsSignificantDigits(t *testing.T) {
 		{0, "0.00"}, {0.0000066, "0.0000066"}, {0.004, "0.004"}, {0.00456, "0.0046"},
 		{0.01, "0.01"}, {0.5, "0.50"}, {1.23456, "1.2346"}, {12, "12.00"},
 	} {
-		if got := query.FormatUSD(tt.v); got != tt.want {
+		if got := store.FormatUSD(tt.v); got != tt.want {
 			t.Errorf("FormatUSD(%v) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
@@ -176,11 +176,11 @@ func TestThreadJSONTwin(t *testing.T) {
 	testkit.InsertTurns(t, conn, p, r, p2, r2)
 	var got struct {
 		ThreadID    string             `json:"thread_id"`
-		Turns       []query.Turn       `json:"turns"`
-		Phases      []query.PhaseCount `json:"phases"`
-		CostByPhase []query.PhaseTotal `json:"cost_by_phase"`
+		Turns       []store.Turn       `json:"turns"`
+		Phases      []store.PhaseCount `json:"phases"`
+		CostByPhase []store.PhaseTotal `json:"cost_by_phase"`
 		Traces      []string           `json:"traces"`
-		Facets      query.Facets       `json:"facets"`
+		Facets      store.Facets       `json:"facets"`
 	}
 	getJSON(t, h, "/api/threads/th-twin", http.StatusOK, &got)
 	if got.ThreadID != "th-twin" || len(got.Turns) != 4 || len(got.Phases) != 2 || len(got.CostByPhase) != 2 ||

@@ -3,7 +3,7 @@ package viewer
 import (
 	"unicode/utf8"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Segment is a piece of text that a search query matched, or did not. A
@@ -25,7 +25,7 @@ func highlight(text, q string) []Segment {
 	var out []Segment
 	plain := 0 // start of the text not yet emitted
 	for i := 0; i < len(text); {
-		if n := query.FoldPrefix(text[i:], q); n > 0 {
+		if n := store.FoldPrefix(text[i:], q); n > 0 {
 			if plain < i {
 				out = append(out, Segment{Text: text[plain:i]})
 			}
@@ -43,7 +43,7 @@ func highlight(text, q string) []Segment {
 	return out
 }
 
-// snippet is query.Snippet of text split into highlight segments.
+// snippet is store.Snippet of text split into highlight segments.
 func snippet(text, q string) []Segment {
-	return highlight(query.Snippet(text, q), q)
+	return highlight(store.Snippet(text, q), q)
 }

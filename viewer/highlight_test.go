@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func render(segs []Segment) string {
@@ -51,8 +51,8 @@ func TestSnippet(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("snippet(%q, %q) =\n%q\nwant\n%q", tt.text, tt.q, got, tt.want)
 		}
-		if n := len([]rune(strings.Trim(strings.NewReplacer("[", "", "]", "").Replace(got), "…"))); n > query.SnippetRunes {
-			t.Errorf("snippet of %d runes, want at most %d", n, query.SnippetRunes)
+		if n := len([]rune(strings.Trim(strings.NewReplacer("[", "", "]", "").Replace(got), "…"))); n > store.SnippetRunes {
+			t.Errorf("snippet of %d runes, want at most %d", n, store.SnippetRunes)
 		}
 	}
 }

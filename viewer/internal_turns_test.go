@@ -15,8 +15,8 @@ import (
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // internalFixture records thread th-int through the in-process collector:
@@ -72,7 +72,7 @@ func TestInternalTurns(t *testing.T) {
 		t.Errorf("internal rows stored: %d (%v), want the internal call's prompt and response", stored, err)
 	}
 
-	msgs, err := query.RecentContext(ctx, conn, "th-int", 10)
+	msgs, err := store.RecentContext(ctx, conn, "th-int", 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // latencyRoutes serves the latency page and its JSON twin.
@@ -32,14 +32,14 @@ type LatencyReport struct {
 	Phase     string               `json:"phase"`
 	Speaker   string               `json:"speaker"`
 	Estimator string               `json:"estimator"`
-	All       *query.LatencyGroup  `json:"all"`
-	Tables    []query.LatencyTable `json:"tables"`
+	All       *store.LatencyGroup  `json:"all"`
+	Tables    []store.LatencyTable `json:"tables"`
 }
 
 // latencyReport reads from, to, the filters and group_by (dimensions,
 // repeated or comma-separated; every one when absent) and runs the report.
 func (s *Server) latencyReport(c *gin.Context) (LatencyReport, error) {
-	f, err := query.ParseLatencyRange(c.Query("from"), c.Query("to"), time.Now())
+	f, err := store.ParseLatencyRange(c.Query("from"), c.Query("to"), time.Now())
 	if err != nil {
 		return LatencyReport{}, err
 	}
@@ -129,7 +129,7 @@ type latencyCell struct {
 	Text string
 }
 
-func latencyRowOf(g query.LatencyGroup) latencyRow {
+func latencyRowOf(g store.LatencyGroup) latencyRow {
 	r := latencyRow{Key: g.Key, Calls: g.Calls, Failed: g.Failed, TTFTCalls: g.TTFTCalls,
 		ErrorRate: formatRate(g.ErrorRate), Duration: latencyCells(g.Duration)}
 	if g.TTFT != nil {
@@ -138,7 +138,7 @@ func latencyRowOf(g query.LatencyGroup) latencyRow {
 	return r
 }
 
-func latencyCells(p query.Percentiles) []latencyCell {
+func latencyCells(p store.Percentiles) []latencyCell {
 	cells := make([]latencyCell, 0, 3)
 	for _, ns := range []uint64{p.P50, p.P95, p.P99} {
 		cells = append(cells, latencyCell{NS: ns, Text: latencyText(ns)})

@@ -5,14 +5,14 @@ import (
 	"strings"
 
 	"github.com/convtrace/convtrace/schema/genai"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // turnMarkdown writes one turn as markdown: a heading naming who said it,
 // in which phase and round, then its content in a code fence (chat
 // messages one fence each, under their role), so that nothing the model
 // wrote is read as markdown.
-func turnMarkdown(t query.Turn) string {
+func turnMarkdown(t store.Turn) string {
 	var b strings.Builder
 	b.WriteString("### " + turnHeading(t) + "\n\n")
 	if t.Failed() {
@@ -37,7 +37,7 @@ func turnMarkdown(t query.Turn) string {
 
 // turnHeading is who said a turn, its phase (and round) and role, and the
 // model: the heading of the turn in markdown, on one line.
-func turnHeading(t query.Turn) string {
+func turnHeading(t store.Turn) string {
 	who := strings.TrimSpace(t.Speaker)
 	if who == "" {
 		who = strings.TrimSpace(t.Agent)
@@ -49,9 +49,9 @@ func turnHeading(t query.Turn) string {
 	if p := strings.TrimSpace(t.Phase); p != "" {
 		key := strings.ToLower(p)
 		if t.Round > 0 {
-			p = query.PhaseName(key, p) + " (round " + strconv.Itoa(int(t.Round)) + ")"
+			p = store.PhaseName(key, p) + " (round " + strconv.Itoa(int(t.Round)) + ")"
 		} else {
-			p = query.PhaseName(key, p)
+			p = store.PhaseName(key, p)
 		}
 		parts = append(parts, p)
 	}
@@ -66,7 +66,7 @@ func turnHeading(t query.Turn) string {
 }
 
 // threadMarkdown writes a thread's turns as markdown under its title.
-func threadMarkdown(th query.Thread, turns []query.Turn) string {
+func threadMarkdown(th store.Thread, turns []store.Turn) string {
 	var b strings.Builder
 	b.WriteString("# " + strings.Join(strings.Fields(th.Title), " ") + "\n")
 	for i, t := range turns {

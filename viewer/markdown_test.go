@@ -5,48 +5,48 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func TestTurnMarkdown(t *testing.T) {
 	tests := []struct {
 		name string
-		turn query.Turn
+		turn store.Turn
 		want string
 	}{
 		{
 			name: "plain response",
-			turn: query.Turn{Turn: schema.Turn{Speaker: "planner", Phase: "plan", Role: "response", Model: "gpt-5", Content: "step 1\nstep 2\n"}},
+			turn: store.Turn{Turn: schema.Turn{Speaker: "planner", Phase: "plan", Role: "response", Model: "gpt-5", Content: "step 1\nstep 2\n"}},
 			want: "### planner · Plan · response (gpt-5)\n\n```\nstep 1\nstep 2\n```\n\n",
 		},
 		{
 			name: "round, other phase, agent when no speaker",
-			turn: query.Turn{Turn: schema.Turn{Agent: "sub", Phase: "Deploy", Round: 2, Role: "prompt", Content: "go"}},
+			turn: store.Turn{Turn: schema.Turn{Agent: "sub", Phase: "Deploy", Round: 2, Role: "prompt", Content: "go"}},
 			want: "### sub · Deploy (round 2) · prompt\n\n```\ngo\n```\n\n",
 		},
 		{
 			name: "backticks in content get a longer fence",
-			turn: query.Turn{Turn: schema.Turn{Speaker: "coder", Phase: "execute", Role: "response", Content: "```go\nx := 1\n```\nand ````"}},
+			turn: store.Turn{Turn: schema.Turn{Speaker: "coder", Phase: "execute", Role: "response", Content: "```go\nx := 1\n```\nand ````"}},
 			want: "### coder · Execute · response\n\n`````\n```go\nx := 1\n```\nand ````\n`````\n\n",
 		},
 		{
 			name: "chat messages one fence each",
-			turn: query.Turn{Turn: schema.Turn{Speaker: "reviewer", Phase: "review", Role: "prompt", Content: `[{"role":"system","content":"be strict"},{"role":"user","content":"review <b>"}]`}},
+			turn: store.Turn{Turn: schema.Turn{Speaker: "reviewer", Phase: "review", Role: "prompt", Content: `[{"role":"system","content":"be strict"},{"role":"user","content":"review <b>"}]`}},
 			want: "### reviewer · Review · prompt\n\n**system**\n\n```\nbe strict\n```\n\n**user**\n\n```\nreview <b>\n```\n\n",
 		},
 		{
 			name: "error whose content is its message",
-			turn: query.Turn{Turn: schema.Turn{Speaker: "verifier", Phase: "verify", Role: "error", Status: "error", Error: "rate limited:\n429", Content: "rate limited:\n429"}},
+			turn: store.Turn{Turn: schema.Turn{Speaker: "verifier", Phase: "verify", Role: "error", Status: "error", Error: "rate limited:\n429", Content: "rate limited:\n429"}},
 			want: "### verifier · Verify · error\n\n> Error: rate limited: 429\n\n",
 		},
 		{
 			name: "nobody, no phase, no content",
-			turn: query.Turn{Turn: schema.Turn{Role: "prompt"}},
+			turn: store.Turn{Turn: schema.Turn{Role: "prompt"}},
 			want: "### — · prompt\n\n",
 		},
 		{
 			name: "heading on one line",
-			turn: query.Turn{Turn: schema.Turn{Speaker: "a\nb", Role: "response", Content: "x"}},
+			turn: store.Turn{Turn: schema.Turn{Speaker: "a\nb", Role: "response", Content: "x"}},
 			want: "### a b · response\n\n```\nx\n```\n\n",
 		},
 	}
@@ -58,15 +58,15 @@ func TestTurnMarkdown(t *testing.T) {
 }
 
 func TestThreadMarkdown(t *testing.T) {
-	turns := []query.Turn{
+	turns := []store.Turn{
 		{Turn: schema.Turn{Speaker: "planner", Phase: "plan", Role: "prompt", Content: "plan it"}},
 		{Turn: schema.Turn{Speaker: "planner", Phase: "plan", Role: "response", Content: "the plan"}}}
-	got := threadMarkdown(query.Thread{Title: "Ship\nit"}, turns)
+	got := threadMarkdown(store.Thread{Title: "Ship\nit"}, turns)
 	want := "# Ship it\n\n### planner · Plan · prompt\n\n```\nplan it\n```\n\n### planner · Plan · response\n\n```\nthe plan\n```\n\n"
 	if got != want {
 		t.Errorf("threadMarkdown\n got %q\nwant %q", got, want)
 	}
-	if got := threadMarkdown(query.Thread{Title: "empty"}, nil); got != "# empty\n" {
+	if got := threadMarkdown(store.Thread{Title: "empty"}, nil); got != "# empty\n" {
 		t.Errorf("threadMarkdown of no turns = %q, want the title only", got)
 	}
 }

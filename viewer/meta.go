@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // maxTitleRunes is how long a title a user gives may be.
@@ -33,7 +33,7 @@ func (s *Server) patchThread(c *gin.Context) {
 	}
 	found, err := s.store.ThreadExists(ctx, id)
 	if err == nil && !found {
-		err = query.ErrNotFound
+		err = store.ErrNotFound
 	}
 	if err != nil {
 		s.apiError(c, err)
@@ -53,7 +53,7 @@ func (s *Server) patchThread(c *gin.Context) {
 
 // decodeThreadChange reads one JSON object with a title, archived or both
 // and nothing else. The title is put on one line and trimmed.
-func decodeThreadChange(body io.Reader) (query.ThreadChange, error) {
+func decodeThreadChange(body io.Reader) (store.ThreadChange, error) {
 	var in struct {
 		Title    *string `json:"title"`
 		Archived *bool   `json:"archived"`
@@ -61,22 +61,22 @@ func decodeThreadChange(body io.Reader) (query.ThreadChange, error) {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return query.ThreadChange{}, bodyError(err)
+		return store.ThreadChange{}, bodyError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return query.ThreadChange{}, query.BadParam("body", "send one JSON object and nothing after it")
+		return store.ThreadChange{}, store.BadParam("body", "send one JSON object and nothing after it")
 	}
 	if in.Title == nil && in.Archived == nil {
-		return query.ThreadChange{}, query.BadParam("body", `nothing to change: send {"title": "..."} and/or {"archived": true|false}`)
+		return store.ThreadChange{}, store.BadParam("body", `nothing to change: send {"title": "..."} and/or {"archived": true|false}`)
 	}
 	if in.Title != nil {
 		t := strings.Join(strings.Fields(*in.Title), " ")
 		if n := utf8.RuneCountInString(t); n > maxTitleRunes {
-			return query.ThreadChange{}, query.BadParam("title", "%d characters, at most %d", n, maxTitleRunes)
+			return store.ThreadChange{}, store.BadParam("title", "%d characters, at most %d", n, maxTitleRunes)
 		}
 		in.Title = &t
 	}
-	return query.ThreadChange{Title: in.Title, Archived: in.Archived}, nil
+	return store.ThreadChange{Title: in.Title, Archived: in.Archived}, nil
 }
 
 // bodyError names what is wrong with a change's JSON body.
@@ -89,13 +89,13 @@ func bodyError(err error) error {
 		if typeErr.Field == "archived" {
 			want = "true or false"
 		}
-		return query.BadParam(typeErr.Field, "want %s, got a JSON %s", want, typeErr.Value)
+		return store.BadParam(typeErr.Field, "want %s, got a JSON %s", want, typeErr.Value)
 	case errors.As(err, &maxErr):
-		return query.BadParam("body", "larger than %d bytes", maxErr.Limit)
+		return store.BadParam("body", "larger than %d bytes", maxErr.Limit)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return query.BadParam("body", "%s: only title and archived can change", strings.TrimPrefix(err.Error(), "json: "))
+		return store.BadParam("body", "%s: only title and archived can change", strings.TrimPrefix(err.Error(), "json: "))
 	case errors.Is(err, io.EOF):
-		return query.BadParam("body", "empty: send a JSON object")
+		return store.BadParam("body", "empty: send a JSON object")
 	}
-	return query.BadParam("body", "not a JSON object: %v", err)
+	return store.BadParam("body", "not a JSON object: %v", err)
 }

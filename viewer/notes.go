@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // maxNoteBody bounds the body of a note change: a memo of maxMemoRunes
@@ -23,15 +23,15 @@ func (s *Server) notesRoutes(api *gin.RouterGroup) {
 // {"starred": bool, "memo": "..."} changes the fields it holds and keeps
 // the others, with the note as stored.
 func (s *Server) PutNote(c *gin.Context) {
-	var ch query.NoteChange
+	var ch store.NoteChange
 	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxNoteBody))
 	if err := dec.Decode(&ch); err != nil {
-		s.apiError(c, query.BadParam("body", "not a JSON object {\"starred\": bool, \"memo\": string}: %v", err))
+		s.apiError(c, store.BadParam("body", "not a JSON object {\"starred\": bool, \"memo\": string}: %v", err))
 		return
 	}
 	if ch.Memo != nil {
-		if n := utf8.RuneCountInString(*ch.Memo); n > query.MaxMemoRunes {
-			s.apiError(c, query.BadParam("memo", "%d characters, at most %d", n, query.MaxMemoRunes))
+		if n := utf8.RuneCountInString(*ch.Memo); n > store.MaxMemoRunes {
+			s.apiError(c, store.BadParam("memo", "%d characters, at most %d", n, store.MaxMemoRunes))
 			return
 		}
 	}

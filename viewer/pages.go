@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 //go:embed templates/*.html
@@ -52,14 +52,14 @@ func (p *pages) render(name string, data any) ([]byte, error) {
 }
 
 // unknown is how a value no call reported shows.
-const unknown = query.Unknown
+const unknown = store.Unknown
 
 // formatCount writes n with thousands separators, — when unknown.
 func formatCount[T uint32 | uint64](n *T) string {
 	if n == nil {
 		return unknown
 	}
-	return query.FormatCount(uint64(*n))
+	return store.FormatCount(uint64(*n))
 }
 
 // formatCost writes dollars as FormatUSD does, — when unknown.
@@ -67,7 +67,7 @@ func formatCost(c *float64) string {
 	if c == nil {
 		return unknown
 	}
-	return "$" + query.FormatUSD(*c)
+	return "$" + store.FormatUSD(*c)
 }
 
 // formatDuration rounds to microseconds below a millisecond, to

@@ -5,28 +5,28 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // phasePalette is the number of phase colours trace.css defines
 // (.ph-0 … .ph-11): one pinned to each canonical phase, in
-// query.CanonicalPhases order, the rest shared by other phases by hash.
+// store.CanonicalPhases order, the rest shared by other phases by hash.
 const phasePalette = 12
 
 // phaseClass is the CSS class colouring a phase: the same phase has the
 // same colour on every trace and in every installation. Like
 // providerClass it is one of a fixed set, never built from the name.
 func phaseClass(phase string) string {
-	key := query.PhaseKey(phase)
+	key := store.PhaseKey(phase)
 	if key == "" {
 		return "ph-none"
 	}
-	if i := slices.Index(query.CanonicalPhases, key); i >= 0 {
+	if i := slices.Index(store.CanonicalPhases, key); i >= 0 {
 		return "ph-" + strconv.Itoa(i)
 	}
 	h := fnv.New32a()
 	h.Write([]byte(key))
-	fixed := len(query.CanonicalPhases)
+	fixed := len(store.CanonicalPhases)
 	return "ph-" + strconv.Itoa(fixed+int(h.Sum32()%uint32(phasePalette-fixed)))
 }
 
@@ -41,20 +41,20 @@ func phaseLegends(spans []TraceSpan) []phaseLegend {
 	written := map[string]string{}
 	var firstSeen []string
 	for _, sp := range spans {
-		key := query.PhaseKey(sp.Phase)
+		key := store.PhaseKey(sp.Phase)
 		if _, ok := written[key]; !ok {
 			written[key] = sp.Phase
 			firstSeen = append(firstSeen, key)
 		}
 	}
 	legends := make([]phaseLegend, 0, len(firstSeen))
-	for _, key := range query.PhaseOrder(firstSeen) {
+	for _, key := range store.PhaseOrder(firstSeen) {
 		if key != "" {
-			legends = append(legends, phaseLegend{Name: query.PhaseName(key, written[key]), Class: phaseClass(key)})
+			legends = append(legends, phaseLegend{Name: store.PhaseName(key, written[key]), Class: phaseClass(key)})
 		}
 	}
 	if _, ok := written[""]; ok {
-		legends = append(legends, phaseLegend{Name: query.PhaseName("", ""), Class: phaseClass("")})
+		legends = append(legends, phaseLegend{Name: store.PhaseName("", ""), Class: phaseClass("")})
 	}
 	return legends
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // "Delete" on a thread's page asks first, naming the thread and its turn
@@ -20,9 +20,9 @@ func TestDeleteThreadInBrowser(t *testing.T) {
 	ctx := browserTab(t)
 	h, _ := listFixture(t)
 	base := serve(t, h)
-	var th query.Thread
+	var th store.Thread
 	getJSON(t, h, "/api/threads/k1", http.StatusOK, &struct {
-		Thread *query.Thread `json:"thread"`
+		Thread *store.Thread `json:"thread"`
 	}{&th})
 
 	asked := make(chan string, 4)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // tablesOfThread are the tables a thread's rows are in.
@@ -56,7 +56,7 @@ func TestDeleteThread(t *testing.T) {
 		}
 	}
 	reportFacts(t, h, from, to, "")
-	var list struct{ Threads []query.Thread }
+	var list struct{ Threads []store.Thread }
 	getJSON(t, h, "/api/threads", http.StatusOK, &list)
 	before := rowsOfThread(t, conn, id)
 	for _, table := range []string{"conversations", "spans", "messages", "turn_notes", "thread_meta", "thread_summary"} {
@@ -90,7 +90,7 @@ func TestDeleteThread(t *testing.T) {
 	if res.status != http.StatusOK {
 		t.Fatalf("DELETE: %d %s", res.status, res.body)
 	}
-	var out struct{ Removed query.Removal }
+	var out struct{ Removed store.Removal }
 	if err := json.Unmarshal([]byte(res.body), &out); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestDeleteThread(t *testing.T) {
 	if res := get(t, h, "/api/threads/"+id); res.status != http.StatusNotFound {
 		t.Errorf("GET the deleted thread: %d, want 404", res.status)
 	}
-	var after struct{ Threads []query.Thread }
+	var after struct{ Threads []store.Thread }
 	getJSON(t, h, "/api/threads", http.StatusOK, &after)
 	if len(after.Threads) != len(list.Threads)-1 {
 		t.Errorf("threads listed after: %d, want %d", len(after.Threads), len(list.Threads)-1)
@@ -182,14 +182,14 @@ func TestPruneKeepsShellsAndExactSummaries(t *testing.T) {
 	}
 	from, to := day0.AddDate(0, 0, -1), day0.AddDate(0, 4, 0)
 	reportFacts(t, h, from, to, "") // the cost summaries warm
-	store := query.New(conn, 1000, time.Minute)
-	list := func() map[string]query.Thread {
+	st := store.New(conn, 1000, time.Minute)
+	list := func() map[string]store.Thread {
 		t.Helper()
-		page, err := store.Threads(ctx, query.ThreadFilter{Limit: 1000})
+		page, err := st.Threads(ctx, store.ThreadFilter{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := map[string]query.Thread{}
+		m := map[string]store.Thread{}
 		for _, th := range page.Threads {
 			m[th.ID] = th
 		}
@@ -229,15 +229,15 @@ func TestPruneKeepsShellsAndExactSummaries(t *testing.T) {
 		}
 	}
 
-	scope := query.PruneScope{BeforeNS: uint64(cutoff.UnixNano())}
-	plan, err := store.PlanPrune(ctx, scope)
+	scope := store.PruneScope{BeforeNS: uint64(cutoff.UnixNano())}
+	plan, err := st.PlanPrune(ctx, scope)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(plan.Partitions) != 2 || plan.WholeThreads != uint64(whole) {
 		t.Errorf("plan %+v: want March and April dropped whole and %d threads left empty", plan, whole)
 	}
-	if _, err := store.Prune(ctx, scope, nil); err != nil {
+	if _, err := st.Prune(ctx, scope, nil); err != nil {
 		t.Fatal(err)
 	}
 	var left uint64
@@ -259,17 +259,17 @@ func TestPruneKeepsShellsAndExactSummaries(t *testing.T) {
 	if res := get(t, h, "/threads/"+synth.Thread10); res.status != http.StatusOK || !strings.Contains(res.body, "turns pruned") {
 		t.Errorf("page of a pruned thread: %d, marked pruned: %v", res.status, strings.Contains(res.body, "turns pruned"))
 	}
-	if again, err := store.Prune(ctx, scope, nil); err != nil || again.Turns != 0 {
+	if again, err := st.Prune(ctx, scope, nil); err != nil || again.Turns != 0 {
 		t.Errorf("the same prune again: %+v, %v; want nothing to remove", again, err)
 	}
 	check("after the same prune again", pruned)
 
 	// A prune of beta cut short once its shells are stored; the next prune
 	// finishes it before its own.
-	beta := query.PruneScope{BeforeNS: uint64(cutoff.AddDate(0, 0, 5).UnixNano()), Project: "beta"}
+	beta := store.PruneScope{BeforeNS: uint64(cutoff.AddDate(0, 0, 5).UnixNano()), Project: "beta"}
 	second, _ := threadCounts(t, conn, beta.BeforeNS, "beta")
 	short, cancel := context.WithCancel(ctx)
-	_, err = store.Prune(short, beta, func(step string) {
+	_, err = st.Prune(short, beta, func(step string) {
 		if strings.HasPrefix(step, "kept the shells") {
 			cancel()
 		}
@@ -278,11 +278,11 @@ func TestPruneKeepsShellsAndExactSummaries(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("the prune cut short: %v, want context.Canceled", err)
 	}
-	later := query.PruneScope{BeforeNS: uint64(cutoff.AddDate(0, 0, 3).UnixNano()), Project: "beta"}
-	if p, err := store.PlanPrune(ctx, later); err != nil || p.Unfinished == 0 {
+	later := store.PruneScope{BeforeNS: uint64(cutoff.AddDate(0, 0, 3).UnixNano()), Project: "beta"}
+	if p, err := st.PlanPrune(ctx, later); err != nil || p.Unfinished == 0 {
 		t.Fatalf("plan after the interruption: %+v, %v; want the unfinished prune named", p, err)
 	}
-	if _, err := store.Prune(ctx, later, nil); err != nil {
+	if _, err := st.Prune(ctx, later, nil); err != nil {
 		t.Fatal(err)
 	}
 	for id, c := range second {

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // searchRoutes serves the search pages and their JSON twins.
@@ -136,10 +136,10 @@ func (s *Server) Search(c *gin.Context) (searchView, error) {
 		return v, err
 	}
 	v.searchForm = form
-	v.Roles, v.Statuses = searchRoles, query.SearchStatuses
+	v.Roles, v.Statuses = searchRoles, store.SearchStatuses
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { v.Facets, err = s.store.SearchFacets(gctx, f.Project); return err })
-	var hits []query.SearchHit
+	var hits []store.SearchHit
 	g.Go(func() (err error) {
 		// The projects first: reading them brings the summaries the
 		// titles come from up to date.
@@ -169,10 +169,10 @@ func (s *Server) Search(c *gin.Context) (searchView, error) {
 		// Newer results exist before this page when it was reached from a
 		// newer one, or when paging back found more; older ones likewise.
 		if f.After != nil || (f.Before != nil && more) {
-			v.Prev = query.SearchCursor{StartNS: first.StartNS, TurnID: first.TurnID}.String()
+			v.Prev = store.SearchCursor{StartNS: first.StartNS, TurnID: first.TurnID}.String()
 		}
 		if f.Before != nil || more {
-			v.Next = query.SearchCursor{StartNS: last.StartNS, TurnID: last.TurnID}.String()
+			v.Next = store.SearchCursor{StartNS: last.StartNS, TurnID: last.TurnID}.String()
 		}
 	}
 	return v, nil
@@ -180,7 +180,7 @@ func (s *Server) Search(c *gin.Context) (searchView, error) {
 
 // searchResults adds their threads' titles and a highlighted snippet to
 // hits.
-func (s *Server) searchResults(ctx context.Context, hits []query.SearchHit, q string) ([]SearchResult, error) {
+func (s *Server) searchResults(ctx context.Context, hits []store.SearchHit, q string) ([]SearchResult, error) {
 	titles, err := s.store.ThreadTitles(ctx, hits)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // searchForm is a search's text and filters as the request gave them: the
@@ -32,32 +32,32 @@ type searchForm struct {
 // filters (parseThreadQuery: role, tool, agent, session, speaker, phase,
 // starred, from, to) across threads, and project, model and status. An
 // unusable value is a *ParamError naming its parameter.
-func parseSearch(v url.Values, now time.Time) (query.SearchFilter, searchForm, error) {
+func parseSearch(v url.Values, now time.Time) (store.SearchFilter, searchForm, error) {
 	form := searchForm{
 		Q: strings.TrimSpace(v.Get("q")), Project: strings.TrimSpace(v.Get("project")),
 		Model: strings.TrimSpace(v.Get("model")), Status: strings.TrimSpace(v.Get("status")),
 	}
 	if len(form.Q) > maxQueryBytes {
-		return query.SearchFilter{}, searchForm{}, query.BadParam("q", "is longer than %d bytes", maxQueryBytes)
+		return store.SearchFilter{}, searchForm{}, store.BadParam("q", "is longer than %d bytes", maxQueryBytes)
 	}
-	if form.Status != "" && !slices.Contains(query.SearchStatuses, form.Status) {
-		return query.SearchFilter{}, searchForm{}, query.BadParam("status", "%q is not one of %s", form.Status, strings.Join(query.SearchStatuses, ", "))
+	if form.Status != "" && !slices.Contains(store.SearchStatuses, form.Status) {
+		return store.SearchFilter{}, searchForm{}, store.BadParam("status", "%q is not one of %s", form.Status, strings.Join(store.SearchStatuses, ", "))
 	}
 	turns, tf, err := parseThreadQuery(v, searchPageSize, now)
 	if err != nil {
-		return query.SearchFilter{}, searchForm{}, err
+		return store.SearchFilter{}, searchForm{}, err
 	}
 	form.Role, form.Tool, form.Agent, form.Session, form.Speaker = tf.Role, tf.Tool, tf.Agent, tf.Session, tf.Speaker
 	form.Phases, form.Starred, form.From, form.To = append([]string{}, tf.Phases...), tf.Starred, tf.From, tf.To
-	f := query.SearchFilter{Q: form.Q, Project: form.Project, TurnFilter: turns, Model: form.Model, Status: form.Status}
-	if f.After, err = query.ParseSearchCursor("after", v.Get("after")); err != nil {
-		return query.SearchFilter{}, searchForm{}, err
+	f := store.SearchFilter{Q: form.Q, Project: form.Project, TurnFilter: turns, Model: form.Model, Status: form.Status}
+	if f.After, err = store.ParseSearchCursor("after", v.Get("after")); err != nil {
+		return store.SearchFilter{}, searchForm{}, err
 	}
-	if f.Before, err = query.ParseSearchCursor("before", v.Get("before")); err != nil {
-		return query.SearchFilter{}, searchForm{}, err
+	if f.Before, err = store.ParseSearchCursor("before", v.Get("before")); err != nil {
+		return store.SearchFilter{}, searchForm{}, err
 	}
 	if f.After != nil && f.Before != nil {
-		return query.SearchFilter{}, searchForm{}, query.BadParam("before", "cannot be given with after")
+		return store.SearchFilter{}, searchForm{}, store.BadParam("before", "cannot be given with after")
 	}
 	return f, form, nil
 }
@@ -100,7 +100,7 @@ func (f searchForm) HasPhase(p string) bool { return slices.Contains(f.Phases, p
 // the value the request gave even when the facets do not.
 type searchChoices struct {
 	Projects []string           `json:"projects"`
-	Facets   query.SearchFacets `json:"facets"`
+	Facets   store.SearchFacets `json:"facets"`
 	Roles    []string           `json:"-"`
 	Statuses []string           `json:"-"`
 }
@@ -116,7 +116,7 @@ func (c *searchChoices) withGiven(form searchForm) {
 	c.Projects = add(c.Projects, form.Project)
 	c.Roles = add(c.Roles, form.Role)
 	c.Facets.Tools = add(c.Facets.Tools, form.Tool)
-	if form.Agent != query.AgentMain {
+	if form.Agent != store.AgentMain {
 		c.Facets.Agents = add(c.Facets.Agents, form.Agent)
 	}
 	c.Facets.Sessions = add(c.Facets.Sessions, form.Session)

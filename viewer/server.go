@@ -12,7 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/collector/pricing"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 //go:embed static
@@ -20,8 +20,8 @@ var staticFiles embed.FS
 
 // Server serves the viewer's pages and JSON API.
 type Server struct {
-	db     query.DB
-	store  query.Store
+	db     store.DB
+	store  store.Store
 	log    *slog.Logger
 	pages  *pages
 	token  string
@@ -31,11 +31,11 @@ type Server struct {
 }
 
 // New returns a viewer reading from db. Its templates are parsed here, once.
-func New(db query.DB, opts ...Option) *Server {
+func New(db store.DB, opts ...Option) *Server {
 	cfg := newConfig(opts)
 	s := &Server{
 		db:    db,
-		store: query.New(db, cfg.threadLimit, cfg.interruptedAfter),
+		store: store.New(db, cfg.threadLimit, cfg.interruptedAfter),
 		log:   cfg.logger,
 		pages: parsePages(),
 		token: cfg.token,

@@ -14,7 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // threadRoutes serves one thread's page, its turns as JSON and markdown,
@@ -63,7 +63,7 @@ type filterForm struct {
 
 // parseThreadQuery reads the filters of a thread page or its turns API.
 // An unusable value is a *ParamError naming its parameter.
-func parseThreadQuery(v url.Values, window int, now time.Time) (query.TurnFilter, filterForm, error) {
+func parseThreadQuery(v url.Values, window int, now time.Time) (store.TurnFilter, filterForm, error) {
 	form := filterForm{
 		Role:    strings.TrimSpace(v.Get("role")),
 		Speaker: strings.TrimSpace(v.Get("speaker")),
@@ -80,11 +80,11 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (query.TurnFilter
 	case viewTimeline:
 		form.View = viewTimeline
 	default:
-		return query.TurnFilter{}, filterForm{}, query.BadParam("view", "%q is neither phase nor timeline", view)
+		return store.TurnFilter{}, filterForm{}, store.BadParam("view", "%q is neither phase nor timeline", view)
 	}
-	f := query.TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
+	f := store.TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
 	for _, p := range v["phase"] {
-		key := query.PhaseKey(p)
+		key := store.PhaseKey(p)
 		if !slices.Contains(form.Phases, key) {
 			form.Phases = append(form.Phases, key)
 		}
@@ -93,36 +93,36 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (query.TurnFilter
 	switch strings.ToLower(form.Agent) {
 	case "", "all":
 		form.Agent = ""
-	case query.AgentMain:
-		form.Agent, f.Agent = query.AgentMain, query.AgentMain
+	case store.AgentMain:
+		form.Agent, f.Agent = store.AgentMain, store.AgentMain
 	default:
 		f.Agent = form.Agent
 	}
 	var err error
 	if form.Starred, err = parseSwitch("starred", v.Get("starred")); err != nil {
-		return query.TurnFilter{}, filterForm{}, err
+		return store.TurnFilter{}, filterForm{}, err
 	}
 	if form.Internal, err = parseSwitch("internal", v.Get("internal")); err != nil {
-		return query.TurnFilter{}, filterForm{}, err
+		return store.TurnFilter{}, filterForm{}, err
 	}
 	f.Starred, f.HideInternal = form.Starred, !form.Internal
 	if n := utf8.RuneCountInString(form.Q); n > maxQueryRunes {
-		return query.TurnFilter{}, filterForm{}, query.BadParam("q", "%d characters, at most %d", n, maxQueryRunes)
+		return store.TurnFilter{}, filterForm{}, store.BadParam("q", "%d characters, at most %d", n, maxQueryRunes)
 	}
-	if f.FromNS, f.ToNS, err = query.TimeRange(form.From, form.To, now); err != nil {
-		return query.TurnFilter{}, filterForm{}, err
+	if f.FromNS, f.ToNS, err = store.TimeRange(form.From, form.To, now); err != nil {
+		return store.TurnFilter{}, filterForm{}, err
 	}
 	if form.Limit, err = parseLimit("limit", v.Get("limit"), window, maxTurnWindow); err != nil {
-		return query.TurnFilter{}, filterForm{}, err
+		return store.TurnFilter{}, filterForm{}, err
 	}
 	return f, form, nil
 }
 
 // threadTurns is what the page and the turns API show of a thread.
 type threadTurns struct {
-	thread query.Thread
+	thread store.Thread
 	form   filterForm
-	turns  []query.Turn
+	turns  []store.Turn
 	total  int // turns that pass the filters
 }
 
@@ -139,7 +139,7 @@ func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurn
 
 // readTurns reads thread id and the newest turns f lets through, at most
 // form.Limit, and how many pass f: three reads side by side.
-func (s *Server) readTurns(ctx context.Context, id string, f query.TurnFilter, form filterForm, contentBytes int) (threadTurns, error) {
+func (s *Server) readTurns(ctx context.Context, id string, f store.TurnFilter, form filterForm, contentBytes int) (threadTurns, error) {
 	tt := threadTurns{form: form}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { tt.thread, err = s.store.Thread(gctx, id); return err })
@@ -200,14 +200,14 @@ func contentBytes(page bool) int {
 	if page {
 		return pageContentBytes
 	}
-	return query.PageContentBytes
+	return store.PageContentBytes
 }
 
 // threadPage renders one thread grouped by phase and round.
 func (s *Server) threadPage(c *gin.Context) {
 	id := c.Param("id")
 	v, tt, err := s.loadThreadView(c, true)
-	if errors.Is(err, query.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No thread has the id "+id+".")
 		return
 	}
@@ -234,9 +234,9 @@ func (s *Server) threadPage(c *gin.Context) {
 // phase counts, the values to filter by, cost by phase, the traces, the
 // provider session.
 type threadContext struct {
-	counts  []query.PhaseCount
-	facets  query.Facets
-	costs   []query.PhaseTotal
+	counts  []store.PhaseCount
+	facets  store.Facets
+	costs   []store.PhaseTotal
 	traces  []string
 	session string
 }
@@ -260,8 +260,8 @@ func apiThreadURL(id string) string { return "/api/threads/" + url.PathEscape(id
 // the filters; hidden = total - len(turns) are older than the window.
 type turnsResponse struct {
 	ThreadID string       `json:"thread_id"`
-	Thread   query.Thread `json:"thread"`
-	Turns    []query.Turn `json:"turns"`
+	Thread   store.Thread `json:"thread"`
+	Turns    []store.Turn `json:"turns"`
 	Total    int          `json:"total"`
 	Hidden   int          `json:"hidden"`
 	Limit    int          `json:"limit"`
@@ -272,7 +272,7 @@ type turnsResponse struct {
 // q) and limit. A
 // turn's content beyond pageContentBytes is cut (content_cut).
 func (s *Server) apiTurns(c *gin.Context) {
-	tt, err := s.loadTurns(c, turnWindow, query.PageContentBytes)
+	tt, err := s.loadTurns(c, turnWindow, store.PageContentBytes)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -292,9 +292,9 @@ func (tt threadTurns) response() turnsResponse {
 // beside them.
 type threadResponse struct {
 	turnsResponse
-	Phases      []query.PhaseCount `json:"phases"` // every phase of the thread, with its turns
-	Facets      query.Facets       `json:"facets"`
-	CostByPhase []query.PhaseTotal `json:"cost_by_phase"`
+	Phases      []store.PhaseCount `json:"phases"` // every phase of the thread, with its turns
+	Facets      store.Facets       `json:"facets"`
+	CostByPhase []store.PhaseTotal `json:"cost_by_phase"`
 	Traces      []string           `json:"traces"`
 	Session     string             `json:"current_session"` // the provider session a resumed run continues
 	Running     int                `json:"running"`
@@ -312,7 +312,7 @@ func (s *Server) apiThread(c *gin.Context) {
 	}
 	res := threadResponse{
 		turnsResponse: tt.response(),
-		Phases:        []query.PhaseCount{}, Facets: v.Facets, CostByPhase: v.Costs, Traces: []string{},
+		Phases:        []store.PhaseCount{}, Facets: v.Facets, CostByPhase: v.Costs, Traces: []string{},
 		Session: v.Session, Running: v.Running, Interrupted: v.Interrupted, Errors: v.Errors,
 	}
 	for _, chip := range v.Chips {
@@ -328,7 +328,7 @@ func (s *Server) apiThread(c *gin.Context) {
 // filters let through (not only the page's window; at most limit when
 // given), whole, as markdown.
 func (s *Server) threadMarkdown(c *gin.Context) {
-	tt, err := s.loadTurns(c, maxTurnWindow, query.AllContent)
+	tt, err := s.loadTurns(c, maxTurnWindow, store.AllContent)
 	if err != nil {
 		s.apiError(c, err)
 		return
@@ -340,9 +340,9 @@ func (s *Server) threadMarkdown(c *gin.Context) {
 // whole turn as markdown.
 func (s *Server) turnMarkdown(c *gin.Context) {
 	ctx := c.Request.Context()
-	turns, err := s.store.Turns(ctx, c.Param("id"), query.TurnFilter{TurnID: c.Param("turn_id")}, 1, query.AllContent)
+	turns, err := s.store.Turns(ctx, c.Param("id"), store.TurnFilter{TurnID: c.Param("turn_id")}, 1, store.AllContent)
 	if err == nil && len(turns) == 0 {
-		err = query.ErrTurnNotFound
+		err = store.ErrTurnNotFound
 	}
 	if err != nil {
 		s.apiError(c, err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // liveAfter is how recently a thread must have been updated for its page
@@ -64,16 +64,16 @@ func (s *Server) threadLive(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	ch := &query.Changes{}
+	ch := &store.Changes{}
 	if ch.AfterNS, err = strconv.ParseUint(v.Get("after"), 10, 64); err != nil {
-		s.apiError(c, query.BadParam("after", "%q is not a time in Unix nanoseconds", v.Get("after")))
+		s.apiError(c, store.BadParam("after", "%q is not a time in Unix nanoseconds", v.Get("after")))
 		return
 	}
 	if r := strings.TrimSpace(v.Get("running")); r != "" {
 		ch.Spans = strings.Split(r, ",")
 	}
 	if len(ch.Spans) > maxLiveSpans {
-		s.apiError(c, query.BadParam("running", "%d calls, at most %d", len(ch.Spans), maxLiveSpans))
+		s.apiError(c, store.BadParam("running", "%d calls, at most %d", len(ch.Spans), maxLiveSpans))
 		return
 	}
 	f.Changed, f.LeaveHistory = ch, true
@@ -82,7 +82,7 @@ func (s *Server) threadLive(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	view := newThreadView(query.Thread{}, turns, form.Q)
+	view := newThreadView(store.Thread{}, turns, form.Q)
 	res := liveResponse{Cards: []liveCard{}, LastNS: max(ch.AfterNS, view.LastNS)}
 	for _, band := range view.Bands {
 		for _, call := range band.Calls {
@@ -104,9 +104,9 @@ func (s *Server) threadLive(c *gin.Context) {
 // one turn as its card shows it, every message and no part cut: the HTML
 // that "Show full" puts in place of the card's start.
 func (s *Server) turnFull(c *gin.Context) {
-	turns, err := s.store.Turns(c.Request.Context(), c.Param("id"), query.TurnFilter{TurnID: c.Param("turn_id")}, 1, query.AllContent)
+	turns, err := s.store.Turns(c.Request.Context(), c.Param("id"), store.TurnFilter{TurnID: c.Param("turn_id")}, 1, store.AllContent)
 	if err == nil && len(turns) == 0 {
-		err = query.ErrTurnNotFound
+		err = store.ErrTurnNotFound
 	}
 	if err != nil {
 		s.apiError(c, err)

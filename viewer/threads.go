@@ -9,7 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // threadsRoutes serves the threads list, its JSON twin, and the changes a
@@ -29,8 +29,8 @@ const defaultPageSize = 50
 // JSON twin. Live says a thread shown has a call running or was updated
 // within liveWindow: the page then polls its JSON twin for changes.
 type threadsList struct {
-	Filter              query.ThreadFilter
-	Page                query.ThreadPage
+	Filter              store.ThreadFilter
+	Page                store.ThreadPage
 	Projects, Providers []string
 	Live                bool
 }
@@ -57,7 +57,7 @@ type threadsView struct {
 // long it ran (listDuration), and what threads.js compares with its JSON
 // (rowSignature).
 type threadRow struct {
-	query.Thread
+	store.Thread
 	Ago, Duration, Signature string
 }
 
@@ -82,7 +82,7 @@ func listDuration(ns uint64) string {
 // rowSignature is what changes in a row of the list when its thread does:
 // threads.js computes the same from the JSON twin's thread and replaces a
 // row whose signature differs.
-func rowSignature(t query.Thread) string {
+func rowSignature(t store.Thread) string {
 	tokens := ""
 	if t.Tokens != nil {
 		tokens = strconv.FormatUint(*t.Tokens, 10)
@@ -109,7 +109,7 @@ func (s *Server) threadsPage(c *gin.Context) {
 	toggle.Before, toggle.After = nil, nil
 	v.Toggle = listURL("/", toggle, def)
 	v.Filtered = listURL("/", l.Filter, l.Filter.Limit) != "/"
-	v.Statuses, v.Bounds = query.ThreadStatuses, boundsOf(l.Filter)
+	v.Statuses, v.Bounds = store.ThreadStatuses, boundsOf(l.Filter)
 	s.html(c, http.StatusOK, "threads.html", v)
 }
 
@@ -126,7 +126,7 @@ func (s *Server) apiThreads(c *gin.Context) {
 	def, _ := s.pageSize()
 	newer, older := l.pageURLs("/api/threads", def)
 	s.writeJSON(c, http.StatusOK, struct {
-		Threads   []query.Thread `json:"threads"`
+		Threads   []store.Thread `json:"threads"`
 		Next      string         `json:"next"`
 		Prev      string         `json:"prev"`
 		Projects  []string       `json:"projects"`

@@ -14,8 +14,8 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // taskSpan is an OTel GenAI chat span of the conversation conv-task,
@@ -77,7 +77,7 @@ func TestThreadAttributesFromOTLP(t *testing.T) {
 			t.Errorf("GET /api/threads?%s = %q, want %q", c.query, got.ids(), c.want)
 		}
 	}
-	th, err := query.New(conn, 100, time.Minute).Thread(ctx, "conv-task")
+	th, err := store.New(conn, 100, time.Minute).Thread(ctx, "conv-task")
 	if err != nil {
 		t.Fatal(err)
 	}

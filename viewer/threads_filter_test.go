@@ -13,12 +13,12 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // threadsAnswer is the body of GET /api/threads.
 type threadsAnswer struct {
-	Threads   []query.Thread `json:"threads"`
+	Threads   []store.Thread `json:"threads"`
 	Next      string         `json:"next"`
 	Prev      string         `json:"prev"`
 	Projects  []string       `json:"projects"`
@@ -247,13 +247,13 @@ func TestThreadsBadParams(t *testing.T) {
 }
 
 // patchJSON patches a thread and decodes the thread it answers.
-func patchJSON(t *testing.T, h http.Handler, id, body string) query.Thread {
+func patchJSON(t *testing.T, h http.Handler, id, body string) store.Thread {
 	t.Helper()
 	res := send(t, h, http.MethodPatch, "/api/threads/"+url.PathEscape(id), "application/json", body)
 	if res.status != http.StatusOK {
 		t.Fatalf("PATCH %s %s: status %d:\n%s", id, body, res.status, res.body)
 	}
-	var th query.Thread
+	var th store.Thread
 	if err := json.Unmarshal([]byte(res.body), &th); err != nil {
 		t.Fatalf("PATCH %s: decode %s: %v", id, res.body, err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Bounds of the threads list's parameters. An attribute filter (task, or
@@ -35,25 +35,25 @@ const (
 // archived (1 or 0), status, min_cost and max_cost (USD), min_duration
 // and max_duration (Go durations, or days as 2d), task and attr.<name>,
 // limit, and one of the cursors before and after.
-func (s *Server) threadFilter(c *gin.Context) (query.ThreadFilter, error) {
-	f := query.ThreadFilter{
+func (s *Server) threadFilter(c *gin.Context) (store.ThreadFilter, error) {
+	f := store.ThreadFilter{
 		Project:  c.Query("project"),
 		Provider: c.Query("provider"),
 		Query:    strings.TrimSpace(c.Query("q")),
 		Status:   c.Query("status"),
 	}
 	if n := utf8.RuneCountInString(f.Query); n > maxTitleQueryRunes {
-		return f, query.BadParam("q", "%d characters, at most %d", n, maxTitleQueryRunes)
+		return f, store.BadParam("q", "%d characters, at most %d", n, maxTitleQueryRunes)
 	}
 	switch a := c.Query("archived"); a {
 	case "", "0":
 	case "1":
 		f.Archived = true
 	default:
-		return f, query.BadParam("archived", "%q is not 1 or 0", a)
+		return f, store.BadParam("archived", "%q is not 1 or 0", a)
 	}
-	if f.Status != "" && !slices.Contains(query.ThreadStatuses, f.Status) {
-		return f, query.BadParam("status", "%q is not one of %s", f.Status, strings.Join(query.ThreadStatuses, ", "))
+	if f.Status != "" && !slices.Contains(store.ThreadStatuses, f.Status) {
+		return f, store.BadParam("status", "%q is not one of %s", f.Status, strings.Join(store.ThreadStatuses, ", "))
 	}
 	var err error
 	if f.MinCostUSD, f.MaxCostUSD, err = parseBounds(c, "cost", parseCost); err != nil {
@@ -72,14 +72,14 @@ func (s *Server) threadFilter(c *gin.Context) (query.ThreadFilter, error) {
 	if f.Limit, err = parseLimit("limit", c.Query("limit"), def, max); err != nil {
 		return f, err
 	}
-	if f.Before, err = query.ParseCursor("before", c.Query("before")); err != nil {
+	if f.Before, err = store.ParseCursor("before", c.Query("before")); err != nil {
 		return f, err
 	}
-	if f.After, err = query.ParseCursor("after", c.Query("after")); err != nil {
+	if f.After, err = store.ParseCursor("after", c.Query("after")); err != nil {
 		return f, err
 	}
 	if f.Before != nil && f.After != nil {
-		return f, query.BadParam("after", "give before or after, not both")
+		return f, store.BadParam("after", "give before or after, not both")
 	}
 	return f, nil
 }
@@ -88,7 +88,7 @@ func (s *Server) threadFilter(c *gin.Context) (query.ThreadFilter, error) {
 func parseCost(param, v string) (*float64, error) {
 	usd, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
 	if err != nil || usd < 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
-		return nil, query.BadParam(param, "%q is not a cost in USD, such as 0.25", v)
+		return nil, store.BadParam(param, "%q is not a cost in USD, such as 0.25", v)
 	}
 	return &usd, nil
 }
@@ -96,9 +96,9 @@ func parseCost(param, v string) (*float64, error) {
 // parseDuration reads a duration bound: a Go duration (90s, 5m, 1h30m) or
 // days (2d).
 func parseDuration(param, v string) (*time.Duration, error) {
-	d, err := query.ParseAge(v)
+	d, err := store.ParseAge(v)
 	if err != nil {
-		return nil, query.BadParam(param, "%q is not a duration, such as 90s, 5m or 1h30m", v)
+		return nil, store.BadParam(param, "%q is not a duration, such as 90s, 5m or 1h30m", v)
 	}
 	return &d, nil
 }
@@ -119,7 +119,7 @@ func parseBounds[T cmp.Ordered](c *gin.Context, name string, parse func(param, v
 		return nil, nil, err
 	}
 	if lo != nil && hi != nil && *lo > *hi {
-		return nil, nil, query.BadParam("max_"+name, "%q is below min_%s %q", c.Query("max_"+name), name, c.Query("min_"+name))
+		return nil, nil, store.BadParam("max_"+name, "%q is below min_%s %q", c.Query("max_"+name), name, c.Query("min_"+name))
 	}
 	return lo, hi, nil
 }
@@ -140,15 +140,15 @@ func attrFilters(params url.Values) (map[string]string, error) {
 		}
 		switch {
 		case name == "" || len(name) > maxAttrNameBytes:
-			return nil, query.BadParam(param, "an attribute name of 1 to %d bytes after %q", maxAttrNameBytes, attrParam)
+			return nil, store.BadParam(param, "an attribute name of 1 to %d bytes after %q", maxAttrNameBytes, attrParam)
 		case len(values) != 1 || attrs[name] != "":
-			return nil, query.BadParam(param, "give one value of the attribute %q", name)
+			return nil, store.BadParam(param, "give one value of the attribute %q", name)
 		case values[0] == "":
-			return nil, query.BadParam(param, "empty: give the value of the attribute %q", name)
+			return nil, store.BadParam(param, "empty: give the value of the attribute %q", name)
 		case utf8.RuneCountInString(values[0]) > maxAttrValueRunes:
-			return nil, query.BadParam(param, "longer than %d characters", maxAttrValueRunes)
+			return nil, store.BadParam(param, "longer than %d characters", maxAttrValueRunes)
 		case len(attrs) == maxAttrFilters:
-			return nil, query.BadParam(param, "at most %d attribute filters", maxAttrFilters)
+			return nil, store.BadParam(param, "at most %d attribute filters", maxAttrFilters)
 		}
 		if attrs == nil {
 			attrs = map[string]string{}
@@ -160,7 +160,7 @@ func attrFilters(params url.Values) (map[string]string, error) {
 
 // listURL is the URL of the threads list under path with f's parameters,
 // omitting the limit when it is defaultLimit.
-func listURL(path string, f query.ThreadFilter, defaultLimit int) string {
+func listURL(path string, f store.ThreadFilter, defaultLimit int) string {
 	v := url.Values{}
 	set := func(k, val string) {
 		if val != "" {
@@ -208,7 +208,7 @@ func listURL(path string, f query.ThreadFilter, defaultLimit int) string {
 // parameters write them; "" for none.
 type listBounds struct{ MinCost, MaxCost, MinDuration, MaxDuration string }
 
-func boundsOf(f query.ThreadFilter) listBounds {
+func boundsOf(f store.ThreadFilter) listBounds {
 	cost := func(usd *float64) string {
 		if usd == nil {
 			return ""

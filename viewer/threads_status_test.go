@@ -14,8 +14,8 @@ import (
 
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // withAttrs returns turn carrying the span attributes given as key, value
@@ -83,7 +83,7 @@ func insertStatusTurns(t *testing.T, conn driver.Conn) {
 
 // statusAnswer is GET /api/threads with the fields of this test.
 type statusAnswer struct {
-	Threads []query.Thread `json:"threads"`
+	Threads []store.Thread `json:"threads"`
 	Next    string         `json:"next"`
 	Live    bool           `json:"live"`
 }
@@ -142,7 +142,7 @@ func checkStatusFilters(t *testing.T, h http.Handler, step string) {
 
 	var all statusAnswer
 	getJSON(t, h, "/api/threads", http.StatusOK, &all)
-	byID := map[string]query.Thread{}
+	byID := map[string]store.Thread{}
 	for _, th := range all.Threads {
 		byID[th.ID] = th
 	}
@@ -152,7 +152,7 @@ func checkStatusFilters(t *testing.T, h http.Handler, step string) {
 		duration           time.Duration
 		attrs              string
 	}
-	factsOf := func(th query.Thread) facts {
+	factsOf := func(th store.Thread) facts {
 		var attrs []string
 		for k, v := range th.Attributes {
 			attrs = append(attrs, k+"="+v)
@@ -294,8 +294,8 @@ func checkStatusAfterPrune(t *testing.T, h http.Handler, conn driver.Conn) {
 	checkStatusFilters(t, h, "before the prune: ")
 	ctx := context.Background()
 	// Removes fail1's failed call, task1b's early call and task2 whole.
-	store := query.New(conn, 1000, time.Minute)
-	if _, err := store.Prune(ctx, query.PruneScope{BeforeNS: at(55)}, nil); err != nil {
+	st := store.New(conn, 1000, time.Minute)
+	if _, err := st.Prune(ctx, store.PruneScope{BeforeNS: at(55)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var after statusAnswer

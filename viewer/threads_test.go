@@ -12,9 +12,9 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/ddl"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // longPrompt is 180 runes of Korean (3 bytes each in UTF-8), so a title cut
@@ -68,7 +68,7 @@ func threadsFixture(t *testing.T) (http.Handler, driver.Conn) {
 func TestThreadsAPI(t *testing.T) {
 	h, _ := threadsFixture(t)
 	var got struct {
-		Threads []query.Thread `json:"threads"`
+		Threads []store.Thread `json:"threads"`
 	}
 	body := getJSON(t, h, "/api/threads", http.StatusOK, &got)
 
@@ -82,7 +82,7 @@ func TestThreadsAPI(t *testing.T) {
 		t.Fatalf("thread order %q, want %q", ids, want)
 	}
 
-	byID := map[string]query.Thread{}
+	byID := map[string]store.Thread{}
 	for _, th := range got.Threads {
 		byID[th.ID] = th
 	}
@@ -207,7 +207,7 @@ func TestThreadLimit(t *testing.T) {
 	_, conn := threadsFixture(t)
 	h := viewer.New(conn, viewer.WithThreadLimit(2)).Handler()
 	var got struct {
-		Threads []query.Thread `json:"threads"`
+		Threads []store.Thread `json:"threads"`
 	}
 	getJSON(t, h, "/api/threads", http.StatusOK, &got)
 	if len(got.Threads) != 2 || got.Threads[0].ID != "th-long" || got.Threads[1].ID != "th-nocost" {
@@ -251,7 +251,7 @@ func TestEmptyThreadsPage(t *testing.T) {
 		t.Errorf("GET / on an empty database: status %d, want 200 and the empty note:\n%s", res.status, res.body)
 	}
 	var got struct {
-		Threads []query.Thread `json:"threads"`
+		Threads []store.Thread `json:"threads"`
 	}
 	if body := getJSON(t, h, "/api/threads", http.StatusOK, &got); !strings.Contains(body, `"threads":[]`) {
 		t.Errorf("GET /api/threads on an empty database = %s, want an empty list", body)

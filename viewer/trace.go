@@ -8,7 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/schema/genai"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // traceRoutes serves the trace pages and their JSON twins.
@@ -22,7 +22,7 @@ func (s *Server) traceRoutes(app, api *gin.RouterGroup) {
 // SpanTurn is one turn of a span as the trace page lists it, with its
 // content read as chat messages and the link to the turn in its thread.
 type SpanTurn struct {
-	query.SpanTurn
+	store.SpanTurn
 	// Messages is Content read as chat messages JSON, as far as it decodes
 	// (the cut may end it mid-message); empty when Content is not such JSON.
 	Messages []SpanMessage `json:"messages"`
@@ -68,7 +68,7 @@ func (s *Server) trace(c *gin.Context) (Trace, error) {
 		return Trace{}, err
 	}
 	if len(spans) == 0 && len(calls) == 0 {
-		return Trace{}, query.ErrTraceNotFound
+		return Trace{}, store.ErrTraceNotFound
 	}
 	return buildTrace(id, spans, calls), nil
 }
@@ -77,7 +77,7 @@ func (s *Server) trace(c *gin.Context) (Trace, error) {
 // beside it (?all=1 with every attribute and event whole).
 func (s *Server) tracePage(c *gin.Context) {
 	t, err := s.trace(c)
-	if errors.Is(err, query.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		s.html(c, http.StatusNotFound, "notfound.html", "No trace has the id "+c.Param("trace_id")+".")
 		return
 	}
@@ -88,7 +88,7 @@ func (s *Server) tracePage(c *gin.Context) {
 	v := newTraceView(t)
 	if id := c.Query("span"); id != "" {
 		if t.span(id) == nil {
-			s.pageError(c, query.BadParam("span", "%q is not a span of this trace", id))
+			s.pageError(c, store.BadParam("span", "%q is not a span of this trace", id))
 			return
 		}
 		all, err := parseSwitch("all", c.Query("all"))
@@ -130,7 +130,7 @@ func (s *Server) apiSpanTurns(c *gin.Context) {
 		// No turns: tell an unknown trace from a span that said nothing.
 		found, err := s.store.TraceExists(ctx, traceID)
 		if err == nil && !found {
-			err = query.ErrTraceNotFound
+			err = store.ErrTraceNotFound
 		}
 		if err != nil {
 			s.apiError(c, err)

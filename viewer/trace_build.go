@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Trace is one trace as the waterfall shows it: its spans in display order
@@ -70,8 +70,8 @@ type TraceSpan struct {
 // buildTrace joins a trace's span rows with what their turns add up to,
 // draws a span from the turns of a call that has no span row yet (it is
 // still running, or was interrupted), and orders the spans depth first.
-func buildTrace(id string, spanRows []schema.Span, calls []query.CallRow) Trace {
-	byCall := make(map[string]query.CallRow, len(calls))
+func buildTrace(id string, spanRows []schema.Span, calls []store.CallRow) Trace {
+	byCall := make(map[string]store.CallRow, len(calls))
 	for _, c := range calls {
 		byCall[c.SpanID] = c
 	}
@@ -146,14 +146,14 @@ func buildTrace(id string, spanRows []schema.Span, calls []query.CallRow) Trace 
 		if c, ok := byCall[sp.SpanID]; ok {
 			t.EndNS = max(t.EndNS, c.EndNS)
 		}
-		t.TokensIn = query.AddKnown(t.TokensIn, sp.TokensIn)
-		t.TokensOut = query.AddKnown(t.TokensOut, sp.TokensOut)
-		t.CostUSD = query.AddKnown(t.CostUSD, sp.CostUSD)
+		t.TokensIn = store.AddKnown(t.TokensIn, sp.TokensIn)
+		t.TokensOut = store.AddKnown(t.TokensOut, sp.TokensOut)
+		t.CostUSD = store.AddKnown(t.CostUSD, sp.CostUSD)
 	}
 	slices.Sort(t.ThreadIDs)
 	t.DurationNS = t.EndNS - t.StartNS
 	t.Start = time.Unix(0, int64(t.StartNS)).UTC()
-	t.Tokens = query.AddKnown(t.TokensIn, t.TokensOut)
+	t.Tokens = store.AddKnown(t.TokensIn, t.TokensOut)
 	// A running call lasts, as far as anyone knows, until the trace's end.
 	for i := range spans {
 		if spans[i].Running && spans[i].DurationNS == 0 {
@@ -213,7 +213,7 @@ func nestSpans(spans []TraceSpan) []TraceSpan {
 
 // callName names a span drawn from its turns the way OTel GenAI names a
 // provider call's span: operation and model.
-func callName(c query.CallRow) string {
+func callName(c store.CallRow) string {
 	switch {
 	case c.Operation != "" && c.Model != "":
 		return c.Operation + " " + c.Model

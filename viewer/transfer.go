@@ -10,7 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/internal/transfer"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // maxImportBody bounds an import's body, and the export it decompresses
@@ -38,14 +38,14 @@ func (s *Server) exportThread(c *gin.Context) {
 	name := c.DefaultQuery("format", string(transfer.JSON))
 	format, err := transfer.ParseFormat(name)
 	if err != nil {
-		s.apiError(c, query.BadParam("format", "%q is not json or jsonl", name))
+		s.apiError(c, store.BadParam("format", "%q is not json or jsonl", name))
 		return
 	}
 	id := c.Param("id")
 	h := c.Writer.Header()
 	h.Set("Content-Type", map[transfer.Format]string{transfer.JSON: "application/json", transfer.JSONL: "application/x-ndjson"}[format])
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, exportName(id), format))
-	_, err = transfer.Export(c.Request.Context(), s.db, c.Writer, query.ExportFilter{ThreadID: id}, format)
+	_, err = transfer.Export(c.Request.Context(), s.db, c.Writer, store.ExportFilter{ThreadID: id}, format)
 	if err == nil {
 		return
 	}

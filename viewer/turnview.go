@@ -6,7 +6,7 @@ import (
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // A card shows the start of a long text, at most previewRunes characters
@@ -28,7 +28,7 @@ var parentVerbs = map[string]string{
 }
 
 type turnView struct {
-	query.Turn
+	store.Turn
 	Text     preview       // the content, unless it is messages
 	Messages []messageView // the content when it is chat messages JSON
 	Args     []argView     // the content of a tool call: its arguments
@@ -102,19 +102,19 @@ func (t turnView) ShowContent() bool {
 // shown) and around it (its tool call or result).
 type turnBuilder struct {
 	q       string
-	byID    map[string]*query.Turn
-	calls   map[string]*query.Turn // tool calls by tool_call_id
-	results map[string]*query.Turn // tool results by tool_call_id
+	byID    map[string]*store.Turn
+	calls   map[string]*store.Turn // tool calls by tool_call_id
+	results map[string]*store.Turn // tool results by tool_call_id
 	seen    map[string]bool        // messages the page showed so far, by messageKey
 	full    bool                   // show every message whole: no preview, no earlier
 }
 
-func newTurnBuilder(turns []query.Turn, q string) *turnBuilder {
+func newTurnBuilder(turns []store.Turn, q string) *turnBuilder {
 	b := &turnBuilder{
 		q:       q,
-		byID:    make(map[string]*query.Turn, len(turns)),
-		calls:   map[string]*query.Turn{},
-		results: map[string]*query.Turn{},
+		byID:    make(map[string]*store.Turn, len(turns)),
+		calls:   map[string]*store.Turn{},
+		results: map[string]*store.Turn{},
 		seen:    map[string]bool{},
 	}
 	for i := range turns {
@@ -137,7 +137,7 @@ func newTurnBuilder(turns []query.Turn, q string) *turnBuilder {
 func messageKey(role, text string) string { return role + "\x00" + strings.TrimSpace(text) }
 
 // view returns the view of t; call it for each turn in the order said.
-func (b *turnBuilder) view(t query.Turn) turnView {
+func (b *turnBuilder) view(t store.Turn) turnView {
 	tv := turnView{Turn: t, Failed: t.Failed(), Cut: t.ContentCut}
 	msgs, rest, complete := genai.DecodePrefix(t.Content)
 	// A page reads the start of a long turn: its last message may be cut.
@@ -145,7 +145,7 @@ func (b *turnBuilder) view(t query.Turn) turnView {
 	if len(msgs) > 0 && (complete || t.ContentCut) || partial {
 		b.messages(&tv, msgs)
 		if partial {
-			text, _ := previewOf(query.FragmentText(rest))
+			text, _ := previewOf(store.FragmentText(rest))
 			tv.Messages = append(tv.Messages, messageView{Role: genai.RoleOf(rest), Text: preview{Segs: highlight(text, b.q), Cut: true}})
 		}
 	} else if t.Role == schema.RoleToolCall && !t.ContentCut {
@@ -167,7 +167,7 @@ func (b *turnBuilder) view(t query.Turn) turnView {
 	}
 	if t.ToolCallID != "" {
 		var (
-			pair *query.Turn
+			pair *store.Turn
 			verb string
 		)
 		switch t.Role {
@@ -230,7 +230,7 @@ func (b *turnBuilder) preview(text string) preview {
 }
 
 // turnLabel names a turn in a link to it: who said it, and what.
-func turnLabel(t *query.Turn) string {
+func turnLabel(t *store.Turn) string {
 	parts := slices.DeleteFunc([]string{speakerOf(t.Turn), t.Phase, t.Role}, func(s string) bool { return s == "" })
 	return strings.Join(parts, " · ")
 }

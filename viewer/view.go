@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Views of a thread page.
@@ -19,7 +19,7 @@ const (
 // grouped by phase then round and in start order, and the filters that
 // chose them.
 type threadView struct {
-	Thread      query.Thread
+	Thread      store.Thread
 	View        string      // viewPhase or viewTimeline
 	Phases      []phaseView // the calls by phase, then round; also the outline
 	Bands       []bandView  // the calls in start order, a band per run of one phase and round
@@ -30,10 +30,10 @@ type threadView struct {
 
 	Filter  filterForm
 	Chips   []phaseChip
-	Facets  query.Facets
+	Facets  store.Facets
 	Traces  []traceLink
 	Session string             // the thread's current provider session
-	Costs   []query.PhaseTotal // usage and cost of the whole thread by phase
+	Costs   []store.PhaseTotal // usage and cost of the whole thread by phase
 	Shown   int                // turns on the page
 	Total   int                // turns that pass the filters
 	LastNS  uint64             // start of the newest turn on the page
@@ -56,7 +56,7 @@ func (v threadView) Timeline() bool { return v.View == viewTimeline }
 
 // phaseChip is one phase's toggle in the filter bar.
 type phaseChip struct {
-	query.PhaseCount
+	store.PhaseCount
 	On bool
 }
 
@@ -94,7 +94,7 @@ func traceURL(id string) string { return "/traces/" + url.PathEscape(id) }
 // groups them into phases in canonical order, then rounds in ascending
 // order, and into the timeline's bands; q is the search whose matches the
 // page marks.
-func newThreadView(th query.Thread, turns []query.Turn, q string) threadView {
+func newThreadView(th store.Thread, turns []store.Turn, q string) threadView {
 	v := threadView{Thread: th, Shown: len(turns), View: viewPhase}
 	b := newTurnBuilder(turns, q)
 	views := make([]turnView, len(turns))
@@ -113,7 +113,7 @@ func newThreadView(th query.Thread, turns []query.Turn, q string) threadView {
 	}
 	calls := buildCards(views, q)
 	at := func(c *callView) (string, uint16) { return c.Phase, c.Round }
-	for _, g := range query.GroupItemsByPhase(calls, at, func(c *callView) *callView { return c }) {
+	for _, g := range store.GroupItemsByPhase(calls, at, func(c *callView) *callView { return c }) {
 		pv := phaseView{Key: g.Key, Name: g.Name}
 		for _, r := range g.Rounds {
 			pv.Rounds = append(pv.Rounds, roundView{Round: r.Round, Calls: r.Turns})
@@ -122,7 +122,7 @@ func newThreadView(th query.Thread, turns []query.Turn, q string) threadView {
 	}
 	for _, c := range calls {
 		if n := len(v.Bands); n == 0 || v.Bands[n-1].Key != c.PhaseKey || v.Bands[n-1].Round != c.Round {
-			v.Bands = append(v.Bands, bandView{Key: c.PhaseKey, Name: query.PhaseName(c.PhaseKey, c.Phase), Round: c.Round})
+			v.Bands = append(v.Bands, bandView{Key: c.PhaseKey, Name: store.PhaseName(c.PhaseKey, c.Phase), Round: c.Round})
 		}
 		band := &v.Bands[len(v.Bands)-1]
 		band.Calls = append(band.Calls, c)

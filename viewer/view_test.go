@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func TestFormat(t *testing.T) {
@@ -53,33 +53,33 @@ func TestProviderClass(t *testing.T) {
 }
 
 func TestNewThreadView(t *testing.T) {
-	turn := func(id, phase string, round uint16) query.Turn {
-		return query.Turn{Turn: schema.Turn{TurnID: id, Phase: phase, Round: round, Role: "prompt"}}
+	turn := func(id, phase string, round uint16) store.Turn {
+		return store.Turn{Turn: schema.Turn{TurnID: id, Phase: phase, Round: round, Role: "prompt"}}
 	}
 	tests := []struct {
 		name  string
-		turns []query.Turn
+		turns []store.Turn
 		want  string // phases as Name[round:ids…]…
 	}{
 		{
 			name:  "canonical order, case-insensitive",
-			turns: []query.Turn{turn("a", "Verify", 0), turn("b", "PLAN", 0), turn("c", "plan", 0), turn("d", "Review", 0)},
+			turns: []store.Turn{turn("a", "Verify", 0), turn("b", "PLAN", 0), turn("c", "plan", 0), turn("d", "Review", 0)},
 			want:  "Plan[0:b,c] Review[0:d] Verify[0:a]",
 		},
 		{
 			name:  "others follow by first appearance, empty phase included",
-			turns: []query.Turn{turn("a", "deploy", 0), turn("b", "", 0), turn("c", "Adjudicate", 0), turn("d", "Cleanup", 0), turn("e", "deploy", 0)},
+			turns: []store.Turn{turn("a", "deploy", 0), turn("b", "", 0), turn("c", "Adjudicate", 0), turn("d", "Cleanup", 0), turn("e", "deploy", 0)},
 			want:  "Adjudicate[0:c] deploy[0:a,e] No phase[0:b] Cleanup[0:d]",
 		},
 		{
 			name:  "rounds ascending, turns in order inside",
-			turns: []query.Turn{turn("a", "revision", 2), turn("b", "revision", 1), turn("c", "revision", 2), turn("d", "revision", 10)},
+			turns: []store.Turn{turn("a", "revision", 2), turn("b", "revision", 1), turn("c", "revision", 2), turn("d", "revision", 10)},
 			want:  "Revision[1:b][2:a,c][10:d]",
 		},
 		{name: "no turns", want: ""},
 	}
 	for _, tt := range tests {
-		v := newThreadView(query.Thread{}, tt.turns, "")
+		v := newThreadView(store.Thread{}, tt.turns, "")
 		var parts []string
 		for _, p := range v.Phases {
 			s := p.Name
@@ -103,7 +103,7 @@ func TestNewThreadView(t *testing.T) {
 func TestCalls(t *testing.T) {
 	u32 := func(v uint32) *uint32 { return &v }
 	f64 := func(v float64) *float64 { return &v }
-	turns := []query.Turn{
+	turns := []store.Turn{
 		{Turn: schema.Turn{TurnID: "p0", SpanID: "a", TraceID: "t", Speaker: "planner", Phase: "plan", Role: "prompt", StartNS: 100}},
 		{Turn: schema.Turn{TurnID: "p1", SpanID: "a", TraceID: "t", Speaker: "planner", Phase: "plan", Role: "response", Content: "plan",
 			StartNS: 150, DurationNS: 50, TokensIn: u32(10), TokensOut: u32(5), CostUSD: f64(0.5)}},
@@ -136,7 +136,7 @@ func TestCalls(t *testing.T) {
 	if body := calls[1].Turns[1]; !body.Cut || !body.Text.Cut || strings.Count(body.Text.Segs[0].Text, "\n") != previewLines {
 		t.Errorf("long answer: cut %v, shown %q", body.Cut, body.Text.Segs[0].Text)
 	}
-	if (turnView{Turn: query.Turn{Turn: schema.Turn{Content: "boom", Error: "boom"}}, Failed: true}).ShowContent() {
+	if (turnView{Turn: store.Turn{Turn: schema.Turn{Content: "boom", Error: "boom"}}, Failed: true}).ShowContent() {
 		t.Error("an error turn whose content is its message shows the message twice")
 	}
 }
@@ -145,7 +145,7 @@ func TestCalls(t *testing.T) {
 // the run is no card of its own.
 func TestCallsNestToolRuns(t *testing.T) {
 	answer := `{"role":"assistant","content":null,"tool_calls":[{"id":"k1","type":"function","function":{"name":"apply_patch","arguments":"{\"patch\":\"--- a\\n+++ b\\n\",\"n\":2}"}}]}`
-	turns := []query.Turn{
+	turns := []store.Turn{
 		{Turn: schema.Turn{TurnID: "r", SpanID: "llm", Role: "response", Content: answer}},
 		{Turn: schema.Turn{TurnID: "tc", SpanID: "tool", Role: "tool_call", ToolCallID: "k1", ToolName: "apply_patch", Content: `{"patch":"x"}`}},
 		{Turn: schema.Turn{TurnID: "tr", SpanID: "tool", Role: "tool_result", ToolCallID: "k1", ToolName: "apply_patch", Content: "applied"}},
@@ -178,10 +178,10 @@ func TestCallsNestToolRuns(t *testing.T) {
 // The timeline keeps calls in start order, a band per run of one phase
 // and round: a revision between two review rounds shows between them.
 func TestTimelineBands(t *testing.T) {
-	turn := func(id, phase string, round uint16) query.Turn {
-		return query.Turn{Turn: schema.Turn{TurnID: id, SpanID: id, Phase: phase, Round: round, Role: "prompt"}}
+	turn := func(id, phase string, round uint16) store.Turn {
+		return store.Turn{Turn: schema.Turn{TurnID: id, SpanID: id, Phase: phase, Round: round, Role: "prompt"}}
 	}
-	v := newThreadView(query.Thread{}, []query.Turn{turn("a", "plan", 0), turn("b", "review", 0), turn("c", "revision", 1),
+	v := newThreadView(store.Thread{}, []store.Turn{turn("a", "plan", 0), turn("b", "review", 0), turn("c", "revision", 1),
 		turn("d", "review", 1), turn("e", "review", 1), turn("f", "verify", 0)}, "")
 	var bands []string
 	for _, b := range v.Bands {
@@ -192,7 +192,7 @@ func TestTimelineBands(t *testing.T) {
 	}
 }
 
-func viewsOf(turns []query.Turn) []turnView {
+func viewsOf(turns []store.Turn) []turnView {
 	b := newTurnBuilder(turns, "")
 	views := make([]turnView, len(turns))
 	for i, t := range turns {
@@ -204,22 +204,22 @@ func viewsOf(turns []query.Turn) []turnView {
 // Leading messages the page showed before are history; the first one not
 // seen and everything after it are new, and a prompt keeps at least one.
 func TestTurnBuilderHistory(t *testing.T) {
-	prompt := func(id, msgs string) query.Turn {
-		return query.Turn{Turn: schema.Turn{TurnID: id, Role: "prompt", Content: msgs}}
+	prompt := func(id, msgs string) store.Turn {
+		return store.Turn{Turn: schema.Turn{TurnID: id, Role: "prompt", Content: msgs}}
 	}
 	tests := []struct {
 		name  string
-		turns []query.Turn
+		turns []store.Turn
 		want  string // of the last turn: earlier messages | shown roles
 	}{
 		{
 			name:  "first prompt shows all",
-			turns: []query.Turn{prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`)},
+			turns: []store.Turn{prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`)},
 			want:  "0|system,user",
 		},
 		{
 			name: "repeated history with the answer",
-			turns: []query.Turn{
+			turns: []store.Turn{
 				prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`),
 				{Turn: schema.Turn{TurnID: "b", Role: "response", Content: "answer\n"}},
 				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":"answer"},{"role":"user","content":"more"}]`)},
@@ -227,14 +227,14 @@ func TestTurnBuilderHistory(t *testing.T) {
 		},
 		{
 			name: "a changed message ends the history",
-			turns: []query.Turn{
+			turns: []store.Turn{
 				prompt("a", `[{"role":"system","content":"s"},{"role":"user","content":"u"}]`),
 				prompt("c", `[{"role":"system","content":"s"},{"role":"user","content":"other"},{"role":"user","content":"u"}]`)},
 			want: "1|user,user",
 		},
 		{
 			name: "the same prompt again keeps its last message",
-			turns: []query.Turn{
+			turns: []store.Turn{
 				prompt("a", `[{"role":"user","content":"u"}]`),
 				prompt("c", `[{"role":"user","content":"u"}]`)},
 			want: "0|user",
@@ -260,7 +260,7 @@ func TestTurnBuilderHistory(t *testing.T) {
 }
 
 func TestTurnBuilderToolPairs(t *testing.T) {
-	turns := []query.Turn{
+	turns := []store.Turn{
 		{Turn: schema.Turn{TurnID: "c1", Role: "tool_call", ToolCallID: "x", ToolName: "grep", Speaker: "w"}},
 		{Turn: schema.Turn{TurnID: "r1", Role: "tool_result", ToolCallID: "x", ToolName: "grep", Speaker: "w"}},
 		{Turn: schema.Turn{TurnID: "c2", Role: "tool_call", ToolCallID: "y", ToolName: "ls"}},

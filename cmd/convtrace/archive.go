@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/archive"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func archiveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -45,7 +45,7 @@ func archiveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error
 const largeArchive = 20
 
 // runArchive archives, with a bar on a terminal.
-func runArchive(ctx context.Context, db query.DB, dir string, before time.Time, project string, w io.Writer) (archive.Result, error) {
+func runArchive(ctx context.Context, db store.DB, dir string, before time.Time, project string, w io.Writer) (archive.Result, error) {
 	var bar interface{ Set(int) error }
 	return archive.Run(ctx, db, dir, before, project, func(done, total int) {
 		if bar == nil {
@@ -64,7 +64,7 @@ func ageFlag(name, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, fmt.Errorf("%s: give an age, such as 180d", name)
 	}
-	age, err := query.ParseAge(v)
+	age, err := store.ParseAge(v)
 	if err != nil || age <= 0 {
 		return time.Time{}, fmt.Errorf("%s: %q is not an age such as 180d or 720h", name, v)
 	}

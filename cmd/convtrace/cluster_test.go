@@ -27,7 +27,7 @@ import (
 	"github.com/convtrace/convtrace/internal/chcluster"
 	"github.com/convtrace/convtrace/internal/demo"
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // The tables the collectors write, copied to one server to compare.

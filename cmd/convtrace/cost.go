@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/collector/pricing"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func costCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -21,7 +21,7 @@ func costCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	sf.register(fs)
 	since := fs.String("since", "7d", "start of the range: an age (24h, 7d) or a time (2026-05-01, RFC 3339)")
 	until := fs.String("until", "", "end of the range, like --since (default now)")
-	by := fs.String("by", "model", "comma-separated groups: "+strings.Join(query.CostDimensions, ", "))
+	by := fs.String("by", "model", "comma-separated groups: "+strings.Join(store.CostDimensions, ", "))
 	project := fs.String("project", "", "only this project (default all)")
 	format := fs.String("format", "table", "output format: table, csv or json")
 	prices := fs.String("prices", "", "price file (YAML or JSON) over the built-in table, for the cache savings")
@@ -30,7 +30,7 @@ func costCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if !ok {
 			return fmt.Errorf("--format: %q is not table, csv or json", *format)
 		}
-		f, err := query.ParseCostRange(*since, *until, time.Now())
+		f, err := store.ParseCostRange(*since, *until, time.Now())
 		if err != nil {
 			return flagError(err, map[string]string{"from": "--since", "to": "--until"})
 		}
@@ -39,7 +39,7 @@ func costCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		for i := range dims {
 			dims[i] = strings.TrimSpace(dims[i])
 		}
-		if _, err := query.GroupCost(nil, dims); err != nil {
+		if _, err := store.GroupCost(nil, dims); err != nil {
 			return flagError(err, map[string]string{"by": "--by"})
 		}
 		p, err := loadPrices(*prices)
@@ -51,15 +51,15 @@ func costCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			return err
 		}
 		defer st.close()
-		cells, err := query.QueryCost(ctx, st.conn, f, p)
+		cells, err := store.QueryCost(ctx, st.conn, f, p)
 		if err != nil {
 			return err
 		}
-		t, err := query.GroupCost(cells, dims)
+		t, err := store.GroupCost(cells, dims)
 		if err != nil {
 			return err
 		}
-		var total query.CostUsage
+		var total store.CostUsage
 		for _, r := range t.Rows {
 			total.Add(r.CostUsage)
 		}
@@ -78,7 +78,7 @@ func loadPrices(path string) (pricing.Prices, error) {
 
 // flagError names the command-line flag of a viewer parameter error.
 func flagError(err error, flags map[string]string) error {
-	var pe *query.ParamError
+	var pe *store.ParamError
 	if errors.As(err, &pe) {
 		if flag, ok := flags[pe.Param]; ok {
 			return fmt.Errorf("%s: %s", flag, pe.Reason)
@@ -87,26 +87,26 @@ func flagError(err error, flags map[string]string) error {
 	return err
 }
 
-var costWriters = map[string]func(io.Writer, query.CostTable, query.CostUsage) error{
+var costWriters = map[string]func(io.Writer, store.CostTable, store.CostUsage) error{
 	"table": writeCostTable,
-	"csv":   func(w io.Writer, t query.CostTable, _ query.CostUsage) error { return query.WriteCostCSV(w, t) },
-	"json": func(w io.Writer, t query.CostTable, total query.CostUsage) error {
+	"csv":   func(w io.Writer, t store.CostTable, _ store.CostUsage) error { return store.WriteCostCSV(w, t) },
+	"json": func(w io.Writer, t store.CostTable, total store.CostUsage) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			query.CostTable
-			Totals query.CostUsage `json:"totals"`
+			store.CostTable
+			Totals store.CostUsage `json:"totals"`
 		}{t, total})
 	},
 }
 
 // writeCostTable prints the table aligned, numbers right-aligned, with a
 // total line; unknown values are —.
-func writeCostTable(w io.Writer, t query.CostTable, total query.CostUsage) error {
+func writeCostTable(w io.Writer, t store.CostTable, total store.CostUsage) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := append(upper(t.By), "CALLS", "TOKENS IN", "TOKENS OUT", "CACHE READ", "CACHE WRITE", "COST USD", "UNPRICED", "CACHE SAVED")
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
-	line := func(key []string, u query.CostUsage) {
+	line := func(key []string, u store.CostUsage) {
 		cells := append(key, strconv.FormatUint(u.Calls, 10), count(u.TokensIn), count(u.TokensOut), count(u.CacheRead),
 			count(u.CacheWrite), usd(u.CostUSD), strconv.FormatUint(u.Unpriced, 10), usd(u.CacheSavingsUSD))
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
@@ -142,12 +142,12 @@ func count(n *uint64) string {
 	if n == nil {
 		return "—"
 	}
-	return query.FormatCount(*n)
+	return store.FormatCount(*n)
 }
 
 func usd(f *float64) string {
 	if f == nil {
 		return "—"
 	}
-	return query.FormatUSD(*f)
+	return store.FormatUSD(*f)
 }

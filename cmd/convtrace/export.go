@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/transfer"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // largeExport is the number of threads from which an export shows a bar.
@@ -30,13 +30,13 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error 
 		if err != nil {
 			return fmt.Errorf("--format: %q: %w", *format, err)
 		}
-		f := query.ExportFilter{ThreadID: *thread, Project: *project}
+		f := store.ExportFilter{ThreadID: *thread, Project: *project}
 		if *since != "" || *until != "" {
 			from := *since
 			if from == "" {
 				from = "1970-01-01"
 			}
-			r, err := query.ParseCostRange(from, *until, time.Now())
+			r, err := store.ParseCostRange(from, *until, time.Now())
 			if err != nil {
 				return flagError(err, map[string]string{"from": "--since", "to": "--until"})
 			}

@@ -24,7 +24,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // load sends GenAI calls with their content inline through the OTel SDK's

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // TestMain keeps every command of the tests, and the convtrace processes

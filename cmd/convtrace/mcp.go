@@ -10,8 +10,8 @@ import (
 	"runtime/debug"
 
 	"github.com/convtrace/convtrace/internal/mcpserver"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // mcpCmd serves the history over MCP on the command's standard input and
@@ -30,9 +30,9 @@ func mcpCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			return err
 		}
 		defer st.close()
-		store := query.New(st.conn, viewer.DefaultThreadLimit, viewer.DefaultInterruptedAfter)
+		reads := store.New(st.conn, viewer.DefaultThreadLimit, viewer.DefaultInterruptedAfter)
 		logger := slog.New(slog.NewTextHandler(out.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		srv := mcpserver.New(store, buildVersion(), mcpserver.WithPrices(p), mcpserver.WithLogger(logger))
+		srv := mcpserver.New(reads, buildVersion(), mcpserver.WithPrices(p), mcpserver.WithLogger(logger))
 		fmt.Fprintln(out.stderr, "convtrace MCP server on stdio: list_threads, get_thread, search, recent_context, cost")
 		if err := srv.Run(ctx, mcpserver.NewTransport(out.stdin, out.stdout)); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 			return err

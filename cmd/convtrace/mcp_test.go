@@ -22,9 +22,9 @@ import (
 	"github.com/convtrace/convtrace/internal/mcpserver"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/ddl"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // mcpSession runs `convtrace mcp` on dsn as a child process and connects
@@ -142,7 +142,7 @@ func TestMCPServer(t *testing.T) {
 
 	t.Run("list_threads", func(t *testing.T) {
 		var got struct {
-			Threads []query.Thread `json:"threads"`
+			Threads []store.Thread `json:"threads"`
 			Older   string         `json:"older"`
 		}
 		callTool(t, session, "list_threads", map[string]any{"limit": 1}, &got)
@@ -213,7 +213,7 @@ func TestMCPServer(t *testing.T) {
 		for _, h := range got.Hits {
 			if h.ThreadID != thread || h.ThreadTitle == "" || h.TurnID == "" || h.Speaker == "" || h.Phase == "" || h.Role != schema.RolePrompt ||
 				!strings.Contains(strings.ToLower(h.Snippet), "critique plan") || strings.Contains(h.Snippet, `"role"`) ||
-				utf8.RuneCountInString(h.Snippet) > query.SnippetRunes+2 {
+				utf8.RuneCountInString(h.Snippet) > store.SnippetRunes+2 {
 				t.Errorf("search hit %+v: want a prompt of the demo thread with a text snippet around the match", h)
 			}
 		}
@@ -228,7 +228,7 @@ func TestMCPServer(t *testing.T) {
 	t.Run("recent_context", func(t *testing.T) {
 		var got struct {
 			ThreadID string                 `json:"thread_id"`
-			Messages []query.ContextMessage `json:"messages"`
+			Messages []store.ContextMessage `json:"messages"`
 		}
 		callTool(t, session, "recent_context", map[string]any{"thread_id": thread, "limit": 7}, &got)
 		rec := httptest.NewRecorder()
@@ -236,7 +236,7 @@ func TestMCPServer(t *testing.T) {
 		req.Host = "127.0.0.1"
 		viewer.New(conn).Handler().ServeHTTP(rec, req)
 		var want struct {
-			Messages []query.ContextMessage `json:"messages"`
+			Messages []store.ContextMessage `json:"messages"`
 		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &want); rec.Code != http.StatusOK || err != nil {
 			t.Fatalf("viewer context API: %d %s", rec.Code, rec.Body)
@@ -248,8 +248,8 @@ func TestMCPServer(t *testing.T) {
 
 	t.Run("cost", func(t *testing.T) {
 		var got struct {
-			Totals query.CostUsage `json:"totals"`
-			Table  query.CostTable `json:"table"`
+			Totals store.CostUsage `json:"totals"`
+			Table  store.CostTable `json:"table"`
 		}
 		callTool(t, session, "cost", map[string]any{"from": "7d", "by": []string{"phase", "model"}}, &got)
 		code, out, stderr := runCapture(t, "cost", "--clickhouse", dsn, "--since", "7d", "--by", "phase,model", "--format", "json")
@@ -257,13 +257,13 @@ func TestMCPServer(t *testing.T) {
 			t.Fatalf("convtrace cost: exit %d, %s", code, stderr)
 		}
 		var want struct {
-			Totals query.CostUsage `json:"totals"`
-			Rows   []query.CostGroup
+			Totals store.CostUsage `json:"totals"`
+			Rows   []store.CostGroup
 		}
 		if err := json.Unmarshal([]byte(out), &want); err != nil {
 			t.Fatal(err)
 		}
-		if got.Totals.Calls == 0 || query.Deref(got.Totals.CostUSD) == 0 || !reflect.DeepEqual(got.Totals, want.Totals) {
+		if got.Totals.Calls == 0 || store.Deref(got.Totals.CostUSD) == 0 || !reflect.DeepEqual(got.Totals, want.Totals) {
 			t.Errorf("cost totals %s, want convtrace cost's %s", usageJSON(got.Totals), usageJSON(want.Totals))
 		}
 		if !reflect.DeepEqual(got.Table.By, []string{"phase", "model"}) || !reflect.DeepEqual(got.Table.Rows, want.Rows) {
@@ -331,7 +331,7 @@ func TestMCPServer(t *testing.T) {
 
 // mcpThread is get_thread's answer as a client reads it.
 type mcpThread struct {
-	Thread    query.Thread `json:"thread"`
+	Thread    store.Thread `json:"thread"`
 	Shown     int          `json:"shown"`
 	Total     int          `json:"total"`
 	TextBytes int          `json:"text_bytes"`
@@ -378,7 +378,7 @@ func bigTurns(thread string, n, size int) []schema.Turn {
 }
 
 // usageJSON prints a CostUsage's sums for a test's message.
-func usageJSON(u query.CostUsage) string {
+func usageJSON(u store.CostUsage) string {
 	b, _ := json.Marshal(u)
 	return string(b)
 }

@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 func migrateCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {

@@ -15,8 +15,8 @@ import (
 	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // threadTotals is what the threads list says of each thread: its turns
@@ -24,7 +24,7 @@ import (
 func threadTotals(t *testing.T, conn driver.Conn) map[string][2]uint64 {
 	t.Helper()
 	var page struct {
-		Threads []query.Thread `json:"threads"`
+		Threads []store.Thread `json:"threads"`
 	}
 	if err := json.Unmarshal(apiGetBody(t, conn, "/api/threads?limit=200"), &page); err != nil {
 		t.Fatalf("threads list: %v", err)
@@ -44,8 +44,8 @@ func threadTotals(t *testing.T, conn driver.Conn) map[string][2]uint64 {
 // FINAL counts.
 func TestPruneKilledAtEveryStep(t *testing.T) {
 	for _, point := range []string{
-		query.FailPruneShells, query.FailDeleteSubmitted, query.FailDeleteSubmitted + "@2",
-		query.FailPruneRemoved, query.FailPruneSummarized,
+		store.FailPruneShells, store.FailDeleteSubmitted, store.FailDeleteSubmitted + "@2",
+		store.FailPruneRemoved, store.FailPruneSummarized,
 	} {
 		t.Run(point, func(t *testing.T) {
 			t.Parallel() // each kills its own process on its own database

@@ -15,7 +15,7 @@ import (
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // The README's curl example of the attribute contract, sent as it stands
@@ -66,8 +66,8 @@ func TestReadmePromptQuery(t *testing.T) {
 	conn, thread, inDemo := readmeDemo(t)
 	got := queryText(t, conn, strings.ReplaceAll(inDemo(m[1]), "'issue-42'", "'"+thread+"'"))
 
-	store := query.New(conn, 100, time.Minute)
-	turns, err := store.Turns(context.Background(), thread, query.TurnFilter{Role: schema.RolePrompt}, 1000, query.AllContent)
+	reads := store.New(conn, 100, time.Minute)
+	turns, err := reads.Turns(context.Background(), thread, store.TurnFilter{Role: schema.RolePrompt}, 1000, store.AllContent)
 	if err != nil {
 		t.Fatal(err)
 	}

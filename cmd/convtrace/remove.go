@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func deleteCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -28,9 +28,9 @@ func deleteCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error 
 			return err
 		}
 		defer st.close()
-		store := query.New(st.conn, 0, 0)
-		size, err := store.ThreadSize(ctx, *thread)
-		if errors.Is(err, query.ErrNotFound) {
+		reads := store.New(st.conn, 0, 0)
+		size, err := reads.ThreadSize(ctx, *thread)
+		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no thread has the id %q", *thread)
 		}
 		if err != nil {
@@ -40,7 +40,7 @@ func deleteCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error 
 		if err := confirm(out, *yes, "delete it for good"); err != nil {
 			return err
 		}
-		removed, err := store.DeleteThread(ctx, *thread, mutationProgress(out.stderr))
+		removed, err := reads.DeleteThread(ctx, *thread, mutationProgress(out.stderr))
 		if err != nil {
 			return err
 		}
@@ -61,14 +61,14 @@ func pruneCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if err != nil {
 			return err
 		}
-		scope := query.PruneScope{BeforeNS: uint64(cutoff.UnixNano()), Project: *project}
+		scope := store.PruneScope{BeforeNS: uint64(cutoff.UnixNano()), Project: *project}
 		st, err := sf.openExisting(ctx, out.stderr)
 		if err != nil {
 			return err
 		}
 		defer st.close()
-		store := query.New(st.conn, 0, 0)
-		plan, err := store.PlanPrune(ctx, scope)
+		reads := store.New(st.conn, 0, 0)
+		plan, err := reads.PlanPrune(ctx, scope)
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func pruneCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if err := confirm(out, *yes, "prune"); err != nil {
 			return err
 		}
-		done, err := store.Prune(ctx, scope, func(step string) { fmt.Fprintln(out.stderr, step) })
+		done, err := reads.Prune(ctx, scope, func(step string) { fmt.Fprintln(out.stderr, step) })
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func projectSuffix(p string) string {
 }
 
 // describeRemoval says what a removal holds, in one line.
-func describeRemoval(r query.Removal) string {
+func describeRemoval(r store.Removal) string {
 	return fmt.Sprintf("%d threads, %d turns (%s of content), %d spans, %d notes", r.Threads, r.Turns, bytesString(r.Bytes), r.Spans, r.Notes)
 }
 

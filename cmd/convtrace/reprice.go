@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/collector/pricing"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func repriceCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -18,7 +18,7 @@ func repriceCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error
 	project := fs.String("project", "", "only this project (default all)")
 	prices := fs.String("prices", "", "price file (YAML or JSON) over the built-in table")
 	return func(ctx context.Context, out streams, _ []string) error {
-		f, err := query.ParseCostRange(*since, *until, time.Now())
+		f, err := store.ParseCostRange(*since, *until, time.Now())
 		if err != nil {
 			return flagError(err, map[string]string{"from": "--since", "to": "--until"})
 		}
@@ -38,7 +38,7 @@ func repriceCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error
 		if err != nil {
 			return err
 		}
-		if err := query.CostsChanged(ctx, st.conn, f.FromNS, f.ToNS); err != nil {
+		if err := store.CostsChanged(ctx, st.conn, f.FromNS, f.ToNS); err != nil {
 			return err
 		}
 		fmt.Fprintf(out.stdout, "repriced %d turns; %d turns of models without a price have an unknown cost\n", res.Priced, res.Unpriced)

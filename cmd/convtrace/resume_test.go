@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // fakeClaude is a `claude` that records its arguments, accepts --resume of
@@ -55,7 +55,7 @@ func TestRunResumesTheThreadsSession(t *testing.T) {
 		return code, stderr.String()
 	}
 	current := func() string {
-		s, err := query.CurrentSession(context.Background(), conn, "resumable", "anthropic")
+		s, err := store.CurrentSession(context.Background(), conn, "resumable", "anthropic")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/convtrace/convtrace/schema/ddl"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // retentionMargin is how much longer than --retention the table TTL keeps
@@ -24,7 +24,7 @@ const daily = 24 * time.Hour
 // keepRetention applies serve's --retention: a table TTL of retention plus
 // retentionMargin where the server has TTL, then a prune of what is older
 // than retention now and every day until ctx ends.
-func keepRetention(ctx context.Context, db query.DB, retention time.Duration, w io.Writer) {
+func keepRetention(ctx context.Context, db store.DB, retention time.Duration, w io.Writer) {
 	days := retention / (24 * time.Hour)
 	switch err := ddl.SetRetention(ctx, db, retention+retentionMargin); {
 	case errors.Is(err, ddl.ErrNoTTL):
@@ -32,10 +32,10 @@ func keepRetention(ctx context.Context, db query.DB, retention time.Duration, w 
 	case err != nil:
 		fmt.Fprintf(w, "retention: %v\n", err)
 	}
-	store := query.New(db, 0, 0)
+	reads := store.New(db, 0, 0)
 	everyDay(ctx, w, "retention", func(ctx context.Context) (string, error) {
-		scope := query.PruneScope{BeforeNS: uint64(time.Now().Add(-retention).UnixNano())}
-		done, err := store.Prune(ctx, scope, nil)
+		scope := store.PruneScope{BeforeNS: uint64(time.Now().Add(-retention).UnixNano())}
+		done, err := reads.Prune(ctx, scope, nil)
 		if err != nil || done.Turns == 0 && done.Spans == 0 {
 			return "", err
 		}
@@ -45,7 +45,7 @@ func keepRetention(ctx context.Context, db query.DB, retention time.Duration, w 
 
 // keepArchived applies serve's --archive-after: the threads idle for
 // after are archived to dir now and every day until ctx ends.
-func keepArchived(ctx context.Context, db query.DB, after time.Duration, dir string, w io.Writer) {
+func keepArchived(ctx context.Context, db store.DB, after time.Duration, dir string, w io.Writer) {
 	everyDay(ctx, w, "archive", func(ctx context.Context) (string, error) {
 		res, err := runArchive(ctx, db, dir, time.Now().Add(-after), "", io.Discard)
 		if err != nil || res.Threads == 0 {

@@ -28,7 +28,7 @@ import (
 	"github.com/convtrace/convtrace/instrument/cliagent"
 	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -292,7 +292,7 @@ func resumeArgs(ctx context.Context, sf *storageFlags, otlp, thread string, args
 		return args, stdin, err
 	}
 	defer st.close()
-	session, err := query.CurrentSession(lookupCtx, st.conn, thread, provider)
+	session, err := store.CurrentSession(lookupCtx, st.conn, thread, provider)
 	if err != nil || session == "" {
 		return args, stdin, err
 	}
@@ -334,7 +334,7 @@ func runThread(ctx context.Context, sf *storageFlags, otlp string, args []string
 			defer cancel()
 			if st, err := sf.openExisting(lookupCtx, io.Discard); err == nil {
 				defer st.close()
-				if th, err := query.ThreadOfSession(lookupCtx, st.conn, session); err == nil && th != "" {
+				if th, err := store.ThreadOfSession(lookupCtx, st.conn, session); err == nil && th != "" {
 					return th, args
 				}
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 var undeliveredRe = regexp.MustCompile(`convtrace run: (\d+) rows not delivered \(([^\n]*)\); spooled in ([^\n,]*),`)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func TestRunRecordsAnAgent(t *testing.T) {
@@ -117,21 +117,21 @@ func TestKilledRunLeavesAnInterruptedCall(t *testing.T) {
 	s := startServe(t, "--interrupted-after", "3s")
 	run := testkit.Start(t, nil, "run", "--clickhouse", s.dsn, "--thread", "killed", "--", "sleep", "30")
 
-	prompt := func() (query.Turn, bool) {
+	prompt := func() (store.Turn, bool) {
 		res, err := http.Get(s.viewer + "/api/threads/killed/turns?role=prompt")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer res.Body.Close()
-		var body struct{ Turns []query.Turn }
+		var body struct{ Turns []store.Turn }
 		if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&body) != nil || len(body.Turns) != 1 {
-			return query.Turn{}, false
+			return store.Turn{}, false
 		}
 		return body.Turns[0], true
 	}
-	waitFor := func(what string, ok func(query.Turn) bool) query.Turn {
+	waitFor := func(what string, ok func(store.Turn) bool) store.Turn {
 		t.Helper()
-		var last query.Turn
+		var last store.Turn
 		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			if p, found := prompt(); found {
 				if last = p; ok(p) {
@@ -143,13 +143,13 @@ func TestKilledRunLeavesAnInterruptedCall(t *testing.T) {
 		return last
 	}
 
-	p := waitFor("pending prompt", func(query.Turn) bool { return true })
+	p := waitFor("pending prompt", func(store.Turn) bool { return true })
 	if !p.Running || p.Interrupted {
 		t.Errorf("prompt of the live run: running %v, interrupted %v; want running", p.Running, p.Interrupted)
 	}
 	run.Kill(t)
 	killedAt := time.Now()
-	p = waitFor("interrupted call", func(p query.Turn) bool { return p.Interrupted })
+	p = waitFor("interrupted call", func(p store.Turn) bool { return p.Interrupted })
 	t.Logf("interrupted %v after the kill", time.Since(killedAt).Round(time.Millisecond))
 	if p.Running || p.Content != "30" {
 		t.Errorf("prompt of the killed run: running %v, content %q; want interrupted with its prompt %q", p.Running, p.Content, "30")

@@ -9,7 +9,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // DB is what Reprice needs of a connection to the convtrace
@@ -64,7 +64,7 @@ const updateUnpriced = `ALTER TABLE %s UPDATE cost_usd = CAST(NULL AS Nullable(F
 // twice stay identical. Mutations run in the background; Reprice waits for
 // them, calling progress with the mutations and parts still to do. The
 // cost summaries do not see a change of cost: the caller marks the
-// range's days stale with viewer/query's CostsChanged, as `convtrace
+// range's days stale with store's CostsChanged, as `convtrace
 // reprice` does.
 func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutations, parts uint64)) (Result, error) {
 	scope := r.args()

@@ -13,8 +13,8 @@ import (
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/instrument/cliagent"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // A Claude Code run whose Task tool starts a code-reviewer sub-agent: the
@@ -105,7 +105,7 @@ WHERE thread_id = 'sub-1' ORDER BY start_ns, seq`)
 		t.Errorf("the Agent filter does not offer code-reviewer")
 	}
 	var only struct {
-		Turns []query.Turn `json:"turns"`
+		Turns []store.Turn `json:"turns"`
 	}
 	rec2 := httptest.NewRecorder()
 	req = httptest.NewRequest(http.MethodGet, "/api/threads/sub-1?agent=code-reviewer", nil)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/internal/transfer"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Ext is the extension of an archive file: a JSONL export compressed with
@@ -47,26 +47,26 @@ type Result struct {
 // the database, in its file, or both, and the next run first finishes the
 // removals the journal holds, summaries included. One run at a time holds
 // dir (dir/.lock); the temporary files a killed run left are removed.
-func Run(ctx context.Context, db query.DB, dir string, before time.Time, project string, progress func(done, total int)) (Result, error) {
+func Run(ctx context.Context, db store.DB, dir string, before time.Time, project string, progress func(done, total int)) (Result, error) {
 	unlock, err := lockDir(dir)
 	if err != nil {
 		return Result{}, err
 	}
 	defer unlock()
 	removeTemps(dir)
-	store := query.New(db, 0, 0)
+	st := store.New(db, 0, 0)
 	j := journal{path: filepath.Join(dir, journalName)}
-	if err := j.finish(ctx, db, store); err != nil {
+	if err := j.finish(ctx, db, st); err != nil {
 		return Result{}, err
 	}
-	threads, err := store.IdleThreads(ctx, uint64(before.UnixNano()), project)
+	threads, err := st.IdleThreads(ctx, uint64(before.UnixNano()), project)
 	if err != nil {
 		return Result{}, err
 	}
 	var res Result
 	for i, t := range threads {
 		path := Path(dir, t.Project, t.ID)
-		n, size, err := archiveThread(ctx, db, store, j, t.ID, path)
+		n, size, err := archiveThread(ctx, db, st, j, t.ID, path)
 		if err != nil {
 			return res, fmt.Errorf("archive thread %q: %w", t.ID, err)
 		}
@@ -115,7 +115,7 @@ const (
 
 // archiveThread makes sure thread id is in a checked file at path, then
 // removes it from the database.
-func archiveThread(ctx context.Context, db query.DB, store query.Store, j journal, id, path string) (transfer.Counts, int64, error) {
+func archiveThread(ctx context.Context, db store.DB, st store.Store, j journal, id, path string) (transfer.Counts, int64, error) {
 	if err := place(ctx, db, id, path); err != nil {
 		return transfer.Counts{}, 0, err
 	}
@@ -124,7 +124,7 @@ func archiveThread(ctx context.Context, db query.DB, store query.Store, j journa
 		return transfer.Counts{}, 0, err
 	}
 	failpoint.Hit(FailJournaled)
-	got, err := remove(ctx, db, store, id, path)
+	got, err := remove(ctx, db, st, id, path)
 	if err != nil {
 		return transfer.Counts{}, 0, err
 	}
@@ -143,7 +143,7 @@ func archiveThread(ctx context.Context, db query.DB, store query.Store, j journa
 // thread id and every record the file held before: the file as it is when
 // it does, else a merged file written beside it, checked, and renamed over
 // it.
-func place(ctx context.Context, db query.DB, id, path string) error {
+func place(ctx context.Context, db store.DB, id, path string) error {
 	old, err := readBack(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// Damaged since it was written: kept beside, for inspection,
@@ -168,14 +168,14 @@ func place(ctx context.Context, db query.DB, id, path string) error {
 
 // remove removes thread id from the database once the file at path holds
 // every record the database has of it, as it is just before the removal.
-func remove(ctx context.Context, db query.DB, store query.Store, id, path string) (digest, error) {
+func remove(ctx context.Context, db store.DB, st store.Store, id, path string) (digest, error) {
 	got, err := readBack(path)
 	if err != nil {
 		return digest{}, fmt.Errorf("read back %s: %w", path, err)
 	}
 	want, err := exportDigest(ctx, db, id, io.Discard)
 	switch {
-	case errors.Is(err, query.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		// Its turns are gone already (a removal cut short): what is
 		// left goes, summaries included.
 	case err != nil:
@@ -185,16 +185,16 @@ func remove(ctx context.Context, db query.DB, store query.Store, id, path string
 	}
 	// A deletion a cut-short run submitted may finish between the check
 	// and this one, leaving nothing to remove: that is done too.
-	if _, err := store.DeleteThread(ctx, id, nil); err != nil && !errors.Is(err, query.ErrNotFound) {
+	if _, err := st.DeleteThread(ctx, id, nil); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return digest{}, err
 	}
 	return got, nil
 }
 
 // exportDigest exports thread id as JSONL to w and returns its digest.
-func exportDigest(ctx context.Context, db query.DB, id string, w io.Writer) (digest, error) {
+func exportDigest(ctx context.Context, db store.DB, id string, w io.Writer) (digest, error) {
 	d := newDigester(nil)
-	if _, err := transfer.Export(ctx, db, io.MultiWriter(w, d), query.ExportFilter{ThreadID: id}, transfer.JSONL); err != nil {
+	if _, err := transfer.Export(ctx, db, io.MultiWriter(w, d), store.ExportFilter{ThreadID: id}, transfer.JSONL); err != nil {
 		return digest{}, err
 	}
 	return d.digest()
@@ -205,7 +205,7 @@ func exportDigest(ctx context.Context, db query.DB, id string, w io.Writer) (dig
 // less than it held. With merge, the records of the file at path that the
 // database no longer has (those of an earlier archive of the thread) follow
 // the database's.
-func write(ctx context.Context, db query.DB, id, path string, merge bool) (err error) {
+func write(ctx context.Context, db store.DB, id, path string, merge bool) (err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func write(ctx context.Context, db query.DB, id, path string, merge bool) (err e
 	}
 	keys := map[string]bool{}
 	d := newDigester(func(line []byte, key string) { keys[key] = true })
-	if _, err := transfer.Export(ctx, db, io.MultiWriter(zw, d), query.ExportFilter{ThreadID: id}, transfer.JSONL); err != nil {
+	if _, err := transfer.Export(ctx, db, io.MultiWriter(zw, d), store.ExportFilter{ThreadID: id}, transfer.JSONL); err != nil {
 		zw.Close()
 		return err
 	}

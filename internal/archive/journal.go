@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Names in an archive folder beside the projects' folders (whose escaped
@@ -115,13 +115,13 @@ func (j journal) done(thread string) error {
 
 // finish completes the removals a run cut short: each thread's file is
 // checked against what the database still has of it, which then goes.
-func (j journal) finish(ctx context.Context, db query.DB, store query.Store) error {
+func (j journal) finish(ctx context.Context, db store.DB, st store.Store) error {
 	rs, err := j.read()
 	if err != nil {
 		return err
 	}
 	for _, r := range rs {
-		if _, err := remove(ctx, db, store, r.Thread, r.Path); err != nil {
+		if _, err := remove(ctx, db, st, r.Thread, r.Path); err != nil {
 			return fmt.Errorf("finish the removal of archived thread %q: %w", r.Thread, err)
 		}
 		if err := j.done(r.Thread); err != nil {

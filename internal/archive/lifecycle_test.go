@@ -20,8 +20,8 @@ import (
 	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // oldThreads writes a project "old" of threads months old, and returns
@@ -38,7 +38,7 @@ func oldThreads(t *testing.T, conn driver.Conn) ([]string, uint64) {
 
 // listed returns the threads list's rows of threads in ids, by id: what
 // the viewer shows of them.
-func listed(t *testing.T, conn driver.Conn, ids []string) map[string]query.Thread {
+func listed(t *testing.T, conn driver.Conn, ids []string) map[string]store.Thread {
 	t.Helper()
 	h := viewer.New(conn, viewer.WithLogger(slog.New(slog.DiscardHandler))).Handler()
 	req := httptest.NewRequest(http.MethodGet, "/api/threads?limit=200", nil)
@@ -46,7 +46,7 @@ func listed(t *testing.T, conn driver.Conn, ids []string) map[string]query.Threa
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	var page struct {
-		Threads []query.Thread `json:"threads"`
+		Threads []store.Thread `json:"threads"`
 	}
 	if err := json.NewDecoder(rec.Body).Decode(&page); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("threads list: %d, %v", rec.Code, err)
@@ -55,7 +55,7 @@ func listed(t *testing.T, conn driver.Conn, ids []string) map[string]query.Threa
 	for _, id := range ids {
 		want[id] = true
 	}
-	got := map[string]query.Thread{}
+	got := map[string]store.Thread{}
 	for _, th := range page.Threads {
 		if want[th.ID] {
 			got[th.ID] = th
@@ -85,7 +85,7 @@ func restored(t *testing.T, dir string) driver.Conn {
 func TestArchiveKilledAtEveryStep(t *testing.T) {
 	for _, point := range []string{
 		archive.FailWritten, archive.FailPlaced, archive.FailJournaled,
-		query.FailDeleteSubmitted, query.FailDeleteSubmitted + "@3", query.FailThreadRowsDeleted,
+		store.FailDeleteSubmitted, store.FailDeleteSubmitted + "@3", store.FailThreadRowsDeleted,
 		archive.FailRemoved,
 	} {
 		t.Run(point, func(t *testing.T) {

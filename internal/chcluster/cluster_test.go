@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // The cluster answers as one: system.clusters names 2 shards × 2

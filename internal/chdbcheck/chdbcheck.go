@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // RequireEnv is the environment variable that turns ErrUnavailable from a

@@ -14,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/convtrace/convtrace/internal/chserver"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // DataEnv overrides the data directory, as the commands' --data does.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Bounds of recent_context: those of the viewer's recent-context API.
@@ -37,14 +37,14 @@ type recentContextOut struct {
 // contextMessage is a message of the recent context, its content cut to a
 // bound.
 type contextMessage struct {
-	query.ContextMessage
+	store.ContextMessage
 	Cut bool `json:"cut,omitempty"`
 }
 
 func (s *server) recentContext(ctx context.Context, in recentContextIn) (recentContextOut, error) {
 	id := strings.TrimSpace(in.ThreadID)
 	if id == "" {
-		return recentContextOut{}, query.BadParam("thread_id", "is empty: list_threads or search gives thread ids")
+		return recentContextOut{}, store.BadParam("thread_id", "is empty: list_threads or search gives thread ids")
 	}
 	limit, err := inRange("limit", in.Limit, defaultContextMessages, 1, maxContextMessages)
 	if err != nil {

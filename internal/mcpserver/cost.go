@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Bounds of cost.
@@ -16,7 +16,7 @@ const (
 )
 
 var costDoc = `Tokens and cost of the calls that started in a time range, as the viewer's cost page and ` +
-	"`convtrace cost` report them: the totals, and the usage grouped by " + strings.Join(query.CostDimensions, ", ") +
+	"`convtrace cost` report them: the totals, and the usage grouped by " + strings.Join(store.CostDimensions, ", ") +
 	` (by, default model; several group by each combination), most expensive first (by day: oldest first), and the ` +
 	`most expensive threads. from defaults to midnight UTC 30 days ago, to to now (RFC 3339, a date, or an age such ` +
 	`as 7d). Costs are null when unknown; unpriced_calls counts calls whose model has no price. At most 200 rows and ` +
@@ -34,16 +34,16 @@ type costOut struct {
 	From    time.Time          `json:"from"`
 	To      time.Time          `json:"to"`
 	Project string             `json:"project,omitempty"`
-	Totals  query.CostUsage    `json:"totals"`
-	Table   query.CostTable    `json:"table"`
-	Threads []query.CostThread `json:"threads"`
+	Totals  store.CostUsage    `json:"totals"`
+	Table   store.CostTable    `json:"table"`
+	Threads []store.CostThread `json:"threads"`
 	// RowsLeftOut counts the table's rows past the first 200.
 	RowsLeftOut int `json:"rows_left_out,omitempty"`
 }
 
 func (s *server) cost(ctx context.Context, in costIn) (costOut, error) {
 	now := time.Now()
-	f, err := query.ParseCostRange(in.From, in.To, now)
+	f, err := store.ParseCostRange(in.From, in.To, now)
 	if err != nil {
 		return costOut{}, err
 	}
@@ -52,7 +52,7 @@ func (s *server) cost(ctx context.Context, in costIn) (costOut, error) {
 	if len(by) == 0 {
 		by = []string{"model"}
 	}
-	if _, err := query.GroupCost(nil, by); err != nil {
+	if _, err := store.GroupCost(nil, by); err != nil {
 		return costOut{}, err
 	}
 	top, err := inRange("threads", in.Threads, defaultTopThreads, 1, maxTopThreads)
@@ -63,19 +63,19 @@ func (s *server) cost(ctx context.Context, in costIn) (costOut, error) {
 	if err != nil {
 		return costOut{}, err
 	}
-	query.AddSavings(cells, s.prices)
+	store.AddSavings(cells, s.prices)
 	out := costOut{From: time.Unix(0, int64(f.FromNS)).UTC(), To: time.Unix(0, int64(f.ToNS)).UTC(), Project: f.Project, Threads: threads}
 	for _, c := range cells {
 		out.Totals.Add(c.CostUsage)
 	}
-	if out.Table, err = query.GroupCost(cells, by); err != nil {
+	if out.Table, err = store.GroupCost(cells, by); err != nil {
 		return costOut{}, err
 	}
 	if n := len(out.Table.Rows); n > maxCostRows {
 		out.Table.Rows, out.RowsLeftOut = out.Table.Rows[:maxCostRows], n-maxCostRows
 	}
 	if out.Threads == nil {
-		out.Threads = []query.CostThread{}
+		out.Threads = []store.CostThread{}
 	}
 	return out, nil
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/mcpserver"
-	"github.com/convtrace/convtrace/schema/ddl"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // Serve the tools on standard input and output over a convtrace database,
@@ -22,7 +22,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	defer conn.Close()
-	srv := mcpserver.New(query.New(conn, 200, 5*time.Minute), "v1.0.0")
+	srv := mcpserver.New(store.New(conn, 200, 5*time.Minute), "v1.0.0")
 	if err := srv.Run(ctx, mcpserver.NewTransport(os.Stdin, os.Stdout)); err != nil {
 		log.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Bounds of search.
@@ -63,25 +63,25 @@ type hitOut struct {
 }
 
 func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
-	f := query.SearchFilter{
+	f := store.SearchFilter{
 		Q: strings.TrimSpace(in.Q), Project: in.Project, Model: in.Model, Status: in.Status,
-		TurnFilter: query.TurnFilter{Role: in.Role, Tool: in.Tool, Speaker: in.Speaker, Starred: in.Starred},
+		TurnFilter: store.TurnFilter{Role: in.Role, Tool: in.Tool, Speaker: in.Speaker, Starred: in.Starred},
 	}
 	if in.Phase != "" {
 		f.Phases = []string{in.Phase}
 	}
 	var err error
-	if f.After, err = query.ParseSearchCursor("after", in.After); err != nil {
+	if f.After, err = store.ParseSearchCursor("after", in.After); err != nil {
 		return searchOut{}, err
 	}
-	if f.Status != "" && !slices.Contains(query.SearchStatuses, f.Status) {
-		return searchOut{}, query.BadParam("status", "%q is none of %s", f.Status, strings.Join(query.SearchStatuses, ", "))
+	if f.Status != "" && !slices.Contains(store.SearchStatuses, f.Status) {
+		return searchOut{}, store.BadParam("status", "%q is none of %s", f.Status, strings.Join(store.SearchStatuses, ", "))
 	}
 	limit, err := inRange("limit", in.Limit, defaultHits, 1, maxHits)
 	if err != nil {
 		return searchOut{}, err
 	}
-	if f.FromNS, f.ToNS, err = query.TimeRange(in.From, in.To, time.Now()); err != nil {
+	if f.FromNS, f.ToNS, err = store.TimeRange(in.From, in.To, time.Now()); err != nil {
 		return searchOut{}, err
 	}
 	hits, err := s.store.Search(ctx, f, limit+1)
@@ -92,7 +92,7 @@ func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
 	if len(hits) > limit {
 		hits = hits[:limit]
 		last := hits[limit-1]
-		out.Next = query.SearchCursor{StartNS: last.StartNS, TurnID: last.TurnID}.String()
+		out.Next = store.SearchCursor{StartNS: last.StartNS, TurnID: last.TurnID}.String()
 	}
 	titles, err := s.store.ThreadTitles(ctx, hits)
 	if err != nil {
@@ -102,7 +102,7 @@ func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
 		out.Hits = append(out.Hits, hitOut{
 			ThreadID: h.ThreadID, ThreadTitle: cmp.Or(titles[h.ThreadID], h.ThreadID), Project: h.Project,
 			TurnID: h.TurnID, Speaker: h.Speaker, Phase: h.Phase, Role: h.Role, Model: h.Model,
-			Time: time.Unix(0, int64(h.StartNS)).UTC(), Snippet: query.Snippet(h.Around, f.Q), Internal: h.Internal,
+			Time: time.Unix(0, int64(h.StartNS)).UTC(), Snippet: store.Snippet(h.Around, f.Q), Internal: h.Internal,
 		})
 	}
 	return out, nil

@@ -11,23 +11,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/convtrace/convtrace/collector/pricing"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
-// Store is what the tools read: query.Store satisfies it. Its methods are
+// Store is what the tools read: store.Store satisfies it. Its methods are
 // called concurrently, one call per tool call, with the call's context.
 type Store interface {
-	Threads(ctx context.Context, f query.ThreadFilter) (query.ThreadPage, error)
-	Thread(ctx context.Context, id string) (query.Thread, error)
-	Turns(ctx context.Context, threadID string, f query.TurnFilter, limit, contentBytes int) ([]query.Turn, error)
-	CountTurns(ctx context.Context, threadID string, f query.TurnFilter) (int, error)
-	Search(ctx context.Context, f query.SearchFilter, limit int) ([]query.SearchHit, error)
-	ThreadTitles(ctx context.Context, hits []query.SearchHit) (map[string]string, error)
-	RecentContext(ctx context.Context, threadID string, limit int) ([]query.ContextMessage, error)
-	CostData(ctx context.Context, f query.CostFilter, withCells bool, threadLimit int, now time.Time) ([]query.CostCell, []query.CostThread, error)
+	Threads(ctx context.Context, f store.ThreadFilter) (store.ThreadPage, error)
+	Thread(ctx context.Context, id string) (store.Thread, error)
+	Turns(ctx context.Context, threadID string, f store.TurnFilter, limit, contentBytes int) ([]store.Turn, error)
+	CountTurns(ctx context.Context, threadID string, f store.TurnFilter) (int, error)
+	Search(ctx context.Context, f store.SearchFilter, limit int) ([]store.SearchHit, error)
+	ThreadTitles(ctx context.Context, hits []store.SearchHit) (map[string]string, error)
+	RecentContext(ctx context.Context, threadID string, limit int) ([]store.ContextMessage, error)
+	CostData(ctx context.Context, f store.CostFilter, withCells bool, threadLimit int, now time.Time) ([]store.CostCell, []store.CostThread, error)
 }
 
-var _ Store = query.Store{}
+var _ Store = store.Store{}
 
 // Option configures New.
 type Option interface{ apply(*config) }
@@ -57,14 +57,14 @@ type server struct {
 	logger *slog.Logger
 }
 
-// New returns an MCP server whose tools read store; run it with Run and
+// New returns an MCP server whose tools read st; run it with Run and
 // a transport, such as NewTransport's.
-func New(store Store, version string, opts ...Option) *mcp.Server {
+func New(st Store, version string, opts ...Option) *mcp.Server {
 	cfg := config{logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	s := &server{store: store, prices: cfg.prices, logger: cfg.logger}
+	s := &server{store: st, prices: cfg.prices, logger: cfg.logger}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "convtrace", Title: "convtrace history", Version: version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.logger})
 	srv.AddReceivingMiddleware(cutToolErrors)
@@ -114,13 +114,13 @@ func addTool[In, Out any](srv *mcp.Server, s *server, name, doc string, h func(c
 // of the store or the server is logged and answered without its details,
 // which may quote the query and its arguments.
 func (s *server) toolError(ctx context.Context, tool string, err error) error {
-	var pe *query.ParamError
+	var pe *store.ParamError
 	switch {
 	case errors.As(err, &pe):
 		return fmt.Errorf("bad argument %s", pe.Error())
-	case errors.Is(err, query.ErrTurnNotFound):
+	case errors.Is(err, store.ErrTurnNotFound):
 		return fmt.Errorf("%w: get_thread without turn_id lists the thread's turns", err)
-	case errors.Is(err, query.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("%w: list_threads or search gives the ids of stored threads", err)
 	}
 	s.logger.ErrorContext(ctx, "mcp: tool failed", "tool", tool, "err", err)

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Bounds of get_thread.
@@ -45,8 +45,8 @@ type getThreadIn struct {
 }
 
 type getThreadOut struct {
-	Thread query.Thread                `json:"thread"`
-	Phases []query.PhaseGroup[turnOut] `json:"phases"`
+	Thread store.Thread                `json:"thread"`
+	Phases []store.PhaseGroup[turnOut] `json:"phases"`
 	Shown  int                         `json:"shown"` // turns in phases
 	Total  int                         `json:"total"` // turns that pass the filters
 	// TextBytes is the cut of each text in this answer.
@@ -59,7 +59,7 @@ type getThreadOut struct {
 func (s *server) getThread(ctx context.Context, in getThreadIn) (getThreadOut, error) {
 	id := strings.TrimSpace(in.ThreadID)
 	if id == "" {
-		return getThreadOut{}, query.BadParam("thread_id", "is empty: list_threads or search gives thread ids")
+		return getThreadOut{}, store.BadParam("thread_id", "is empty: list_threads or search gives thread ids")
 	}
 	f, err := in.filter(time.Now())
 	if err != nil {
@@ -73,13 +73,13 @@ func (s *server) getThread(ctx context.Context, in getThreadIn) (getThreadOut, e
 	if err != nil {
 		return getThreadOut{}, err
 	}
-	contentBytes := query.PageContentBytes
+	contentBytes := store.PageContentBytes
 	if f.TurnID != "" {
-		contentBytes = query.AllContent
+		contentBytes = store.AllContent
 	}
 	var (
-		th    query.Thread
-		turns []query.Turn
+		th    store.Thread
+		turns []store.Turn
 		total int
 	)
 	g, gctx := errgroup.WithContext(ctx)
@@ -90,13 +90,13 @@ func (s *server) getThread(ctx context.Context, in getThreadIn) (getThreadOut, e
 		return getThreadOut{}, fmt.Errorf("thread %q: %w", id, err)
 	}
 	if f.TurnID != "" && len(turns) == 0 {
-		return getThreadOut{}, fmt.Errorf("thread %q: %w", id, query.ErrTurnNotFound)
+		return getThreadOut{}, fmt.Errorf("thread %q: %w", id, store.ErrTurnNotFound)
 	}
 	total = max(total, len(turns)) // a turn stored after the count was read
 	return shrink(n, len(turns), func(n, drop int) getThreadOut {
 		out := getThreadOut{Thread: th, Shown: len(turns) - drop, Total: total, TextBytes: n}
 		cut := false
-		out.Phases = query.GroupByPhase(turns[drop:], func(t query.Turn) turnOut {
+		out.Phases = store.GroupByPhase(turns[drop:], func(t store.Turn) turnOut {
 			v := newTurnOut(t, n)
 			cut = cut || v.Cut
 			return v
@@ -108,26 +108,26 @@ func (s *server) getThread(ctx context.Context, in getThreadIn) (getThreadOut, e
 
 // filter is the turn filter of the arguments, as the thread page reads
 // its parameters.
-func (in getThreadIn) filter(now time.Time) (query.TurnFilter, error) {
-	f := query.TurnFilter{
+func (in getThreadIn) filter(now time.Time) (store.TurnFilter, error) {
+	f := store.TurnFilter{
 		Role: strings.TrimSpace(in.Role), Speaker: strings.TrimSpace(in.Speaker), Session: strings.TrimSpace(in.Session),
 		Tool: strings.TrimSpace(in.Tool), Query: strings.TrimSpace(in.Q), TurnID: strings.TrimSpace(in.TurnID),
 		Starred: in.Starred, HideInternal: true,
 	}
 	for _, p := range in.Phase {
-		if key := query.PhaseKey(p); !slices.Contains(f.Phases, key) {
+		if key := store.PhaseKey(p); !slices.Contains(f.Phases, key) {
 			f.Phases = append(f.Phases, key)
 		}
 	}
 	switch agent := strings.TrimSpace(in.Agent); strings.ToLower(agent) {
 	case "", "all":
-	case query.AgentMain:
-		f.Agent = query.AgentMain
+	case store.AgentMain:
+		f.Agent = store.AgentMain
 	default:
 		f.Agent = agent
 	}
 	var err error
-	f.FromNS, f.ToNS, err = query.TimeRange(in.From, in.To, now)
+	f.FromNS, f.ToNS, err = store.TimeRange(in.From, in.To, now)
 	return f, err
 }
 

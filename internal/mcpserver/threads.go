@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Bounds of list_threads.
@@ -29,26 +29,26 @@ type listThreadsIn struct {
 }
 
 type listThreadsOut struct {
-	Threads []query.Thread `json:"threads"`
+	Threads []store.Thread `json:"threads"`
 	// Older and Newer are the cursors of the pages beside, "" at either end.
 	Older string `json:"older"`
 	Newer string `json:"newer"`
 }
 
 func (s *server) listThreads(ctx context.Context, in listThreadsIn) (listThreadsOut, error) {
-	f := query.ThreadFilter{Project: in.Project, Provider: in.Provider, Query: strings.TrimSpace(in.Query), Archived: in.Archived}
+	f := store.ThreadFilter{Project: in.Project, Provider: in.Provider, Query: strings.TrimSpace(in.Query), Archived: in.Archived}
 	var err error
 	if f.Limit, err = inRange("limit", in.Limit, defaultThreads, 1, maxThreads); err != nil {
 		return listThreadsOut{}, err
 	}
-	if f.Before, err = query.ParseCursor("before", in.Before); err != nil {
+	if f.Before, err = store.ParseCursor("before", in.Before); err != nil {
 		return listThreadsOut{}, err
 	}
-	if f.After, err = query.ParseCursor("after", in.After); err != nil {
+	if f.After, err = store.ParseCursor("after", in.After); err != nil {
 		return listThreadsOut{}, err
 	}
 	if f.Before != nil && f.After != nil {
-		return listThreadsOut{}, query.BadParam("after", "give before or after, not both")
+		return listThreadsOut{}, store.BadParam("after", "give before or after, not both")
 	}
 	page, err := s.store.Threads(ctx, f)
 	if err != nil {
@@ -56,7 +56,7 @@ func (s *server) listThreads(ctx context.Context, in listThreadsIn) (listThreads
 	}
 	out := listThreadsOut{Threads: page.Threads}
 	if out.Threads == nil {
-		out.Threads = []query.Thread{}
+		out.Threads = []store.Thread{}
 	}
 	if page.Older != nil {
 		out.Older = page.Older.String()

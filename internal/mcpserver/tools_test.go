@@ -16,7 +16,7 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -27,17 +27,17 @@ func connect(t *testing.T, turns ...schema.Turn) *mcp.ClientSession {
 	t.Helper()
 	conn, _ := testkit.Open(t)
 	testkit.InsertTurns(t, conn, turns...)
-	return serve(t, query.New(conn, 200, 5*time.Minute))
+	return serve(t, store.New(conn, 200, 5*time.Minute))
 }
 
-// serve serves the tools over store and returns a client's session to
+// serve serves the tools over st and returns a client's session to
 // them, closed when the test ends.
-func serve(t *testing.T, store mcpserver.Store, opts ...mcpserver.Option) *mcp.ClientSession {
+func serve(t *testing.T, st mcpserver.Store, opts ...mcpserver.Option) *mcp.ClientSession {
 	t.Helper()
-	srv := mcpserver.New(store, "test", opts...)
-	ct, st := mcp.NewInMemoryTransports()
+	srv := mcpserver.New(st, "test", opts...)
+	ct, sct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := srv.Connect(ctx, st, nil)
+	ss, err := srv.Connect(ctx, sct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestGetThreadMessages(t *testing.T) {
 		{Role: "assistant", Parts: []genai.Part{genai.Text("an answer")}}, user("what now? " + strings.Repeat("ab", 400))}
 	cs := connect(t, exchange("th-msgs", "s1", start, history, strings.Repeat("é", 300))...)
 	var got struct {
-		Phases []query.PhaseGroup[struct {
+		Phases []store.PhaseGroup[struct {
 			Role            string `json:"role"`
 			Text            string `json:"text"`
 			Messages        []struct{ Role, Text string }
@@ -184,8 +184,8 @@ type failingStore struct{ mcpserver.Store }
 
 const storeError = "code: 62, message: Syntax error: failed at position 120 (SELECT thread_id FROM turns WHERE project = 'p')"
 
-func (failingStore) Threads(context.Context, query.ThreadFilter) (query.ThreadPage, error) {
-	return query.ThreadPage{}, errors.New(storeError)
+func (failingStore) Threads(context.Context, store.ThreadFilter) (store.ThreadPage, error) {
+	return store.ThreadPage{}, errors.New(storeError)
 }
 
 // A failed query is answered without its details, which go to the log.

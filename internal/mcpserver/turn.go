@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/schema/genai"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // turnOut is one turn as get_thread gives it: who said what, when, at
@@ -52,7 +52,7 @@ type messageOut struct {
 }
 
 // newTurnOut makes t into a turnOut whose texts hold at most n bytes.
-func newTurnOut(t query.Turn, n int) turnOut {
+func newTurnOut(t store.Turn, n int) turnOut {
 	v := turnOut{
 		TurnID: t.TurnID, ParentTurnID: t.ParentTurnID, Role: t.Role, Speaker: t.Speaker, Agent: t.Agent,
 		Provider: t.Provider, Model: t.Model, ToolName: t.ToolName, ToolCallID: t.ToolCallID,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/convtrace/convtrace/internal/chcluster"
 	"github.com/convtrace/convtrace/internal/chserver"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // ClusterEnv is the environment variable that turns missing ZooKeeper,

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/schema/ddl"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // TestClickHouseFaults freezes, kills and restarts a server: a frozen one

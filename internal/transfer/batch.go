@@ -10,7 +10,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // An import gathers records into batches and stores a batch at a time:
@@ -24,10 +24,10 @@ const (
 
 // batch is records read to be stored together.
 type batch struct {
-	threads []query.ThreadRecord
+	threads []store.ThreadRecord
 	turns   []schema.Turn
 	spans   []schema.Span
-	notes   []query.Note
+	notes   []store.Note
 	bytes   int // of content, errors and memos
 }
 
@@ -51,7 +51,7 @@ func (b *batch) add(rec *record) (full bool) {
 // importer stores batches and counts what it stored and skipped.
 type importer struct {
 	conn  Conn
-	store query.Store
+	store store.Store
 	rows  *collector.RowStore
 	res   Result // the reader writes BadLines, the storer the counts
 
@@ -62,7 +62,7 @@ type importer struct {
 }
 
 func newImporter(conn Conn, wait time.Duration) *importer {
-	return &importer{res: Result{BadLines: []BadLine{}}, conn: conn, store: query.New(conn, 0, 0), rows: collector.NewRowStore(conn),
+	return &importer{res: Result{BadLines: []BadLine{}}, conn: conn, store: store.New(conn, 0, 0), rows: collector.NewRowStore(conn),
 		touched: map[string]bool{}, seen: map[string]bool{}, wait: wait}
 }
 
@@ -142,7 +142,7 @@ func (imp *importer) flushTurns(ctx context.Context, b *batch) error {
 	if len(b.turns) == 0 {
 		return nil
 	}
-	key := func(t *schema.Turn) query.RowKey { return query.RowKey{t.ThreadID, t.TurnID} }
+	key := func(t *schema.Turn) store.RowKey { return store.RowKey{t.ThreadID, t.TurnID} }
 	stored, err := imp.store.StoredTurns(ctx, keys(b.turns, key))
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (imp *importer) flushSpans(ctx context.Context, b *batch) error {
 	if len(b.spans) == 0 {
 		return nil
 	}
-	key := func(s *schema.Span) query.RowKey { return query.RowKey{s.TraceID, s.SpanID} }
+	key := func(s *schema.Span) store.RowKey { return store.RowKey{s.TraceID, s.SpanID} }
 	stored, err := imp.store.StoredSpans(ctx, keys(b.spans, key))
 	if err != nil {
 		return err
@@ -180,7 +180,7 @@ func (imp *importer) flushSpans(ctx context.Context, b *batch) error {
 
 // fresh returns the rows of batch that stored does not hold, each once,
 // adding the others to skipped.
-func fresh[R any](batch []R, key func(*R) query.RowKey, stored map[query.RowKey]bool, skipped *int64) []R {
+func fresh[R any](batch []R, key func(*R) store.RowKey, stored map[store.RowKey]bool, skipped *int64) []R {
 	var out []R
 	for i := range batch {
 		k := key(&batch[i])
@@ -200,13 +200,13 @@ func (imp *importer) flushNotes(ctx context.Context, b *batch) error {
 	if len(b.notes) == 0 {
 		return nil
 	}
-	versions, err := imp.store.NoteVersions(ctx, ids(b.notes, func(n *query.Note) string { return n.ThreadID }))
+	versions, err := imp.store.NoteVersions(ctx, ids(b.notes, func(n *store.Note) string { return n.ThreadID }))
 	if err != nil {
 		return err
 	}
-	var fresh []query.Note
+	var fresh []store.Note
 	for _, n := range b.notes {
-		k := query.RowKey{n.ThreadID, n.TurnID}
+		k := store.RowKey{n.ThreadID, n.TurnID}
 		if versions[k] >= n.UpdatedNS {
 			imp.res.Skipped.Notes++
 			continue
@@ -215,7 +215,7 @@ func (imp *importer) flushNotes(ctx context.Context, b *batch) error {
 		fresh = append(fresh, n)
 		imp.touched[n.ThreadID] = true
 	}
-	if err := query.InsertNotes(ctx, imp.conn, fresh); err != nil {
+	if err := store.InsertNotes(ctx, imp.conn, fresh); err != nil {
 		return err
 	}
 	imp.res.Imported.Notes += int64(len(fresh))
@@ -227,29 +227,29 @@ func (imp *importer) flushThreads(ctx context.Context, b *batch) error {
 	if len(b.threads) == 0 {
 		return nil
 	}
-	versions, err := imp.store.MetaVersions(ctx, ids(b.threads, func(t *query.ThreadRecord) string { return t.ID }))
+	versions, err := imp.store.MetaVersions(ctx, ids(b.threads, func(t *store.ThreadRecord) string { return t.ID }))
 	if err != nil {
 		return err
 	}
-	var fresh []query.ThreadRecord
+	var fresh []store.ThreadRecord
 	for _, t := range b.threads {
-		k := query.RowKey{t.ID}
+		k := store.RowKey{t.ID}
 		if t.UpdatedNS > versions[k] {
 			versions[k] = t.UpdatedNS
 			fresh = append(fresh, t)
 			imp.touched[t.ID] = true
 		}
 	}
-	return query.InsertThreadMeta(ctx, imp.conn, fresh)
+	return store.InsertThreadMeta(ctx, imp.conn, fresh)
 }
 
 // keys returns the distinct keys of rows, sorted.
-func keys[R any](rows []R, key func(*R) query.RowKey) []query.RowKey {
-	out := make([]query.RowKey, len(rows))
+func keys[R any](rows []R, key func(*R) store.RowKey) []store.RowKey {
+	out := make([]store.RowKey, len(rows))
 	for i := range rows {
 		out[i] = key(&rows[i])
 	}
-	slices.SortFunc(out, func(a, b query.RowKey) int {
+	slices.SortFunc(out, func(a, b store.RowKey) int {
 		if c := strings.Compare(a[0], b[0]); c != 0 {
 			return c
 		}

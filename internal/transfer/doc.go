@@ -20,7 +20,7 @@
 // its import lock (import_claims); both waits are bounded by WithWait,
 // past which an import is refused with ErrBusy.
 //
-// The reads and the existence checks are viewer/query's; turns and spans
+// The reads and the existence checks are store's; turns and spans
 // are stored through the collector's writer path (collector.RowStore), so
 // that the history split and the cost summaries' stale marks are the
 // writer's own. Used by convtrace export and import and by the viewer's

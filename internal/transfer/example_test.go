@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/convtrace/convtrace/internal/transfer"
-	"github.com/convtrace/convtrace/schema/ddl"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/ddl"
 )
 
 // Export one project's threads as JSON lines. The example needs a
@@ -21,7 +21,7 @@ func ExampleExport() {
 		log.Fatal(err)
 	}
 	defer conn.Close()
-	n, err := transfer.Export(ctx, conn, os.Stdout, query.ExportFilter{Project: "shipcode"}, transfer.JSONL)
+	n, err := transfer.Export(ctx, conn, os.Stdout, store.ExportFilter{Project: "shipcode"}, transfer.JSONL)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // exportPage is how many turns an export reads and holds at a time.
@@ -41,19 +41,19 @@ func WithProgress(fn func(done, total int)) ExportOption {
 // content, the spans of its traces and its notes. It returns what it
 // wrote. A filter that selects no thread writes an export with none, but
 // for one thread asked for by id: then nothing is written and the error
-// is query.ErrNotFound.
-func Export(ctx context.Context, db query.DB, w io.Writer, f query.ExportFilter, format Format, opts ...ExportOption) (Counts, error) {
+// is store.ErrNotFound.
+func Export(ctx context.Context, db store.DB, w io.Writer, f store.ExportFilter, format Format, opts ...ExportOption) (Counts, error) {
 	cfg := exportConfig{now: time.Now}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	store := query.New(db, 0, 0)
-	threads, err := store.ExportThreads(ctx, f)
+	st := store.New(db, 0, 0)
+	threads, err := st.ExportThreads(ctx, f)
 	if err != nil {
 		return Counts{}, err
 	}
 	if f.ThreadID != "" && len(threads) == 0 {
-		return Counts{}, fmt.Errorf("export thread %q: %w", f.ThreadID, query.ErrNotFound)
+		return Counts{}, fmt.Errorf("export thread %q: %w", f.ThreadID, store.ErrNotFound)
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var enc encoder
@@ -75,9 +75,9 @@ func Export(ctx context.Context, db query.DB, w io.Writer, f query.ExportFilter,
 		threads = threads[len(group):]
 		var err error
 		if len(group) == 1 && group[0].Turns > groupTurns {
-			err = exportLong(ctx, store, enc, &group[0], &n)
+			err = exportLong(ctx, st, enc, &group[0], &n)
 		} else {
-			err = exportGroupOf(ctx, store, enc, group, &n)
+			err = exportGroupOf(ctx, st, enc, group, &n)
 		}
 		if err != nil {
 			return n, err
@@ -100,7 +100,7 @@ func Export(ctx context.Context, db query.DB, w io.Writer, f query.ExportFilter,
 // thread: a group holds at most groupThreads threads and, unless it is
 // one thread, at most groupTurns rows, which the server sorts and the
 // spans of which are held in memory, and ids that fit a query's list
-// (query.MaxListBytes). A longer thread is read alone, its turns a page
+// (store.MaxListBytes). A longer thread is read alone, its turns a page
 // at a time.
 const groupThreads = 256
 
@@ -108,13 +108,13 @@ var groupTurns uint64 = 50_000 // a variable for the tests (export_test.go)
 
 // nextGroup returns the threads the next group takes from the start of
 // threads.
-func nextGroup(threads []query.ThreadRecord) []query.ThreadRecord {
+func nextGroup(threads []store.ThreadRecord) []store.ThreadRecord {
 	var rows uint64
 	var idBytes int
 	for i := range threads {
 		rows += threads[i].Turns
 		idBytes += len(threads[i].ID) + 4
-		if i == groupThreads || i > 0 && (rows > groupTurns || idBytes > query.MaxListBytes) {
+		if i == groupThreads || i > 0 && (rows > groupTurns || idBytes > store.MaxListBytes) {
 			return threads[:i]
 		}
 	}
@@ -122,16 +122,16 @@ func nextGroup(threads []query.ThreadRecord) []query.ThreadRecord {
 }
 
 // exportGroupOf writes a group of threads.
-func exportGroupOf(ctx context.Context, store query.Store, enc encoder, group []query.ThreadRecord, n *Counts) error {
+func exportGroupOf(ctx context.Context, st store.Store, enc encoder, group []store.ThreadRecord, n *Counts) error {
 	ids := make([]string, len(group))
 	for i := range group {
 		ids[i] = group[i].ID
 	}
-	spans, err := store.ExportGroupSpans(ctx, ids)
+	spans, err := st.ExportGroupSpans(ctx, ids)
 	if err != nil {
 		return err
 	}
-	notes, err := store.ExportNotes(ctx, ids)
+	notes, err := st.ExportNotes(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func exportGroupOf(ctx context.Context, store query.Store, enc encoder, group []
 		}
 		return nil
 	}
-	err = store.ExportGroupTurns(ctx, ids, exportPage, func(turns []schema.Turn) error {
+	err = st.ExportGroupTurns(ctx, ids, exportPage, func(turns []schema.Turn) error {
 		for i := range turns {
 			r := &turns[i]
 			if cur < 0 || r.ThreadID != group[cur].ID {
@@ -188,13 +188,13 @@ func exportGroupOf(ctx context.Context, store query.Store, enc encoder, group []
 // exportLong writes a thread too long for a group: its turns a page at a
 // time, then the spans of the traces they belong to and the others that
 // name it, and its notes.
-func exportLong(ctx context.Context, store query.Store, enc encoder, t *query.ThreadRecord, n *Counts) error {
+func exportLong(ctx context.Context, st store.Store, enc encoder, t *store.ThreadRecord, n *Counts) error {
 	if err := enc.thread(t); err != nil {
 		return err
 	}
 	n.Threads++
 	traces := map[string]bool{}
-	err := store.ExportTurns(ctx, t.ID, exportPage, func(turns []schema.Turn) error {
+	err := st.ExportTurns(ctx, t.ID, exportPage, func(turns []schema.Turn) error {
 		for i := range turns {
 			r := &turns[i]
 			traces[r.TraceID] = true
@@ -208,18 +208,18 @@ func exportLong(ctx context.Context, store query.Store, enc encoder, t *query.Th
 	if err != nil {
 		return err
 	}
-	err = store.ExportSpans(ctx, slices.Sorted(maps.Keys(traces)), func(s *schema.Span) error {
+	err = st.ExportSpans(ctx, slices.Sorted(maps.Keys(traces)), func(s *schema.Span) error {
 		n.Spans++
 		return enc.span(s)
 	})
 	if err != nil {
 		return err
 	}
-	stray, err := store.StraySpans(ctx, []string{t.ID})
+	stray, err := st.StraySpans(ctx, []string{t.ID})
 	if err != nil {
 		return err
 	}
-	notes, err := store.ExportNotes(ctx, []string{t.ID})
+	notes, err := st.ExportNotes(ctx, []string{t.ID})
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func exportLong(ctx context.Context, store query.Store, enc encoder, t *query.Th
 }
 
 // endThread writes the thread's spans and notes, and ends it.
-func endThread(enc encoder, spans []schema.Span, notes []query.Note, n *Counts) error {
+func endThread(enc encoder, spans []schema.Span, notes []store.Note, n *Counts) error {
 	for i := range spans {
 		if err := enc.span(&spans[i]); err != nil {
 			return err
@@ -247,10 +247,10 @@ func endThread(enc encoder, spans []schema.Span, notes []query.Note, n *Counts) 
 // thread its record, turns, spans and notes, then the end.
 type encoder interface {
 	header(at time.Time) error
-	thread(*query.ThreadRecord) error
+	thread(*store.ThreadRecord) error
 	turn(*Turn) error
 	span(*schema.Span) error
-	note(*query.Note) error
+	note(*store.Note) error
 	endThread() error
 	close() error
 }
@@ -277,14 +277,14 @@ func (e *linesEncoder) header(at time.Time) error {
 	v := SchemaVersion
 	return encode(e.enc, record{Type: typeHeader, SchemaVersion: &v, ExportedAt: at.UTC().Format(time.RFC3339)})
 }
-func (e *linesEncoder) thread(t *query.ThreadRecord) error {
+func (e *linesEncoder) thread(t *store.ThreadRecord) error {
 	return encode(e.enc, record{Type: typeThread, Thread: t})
 }
 func (e *linesEncoder) turn(t *Turn) error { return encode(e.enc, record{Type: typeTurn, Turn: t}) }
 func (e *linesEncoder) span(s *schema.Span) error {
 	return encode(e.enc, record{Type: typeSpan, Span: s})
 }
-func (e *linesEncoder) note(n *query.Note) error {
+func (e *linesEncoder) note(n *store.Note) error {
 	return encode(e.enc, record{Type: typeNote, Note: n})
 }
 func (e *linesEncoder) endThread() error { return nil }
@@ -314,7 +314,7 @@ func (e *envelopeEncoder) header(at time.Time) error {
 	return e.raw(fmt.Sprintf("{\"schemaVersion\":%d,\"exportedAt\":%q,\"threads\":[\n", SchemaVersion, at.UTC().Format(time.RFC3339)))
 }
 
-func (e *envelopeEncoder) thread(t *query.ThreadRecord) error {
+func (e *envelopeEncoder) thread(t *store.ThreadRecord) error {
 	sep := "{\"thread\":"
 	if e.threads > 0 {
 		sep = ",\n" + sep
@@ -362,7 +362,7 @@ func (e *envelopeEncoder) open(part int) error {
 
 func (e *envelopeEncoder) turn(t *Turn) error        { return e.item(1, t) }
 func (e *envelopeEncoder) span(s *schema.Span) error { return e.item(2, s) }
-func (e *envelopeEncoder) note(n *query.Note) error  { return e.item(3, n) }
+func (e *envelopeEncoder) note(n *store.Note) error  { return e.item(3, n) }
 
 func (e *envelopeEncoder) endThread() error {
 	if err := e.open(len(threadParts)); err != nil {

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // SchemaVersion is the version of the export format this package writes,
@@ -77,10 +77,10 @@ type record struct {
 	Type          string              `json:"type"`
 	SchemaVersion *int                `json:"schemaVersion,omitempty"`
 	ExportedAt    string              `json:"exportedAt,omitempty"`
-	Thread        *query.ThreadRecord `json:"thread,omitempty"`
+	Thread        *store.ThreadRecord `json:"thread,omitempty"`
 	Turn          *Turn               `json:"turn,omitempty"`
 	Span          *schema.Span        `json:"span,omitempty"`
-	Note          *query.Note         `json:"note,omitempty"`
+	Note          *store.Note         `json:"note,omitempty"`
 }
 
 // Record types of a JSONL export.

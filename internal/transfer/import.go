@@ -9,13 +9,13 @@ import (
 	"os"
 
 	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Conn is what an import needs of a connection to a migrated convtrace
 // database: a clickhouse-go driver.Conn satisfies it.
 type Conn interface {
-	query.DB
+	store.DB
 	collector.BatchConn
 }
 

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // The database's import lock (import_claims): an import claims it before
@@ -28,7 +28,7 @@ const (
 
 // lockImports takes conn's database's import lock, waiting at most wait
 // (< 0: as long as ctx allows), and returns what frees it.
-func lockImports(ctx context.Context, store query.Store, wait time.Duration) (unlock func(), err error) {
+func lockImports(ctx context.Context, st store.Store, wait time.Duration) (unlock func(), err error) {
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
 	holder, claimed := hex.EncodeToString(id), time.Now()
@@ -39,7 +39,7 @@ func lockImports(ctx context.Context, store query.Store, wait time.Duration) (un
 		if !expires.IsZero() {
 			until = uint64(expires.UnixNano())
 		}
-		return store.ClaimImport(ctx, holder, uint64(claimed.UnixNano()), until, uint64(time.Now().UnixNano()))
+		return st.ClaimImport(ctx, holder, uint64(claimed.UnixNano()), until, uint64(time.Now().UnixNano()))
 	}
 	if err := claim(ctx, claimed.Add(lockLease)); err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func lockImports(ctx context.Context, store query.Store, wait time.Duration) (un
 			return nil, ctx.Err()
 		case <-next:
 		}
-		first, err := store.ImportHolder(ctx, uint64(time.Now().UnixNano()))
+		first, err := st.ImportHolder(ctx, uint64(time.Now().UnixNano()))
 		if err != nil {
 			_ = claim(ctx, time.Time{})
 			return nil, err

@@ -12,7 +12,7 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Ids as long as the checks allow, in batches full of them: every query an
@@ -37,7 +37,7 @@ func TestLongIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var file bytes.Buffer
-	n, err := transfer.Export(ctx, src, &file, query.ExportFilter{}, transfer.JSONL)
+	n, err := transfer.Export(ctx, src, &file, store.ExportFilter{}, transfer.JSONL)
 	if err != nil || n.Turns != int64(len(turns)) || n.Spans != int64(len(spans)) {
 		t.Fatalf("export: %+v, %v", n, err)
 	}

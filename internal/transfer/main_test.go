@@ -13,7 +13,7 @@ import (
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -163,21 +163,21 @@ func fixture(t *testing.T) (driver.Conn, string) {
 		raw[i].History = []string{}
 	}
 	testkit.InsertTurns(t, conn, raw...)
-	store := query.New(conn, 100, time.Minute)
+	st := store.New(conn, 100, time.Minute)
 	yes, memo := true, "checked <b>by</b> hand"
 	for _, n := range []struct{ thread, turn string }{
 		{"loop-a", schema.PromptTurnID("loop-a-span-03")},
 		{"loop/b with space", schema.ResponseTurnID("loop/b with space-span-00", false)},
 	} {
-		if _, err := store.PutNote(ctx, n.thread, n.turn, query.NoteChange{Starred: &yes, Memo: &memo}); err != nil {
+		if _, err := st.PutNote(ctx, n.thread, n.turn, store.NoteChange{Starred: &yes, Memo: &memo}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	title, archived := "Loop A, renamed", true
-	if err := store.ChangeThread(ctx, "loop-a", query.ThreadChange{Title: &title}, uint64(time.Now().UnixNano())); err != nil {
+	if err := st.ChangeThread(ctx, "loop-a", store.ThreadChange{Title: &title}, uint64(time.Now().UnixNano())); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.ChangeThread(ctx, "loop/b with space", query.ThreadChange{Archived: &archived}, uint64(time.Now().UnixNano())); err != nil {
+	if err := st.ChangeThread(ctx, "loop/b with space", store.ThreadChange{Archived: &archived}, uint64(time.Now().UnixNano())); err != nil {
 		t.Fatal(err)
 	}
 	return conn, dsn

@@ -19,8 +19,8 @@ import (
 	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/internal/transfer"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
-	"github.com/convtrace/convtrace/viewer/query"
 )
 
 // get answers GET path from h, failing on anything but 200.
@@ -166,15 +166,15 @@ SELECT project, day, model, provider, phase, speaker, agent, sum(calls), sum(tok
 FROM cost_cells
 GROUP BY project, day, model, provider, phase, speaker, agent
 ORDER BY project, day, model, provider, phase, speaker, agent`))
-	f, err := query.ParseCostRange("400d", "", time.Now())
+	f, err := store.ParseCostRange("400d", "", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells, err := query.QueryCost(ctx, conn, f, pricing.DefaultPrices())
+	cells, err := store.QueryCost(ctx, conn, f, pricing.DefaultPrices())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var total query.CostUsage
+	var total store.CostUsage
 	for _, c := range cells {
 		total.Add(c.CostUsage)
 	}
@@ -187,7 +187,7 @@ ORDER BY project, day, model, provider, phase, speaker, agent`))
 func exportAll(t *testing.T, conn driver.Conn, format transfer.Format) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := transfer.Export(context.Background(), conn, &buf, query.ExportFilter{}, format); err != nil {
+	if _, err := transfer.Export(context.Background(), conn, &buf, store.ExportFilter{}, format); err != nil {
 		t.Fatalf("export %s: %v", format, err)
 	}
 	return buf.Bytes()

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/viewer/query"
+	"github.com/convtrace/convtrace/store"
 )
 
 // An export is untrusted input: every record is checked before it is
@@ -42,7 +42,7 @@ func validate(rec *record) error {
 	return fmt.Errorf("unknown record type %q", rec.Type)
 }
 
-func validThread(t *query.ThreadRecord) error {
+func validThread(t *store.ThreadRecord) error {
 	return check(
 		id("thread id", t.ID), name("project", t.Project), text("title", t.Title, maxTitle),
 		when(t.UpdatedNS == 0 && (t.Title != "" || t.Archived || t.Starred),
@@ -85,10 +85,10 @@ func validSpan(s *schema.Span) error {
 	)
 }
 
-func validNote(n *query.Note) error {
+func validNote(n *store.Note) error {
 	return check(
 		id("thread_id", n.ThreadID), id("turn_id", n.TurnID),
-		when(utf8.RuneCountInString(n.Memo) > query.MaxMemoRunes, fmt.Sprintf("memo over %d characters", query.MaxMemoRunes)),
+		when(utf8.RuneCountInString(n.Memo) > store.MaxMemoRunes, fmt.Sprintf("memo over %d characters", store.MaxMemoRunes)),
 		when(n.UpdatedNS == 0, "updated_ns 0"),
 	)
 }

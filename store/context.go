@@ -1,0 +1,225 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/genai"
+)
+
+// contextTurn is a prompt or response turn as the recent context reads it.
+type contextTurn struct {
+	TurnID, Role, Speaker, Phase, Content string
+	Seq                                   uint16
+	StartNS                               uint64
+}
+
+// contextCursor is the oldest turn read so far: the next batch is older.
+type contextCursor struct {
+	StartNS uint64
+	Seq     uint16
+	TurnID  string
+}
+
+// selectContextTurns reads a thread's prompts and responses newest first,
+// in batches: the recent context stops reading once it has enough messages.
+// Error rows and tool turns are not what was said to or by the model, and
+// internal turns are kept for the audit trail only. LIMIT 1 BY turn_id
+// keeps one copy of a turn delivered twice.
+const (
+	selectContextTurns = `
+SELECT turn_id, role, seq, speaker, phase, content, start_ns
+FROM conversations
+WHERE thread_id = ?
+  AND role IN ('prompt', 'response')
+  AND internal = 0`
+	contextOlder = `
+  AND (start_ns < ? OR (start_ns = ? AND (seq < ? OR (seq = ? AND turn_id < ?))))`
+	contextNewestFirst = `
+ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
+LIMIT 1 BY turn_id
+LIMIT ?`
+)
+
+// selectThreadExists is 1 when the thread has a turn, else 0.
+const selectThreadExists = `
+SELECT count() AS found
+FROM
+(
+    SELECT 1
+    FROM conversations
+    WHERE thread_id = ?
+    LIMIT 1
+)`
+
+// contextTurns returns at most limit prompt and response turns of a
+// thread, newest first, older than before when it is given.
+func (s Store) contextTurns(ctx context.Context, threadID string, before *contextCursor, limit int) ([]contextTurn, error) {
+	query, args := selectContextTurns, []any{threadID}
+	if before != nil {
+		query += contextOlder
+		args = append(args, before.StartNS, before.StartNS, before.Seq, before.Seq, before.TurnID)
+	}
+	query += contextNewestFirst
+	args = append(args, uint64(limit))
+	rows, err := s.db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query context turns: %w", err)
+	}
+	defer rows.Close()
+	var turns []contextTurn
+	for rows.Next() {
+		var t contextTurn
+		if err := rows.Scan(&t.TurnID, &t.Role, &t.Seq, &t.Speaker, &t.Phase, &t.Content, &t.StartNS); err != nil {
+			return nil, fmt.Errorf("scan context turn: %w", err)
+		}
+		turns = append(turns, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read context turns: %w", err)
+	}
+	return turns, nil
+}
+
+// ThreadExists reports whether the thread has any turn.
+func (s Store) ThreadExists(ctx context.Context, threadID string) (bool, error) {
+	return s.exists(ctx, "thread", selectThreadExists, threadID)
+}
+
+// exists runs a query whose one row counts found rows (at most one), for
+// what says whether a thread or trace exists.
+func (s Store) exists(ctx context.Context, what, query string, args ...any) (bool, error) {
+	rows, err := s.db.Query(ctx, query, args...)
+	if err != nil {
+		return false, fmt.Errorf("query %s exists: %w", what, err)
+	}
+	defer rows.Close()
+	var found uint64
+	if rows.Next() {
+		if err := rows.Scan(&found); err != nil {
+			return false, fmt.Errorf("scan %s exists: %w", what, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("read %s exists: %w", what, err)
+	}
+	return found > 0, nil
+}
+
+// ContextMessage is one message of a thread's recent context, in the chat
+// format a pipeline sends to a model, with where it came from.
+type ContextMessage struct {
+	Role    string    `json:"role"` // user or assistant
+	Content string    `json:"content"`
+	Speaker string    `json:"speaker"`
+	Phase   string    `json:"phase"`
+	TurnID  string    `json:"turn_id"`
+	Time    time.Time `json:"time"`
+}
+
+// RecentContext returns the last limit messages said in a thread, oldest
+// first: the fresh, short context a pipeline sends to a model, rebuilt from
+// the full audit trail that convtrace keeps (the model never needs the
+// whole history).
+//
+// What was said is each prompt's new user message and each response's
+// text. A prompt that is chat messages JSON repeats the history before its
+// last message, so only the user messages that end it count; a prompt
+// ending in tool results adds nothing. Tool calls and results, system
+// prompts and failed calls' error rows are the pipeline's plumbing and are
+// left out, as are internal calls (instrument.Turn.Internal).
+//
+// It returns ErrNotFound when the thread has no turn, and an error
+// when limit is not positive.
+func RecentContext(ctx context.Context, db DB, threadID string, limit int) ([]ContextMessage, error) {
+	if limit < 1 {
+		return nil, errors.New("recent context: limit must be at least 1")
+	}
+	return Store{db: db}.RecentContext(ctx, threadID, limit)
+}
+
+func (s Store) RecentContext(ctx context.Context, threadID string, limit int) ([]ContextMessage, error) {
+	// Most turns yield one message; read a few more than asked, and more
+	// batches while prompts of tool loops yield none.
+	batch := limit + limit/2 + 2
+	var (
+		newestFirst []ContextMessage
+		before      *contextCursor
+	)
+	for len(newestFirst) < limit {
+		turns, err := s.contextTurns(ctx, threadID, before, batch)
+		if err != nil {
+			return nil, err
+		}
+		if before == nil && len(turns) == 0 {
+			found, err := s.ThreadExists(ctx, threadID)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				return nil, ErrNotFound
+			}
+		}
+		for _, t := range turns {
+			msgs := contextMessages(t)
+			slices.Reverse(msgs)
+			newestFirst = append(newestFirst, msgs...)
+		}
+		if len(turns) < batch {
+			break
+		}
+		last := turns[len(turns)-1]
+		before = &contextCursor{StartNS: last.StartNS, Seq: last.Seq, TurnID: last.TurnID}
+	}
+	msgs := newestFirst[:min(limit, len(newestFirst))]
+	slices.Reverse(msgs)
+	return append([]ContextMessage{}, msgs...), nil
+}
+
+// contextMessages is what one prompt or response turn said, in order.
+func contextMessages(t contextTurn) []ContextMessage {
+	msg := func(role, text string) ContextMessage {
+		return ContextMessage{Role: role, Content: text, Speaker: t.Speaker, Phase: t.Phase, TurnID: t.TurnID,
+			Time: time.Unix(0, int64(t.StartNS)).UTC()}
+	}
+	parsed, isJSON := genai.Decode(t.Content)
+	switch {
+	case !isJSON && strings.TrimSpace(t.Content) == "":
+		return nil
+	case !isJSON && t.Role == schema.RolePrompt:
+		return []ContextMessage{msg("user", t.Content)}
+	case !isJSON:
+		return []ContextMessage{msg("assistant", t.Content)}
+	case t.Role == schema.RolePrompt:
+		// The user messages that end the prompt are the new ones.
+		start := len(parsed)
+		for start > 0 && parsed[start-1].Role == "user" {
+			start--
+		}
+		var out []ContextMessage
+		for _, m := range parsed[start:] {
+			if text := strings.TrimSpace(m.Said()); text != "" {
+				out = append(out, msg("user", text))
+			}
+		}
+		return out
+	default:
+		var texts []string
+		for _, m := range parsed {
+			if m.Role == "assistant" {
+				if text := strings.TrimSpace(m.Said()); text != "" {
+					texts = append(texts, text)
+				}
+			}
+		}
+		if len(texts) == 0 {
+			return nil
+		}
+		return []ContextMessage{msg("assistant", strings.Join(texts, "\n\n"))}
+	}
+}

@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/convtrace/convtrace/schema"
+)
+
+// LatencyDimensions are what a latency report groups calls by, in the
+// order of its tables; "all" is its one row of every call.
+var LatencyDimensions = []string{"model", "provider", "phase", "speaker"}
+
+// LatencyFilter selects the calls a latency report covers: those that
+// ended in [FromNS, ToNS), of Project, Model, Provider, Phase and Speaker
+// where set ("" = any).
+type LatencyFilter struct {
+	FromNS, ToNS                    uint64
+	Project, Model, Provider, Phase string
+	Speaker                         string
+}
+
+// ParseLatencyRange reads a latency report's from and to: from defaults
+// to 7 days back, to to now.
+func ParseLatencyRange(from, to string, now time.Time) (LatencyFilter, error) {
+	if strings.TrimSpace(from) == "" {
+		from = "7d"
+	}
+	f, err := ParseCostRange(from, to, now)
+	return LatencyFilter{FromNS: f.FromNS, ToNS: f.ToNS}, err
+}
+
+// Percentiles are the 50th, 95th and 99th percentiles of a set of
+// durations in nanoseconds, each a value of the set (see LatencyGroup).
+type Percentiles struct {
+	P50 uint64 `json:"p50_ns"`
+	P95 uint64 `json:"p95_ns"`
+	P99 uint64 `json:"p99_ns"`
+}
+
+// LatencyGroup is the latency of the calls that share one value of a
+// dimension. Percentiles are exact, ClickHouse's quantilesExact: the
+// level·n-th (0-based, rounded down) of the n values sorted, never an
+// interpolation. TTFT is over the TTFTCalls calls that reported a time to
+// first token, nil when none did.
+type LatencyGroup struct {
+	Key       string       `json:"key"`
+	Calls     uint64       `json:"calls"`
+	Failed    uint64       `json:"failed"`
+	ErrorRate float64      `json:"error_rate"` // Failed / Calls
+	Duration  Percentiles  `json:"duration"`
+	TTFTCalls uint64       `json:"ttft_calls"`
+	TTFT      *Percentiles `json:"ttft"`
+}
+
+// LatencyTable is a latency report's calls grouped by one dimension, the
+// most called first.
+type LatencyTable struct {
+	By   string         `json:"by"`
+	Rows []LatencyGroup `json:"rows"`
+}
+
+// selectLatency reads the latency of a range's calls, every table in one
+// pass. A call is a span whose turns include one that ends a provider call
+// (one with a cost_source: its response or error row, which carries the
+// duration and the time to first token); it failed when any of its rows
+// in range is an error: the ending row of a failed call, or an error turn
+// a CLI agent said along the way. Grouping by span folds the copies of a
+// turn stored twice, however many, without reading them in order; every
+// row of a span carries the same model, provider, phase and speaker. The
+// range prunes partitions by ts and selects exactly by start_ns, as the
+// cost report's live rows do. The calls then add up per cell (model,
+// provider, phase, speaker), keeping their durations as quantilesExact
+// states, and arrayJoin merges the few cells into "all" and each
+// dimension's table: far cheaper than repeating every call five times.
+const selectLatency = `
+SELECT dim.1 AS dimension, dim.2 AS dim_key,
+       sum(cell_calls) AS calls,
+       sum(cell_failed) AS failed,
+       quantilesExactMerge(0.5, 0.95, 0.99)(cell_duration) AS duration_q,
+       sum(cell_ttft_calls) AS ttft_calls,
+       quantilesExactIfMerge(0.5, 0.95, 0.99)(cell_ttft) AS ttft_q
+FROM
+(
+    SELECT arrayJoin([('all', ''), ('model', CAST(call_model AS String)), ('provider', CAST(call_provider AS String)),
+                      ('phase', CAST(call_phase AS String)), ('speaker', CAST(call_speaker AS String))]) AS dim,
+           cell_calls, cell_failed, cell_duration, cell_ttft_calls, cell_ttft
+    FROM
+    (
+        SELECT call_model, call_provider, call_phase, call_speaker,
+               count() AS cell_calls,
+               sum(call_failed) AS cell_failed,
+               quantilesExactState(0.5, 0.95, 0.99)(call_duration) AS cell_duration,
+               countIf(call_ttft > 0) AS cell_ttft_calls,
+               quantilesExactIfState(0.5, 0.95, 0.99)(call_ttft, call_ttft > 0) AS cell_ttft
+        FROM
+        (
+            SELECT any(model) AS call_model, any(provider) AS call_provider,
+                   any(phase) AS call_phase, any(speaker) AS call_speaker,
+                   maxIf(duration_ns, cost_source != '') AS call_duration,
+                   max(ttft_ns) AS call_ttft,
+                   max(toUInt8(role = 'error' OR status = 'error')) AS call_failed
+            FROM conversations
+            PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?)
+              AND start_ns >= ? AND start_ns < ?
+            WHERE (? = '' OR project = ?) AND (? = '' OR model = ?) AND (? = '' OR provider = ?)
+              AND (? = '' OR phase = ?) AND (? = '' OR speaker = ?)
+              AND (cost_source != '' OR role = 'error' OR status = 'error')
+            GROUP BY trace_id, span_id
+            HAVING countIf(cost_source != '') > 0
+        )
+        GROUP BY call_model, call_provider, call_phase, call_speaker
+    )
+)
+GROUP BY dimension, dim_key
+ORDER BY dimension, calls DESC, dim_key`
+
+// Latency returns the latency of the calls f selects: first the row of
+// every call (nil when there is none), then one table per dimension of by
+// (LatencyDimensions when empty), each listing every value seen.
+func (s Store) Latency(ctx context.Context, f LatencyFilter, by []string) (*LatencyGroup, []LatencyTable, error) {
+	if len(by) == 0 {
+		by = LatencyDimensions
+	}
+	for _, d := range by {
+		if !slices.Contains(LatencyDimensions, d) {
+			return nil, nil, BadParam("group_by", "%q is not one of %s", d, strings.Join(LatencyDimensions, ", "))
+		}
+	}
+	fromSec, toSec := schema.TSBounds(f.FromNS, f.ToNS)
+	args := []any{fromSec, toSec, f.FromNS, f.ToNS}
+	for _, v := range []string{f.Project, f.Model, f.Provider, f.Phase, f.Speaker} {
+		args = append(args, v, v)
+	}
+	rows, err := s.db.Query(ctx, selectLatency, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query latency: %w", err)
+	}
+	defer rows.Close()
+	var all *LatencyGroup
+	tables := make([]LatencyTable, len(by))
+	for i, d := range by {
+		tables[i] = LatencyTable{By: d, Rows: []LatencyGroup{}}
+	}
+	for rows.Next() {
+		var (
+			dimension      string
+			g              LatencyGroup
+			duration, ttft []uint64
+		)
+		if err := rows.Scan(&dimension, &g.Key, &g.Calls, &g.Failed, &duration, &g.TTFTCalls, &ttft); err != nil {
+			return nil, nil, fmt.Errorf("scan latency: %w", err)
+		}
+		g.Duration = percentiles(duration)
+		if g.TTFTCalls > 0 {
+			p := percentiles(ttft)
+			g.TTFT = &p
+		}
+		if g.Calls > 0 {
+			g.ErrorRate = float64(g.Failed) / float64(g.Calls)
+		}
+		if dimension == "all" {
+			all = &g
+			continue
+		}
+		if i := slices.Index(by, dimension); i >= 0 {
+			tables[i].Rows = append(tables[i].Rows, g)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read latency: %w", err)
+	}
+	return all, tables, nil
+}
+
+// percentiles reads quantilesExact(0.5, 0.95, 0.99).
+func percentiles(q []uint64) Percentiles {
+	if len(q) != 3 {
+		return Percentiles{}
+	}
+	return Percentiles{P50: q[0], P95: q[1], P99: q[2]}
+}

@@ -1,0 +1,9 @@
+package store
+
+import (
+	"testing"
+
+	"github.com/convtrace/convtrace/internal/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }

@@ -1,0 +1,332 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/failpoint"
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store/ddl"
+)
+
+// PruneScope is what a prune removes: every turn and span that started
+// before BeforeNS, of Project when it is not empty.
+type PruneScope struct {
+	BeforeNS uint64
+	Project  string
+}
+
+// args binds pruneScope: the cutoff, then the project twice.
+func (p PruneScope) args() []any { return []any{p.BeforeNS, p.Project, p.Project} }
+
+// PrunePlan is what a prune removes: whole partitions where every row of
+// one is in scope, the rest row by row.
+type PrunePlan struct {
+	Removal
+	// WholeThreads are the threads left with no turn; the others keep
+	// their newer turns. Every one keeps its shell in the threads list.
+	WholeThreads uint64 `json:"whole_threads"`
+	// Partitions of conversations and of spans dropped whole.
+	Partitions     []string `json:"partitions"`
+	SpanPartitions []string `json:"span_partitions"`
+	// Unfinished is how many threads an interrupted prune left half done,
+	// which this one finishes first.
+	Unfinished uint64 `json:"unfinished"`
+}
+
+const (
+	// pruneScope is the condition on conversations and spans of a prune.
+	pruneScope = `start_ns < ? AND (? = '' OR project = ?)`
+
+	// selectPruneSize counts threads and turns by a 64-bit hash of their
+	// ids: sets of numbers, not of strings, a third of the time at
+	// millions of turns.
+	selectPruneSize = `
+SELECT uniqExact(cityHash64(project, thread_id)), uniqExact(cityHash64(turn_id)), sum(length(content))
+FROM conversations
+WHERE ` + pruneScope
+
+	// selectPruneWhole counts the threads a prune leaves with no turn.
+	selectPruneWhole = `
+SELECT count()
+FROM
+(
+    SELECT project, thread_id
+    FROM conversations
+    WHERE ? = '' OR project = ?
+    GROUP BY project, thread_id
+    HAVING max(start_ns) < ?
+)`
+
+	selectPruneSpans = `SELECT uniqExact(span_id) FROM spans WHERE ` + pruneScope
+
+	// prunedNotes selects the notes of the turns a prune removes. Notes
+	// are few: the turns looked up are those of threads with notes, not
+	// every turn in scope.
+	// The %s are conversations and turn_notes, as a mutation of
+	// turn_notes names them (ddl.Mutator's Local).
+	prunedNotes = `(thread_id, turn_id) IN (
+    SELECT thread_id, turn_id
+    FROM %s
+    WHERE ` + pruneScope + ` AND thread_id IN (SELECT thread_id FROM %s))`
+
+	// selectWholePartitions lists the partitions (toYYYYMM of ts, the
+	// partition key of conversations and of spans) of %s every row of
+	// which is in scope. Arguments: the project twice, the cutoff.
+	selectWholePartitions = `
+SELECT toString(toYYYYMM(ts)) AS p
+FROM %s
+GROUP BY p
+HAVING max(start_ns) < ? AND countIf(? != '' AND project != ?) = 0
+ORDER BY p`
+
+	// insertShells stores the summary of what a prune removes of each
+	// thread, not done yet. Arguments: the scope's project, the cutoff,
+	// the time, the version, then the scope's arguments twice (the turns
+	// summarized, their attributes).
+	insertShells = `
+INSERT INTO thread_shells (scope, cutoff_ns, pruned_ns, version, done, removed_bytes, ` + summaryColumns + `)
+SELECT ?, ?, ?, ?, 0, removed_bytes, ` + summaryColumns + `
+FROM (%s)`
+
+	// latestShells is the newest row of each shell.
+	latestShells = `(
+    SELECT *
+    FROM thread_shells
+    ORDER BY version DESC
+    LIMIT 1 BY project, thread_id, cutoff_ns
+)`
+
+	// selectUnfinishedPrunes lists the prunes whose shells are not done:
+	// their scope, cutoff and how many threads.
+	selectUnfinishedPrunes = `
+SELECT scope, cutoff_ns, count()
+FROM ` + latestShells + ` AS h
+WHERE done = 0
+GROUP BY scope, cutoff_ns
+ORDER BY cutoff_ns`
+
+	// insertShellsDone marks the shells of one prune done. Arguments: the
+	// version, the scope, the cutoff.
+	insertShellsDone = `
+INSERT INTO thread_shells (project, thread_id, cutoff_ns, scope, pruned_ns, version, done, removed_bytes, ` + summaryValueColumns + `)
+SELECT project, thread_id, cutoff_ns, scope, pruned_ns, ?, 1, removed_bytes, ` + summaryValueColumns + `
+FROM ` + latestShells + ` AS h
+WHERE done = 0 AND scope = ? AND cutoff_ns = ?`
+
+	// selectShellThreads lists the threads of one prune, for their
+	// summaries. Arguments: the scope, the cutoff.
+	selectShellThreads = `
+SELECT DISTINCT project, thread_id
+FROM thread_shells
+WHERE scope = ? AND cutoff_ns = ?`
+
+	// deletePrunedMessages is the condition of the deletion of a prune's
+	// history messages, once its turns are gone: those of its threads left
+	// with no turn. The %s are thread_shells and conversations, as a
+	// mutation of messages names them (ddl.Mutator's Local).
+	deletePrunedMessages = `thread_id IN (SELECT thread_id FROM %s WHERE scope = ? AND cutoff_ns = ?)
+  AND thread_id NOT IN (SELECT thread_id FROM %s)`
+)
+
+// selectPruneNotes counts the notes of the turns a prune removes.
+var selectPruneNotes = `SELECT uniqExact(thread_id, turn_id) FROM turn_notes WHERE ` +
+	fmt.Sprintf(prunedNotes, "conversations", "turn_notes")
+
+// summarizeShells is summarizeThreads with the bytes of stored content.
+var summarizeShells = fmt.Sprintf(summarizeThreadsFrom, `,
+        sum(length(content)) AS removed_bytes`, foldedTurns, "", threadAttrsOf)
+
+// PlanPrune returns what Prune of scope would remove.
+func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, error) {
+	var p PrunePlan
+	reads := []struct {
+		what, query string
+		args        []any
+		dest        []any
+	}{
+		{"turns", selectPruneSize, scope.args(), []any{&p.Threads, &p.Turns, &p.Bytes}},
+		{"threads left empty", selectPruneWhole, []any{scope.Project, scope.Project, scope.BeforeNS}, []any{&p.WholeThreads}},
+		{"spans", selectPruneSpans, scope.args(), []any{&p.Spans}},
+		{"notes", selectPruneNotes, scope.args(), []any{&p.Notes}},
+	}
+	for _, r := range reads {
+		if err := queryRow(ctx, s.db, r.query, r.args, r.dest...); err != nil {
+			return PrunePlan{}, fmt.Errorf("read the %s to prune: %w", r.what, err)
+		}
+	}
+	var err error
+	if p.Partitions, err = s.wholePartitions(ctx, "conversations", scope); err != nil {
+		return PrunePlan{}, err
+	}
+	if p.SpanPartitions, err = s.wholePartitions(ctx, "spans", scope); err != nil {
+		return PrunePlan{}, err
+	}
+	unfinished, err := s.unfinishedPrunes(ctx)
+	if err != nil {
+		return PrunePlan{}, err
+	}
+	for _, u := range unfinished {
+		p.Unfinished += u.threads
+	}
+	return p, nil
+}
+
+// Prune removes what scope selects and keeps the shell of every thread it
+// touches (thread_shells): the threads list shows the thread with its
+// counts before pruning, marked pruned. It first finishes any prune that
+// was interrupted. progress, when not nil, is told each step.
+//
+// The steps, each safe to run again: the shells are stored, not done;
+// the notes of the turns in scope go; the cost summaries of the days
+// before the cutoff are marked stale; partitions wholly in scope are
+// dropped and the rest of the rows deleted; the history messages of
+// threads left with no turn go; the touched threads' summaries are
+// recomputed, then the shells marked done. A prune interrupted before its
+// shells are done is finished by the next one, which does not store those
+// threads' shells again: their removed turns count once.
+func (s Store) Prune(ctx context.Context, scope PruneScope, progress func(string)) (PrunePlan, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	unfinished, err := s.unfinishedPrunes(ctx)
+	if err != nil {
+		return PrunePlan{}, err
+	}
+	for _, u := range unfinished {
+		progress(fmt.Sprintf("finishing an interrupted prune of %d threads", u.threads))
+		if err := s.removePruned(ctx, u.scope, progress); err != nil {
+			return PrunePlan{}, err
+		}
+	}
+	plan, err := s.PlanPrune(ctx, scope)
+	if err != nil || plan.Turns == 0 && plan.Spans == 0 {
+		return plan, err
+	}
+	now := uint64(time.Now().UnixNano())
+	args := append(append([]any{scope.Project, scope.BeforeNS, now, now}, scope.args()...), scope.args()...)
+	if err := s.db.Exec(ctx, fmt.Sprintf(insertShells, fmt.Sprintf(summarizeShells, pruneScope, pruneScope)), args...); err != nil {
+		return PrunePlan{}, fmt.Errorf("store the shells of pruned threads: %w", err)
+	}
+	failpoint.Hit(FailPruneShells)
+	progress(fmt.Sprintf("kept the shells of %d threads", plan.Threads))
+	return plan, s.removePruned(ctx, scope, progress)
+}
+
+// unfinishedPrune is a prune whose shells are stored but not done.
+type unfinishedPrune struct {
+	scope   PruneScope
+	threads uint64
+}
+
+func (s Store) unfinishedPrunes(ctx context.Context) ([]unfinishedPrune, error) {
+	rows, err := s.db.Query(ctx, selectUnfinishedPrunes)
+	if err != nil {
+		return nil, fmt.Errorf("query unfinished prunes: %w", err)
+	}
+	defer rows.Close()
+	var us []unfinishedPrune
+	for rows.Next() {
+		var u unfinishedPrune
+		if err := rows.Scan(&u.scope.Project, &u.scope.BeforeNS, &u.threads); err != nil {
+			return nil, fmt.Errorf("scan unfinished prune: %w", err)
+		}
+		us = append(us, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read unfinished prunes: %w", err)
+	}
+	return us, nil
+}
+
+// removePruned removes the rows of a prune whose shells are stored, then
+// marks them done and brings the touched threads' summaries up to date.
+func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func(string)) error {
+	m, err := ddl.NewMutator(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	waiting := func(mutations, parts uint64) {
+		if mutations > 0 {
+			progress(fmt.Sprintf("deleting: %d mutations, %d parts to rewrite", mutations, parts))
+		}
+	}
+	notes := fmt.Sprintf(prunedNotes, m.Table("conversations"), m.Table("turn_notes"))
+	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notes, waiting, scope.args()...); err != nil {
+		return err
+	}
+	lastDay := (scope.BeforeNS - 1) / schema.DayNS
+	if err := s.invalidateDays(ctx, 0, lastDay); err != nil {
+		return err
+	}
+	for _, table := range []string{"conversations", "spans"} {
+		parts, err := s.wholePartitions(ctx, table, scope)
+		if err != nil {
+			return err
+		}
+		for _, p := range parts {
+			if err := m.DropPartition(ctx, s.db, table, p); err != nil {
+				return err
+			}
+			progress(fmt.Sprintf("dropped partition %s of %s", p, table))
+		}
+		if err := s.deleteFrom(ctx, m, []string{table}, pruneScope, waiting, scope.args()...); err != nil {
+			return err
+		}
+	}
+	if err := s.invalidateDays(ctx, 0, lastDay); err != nil {
+		return err
+	}
+	messages := fmt.Sprintf(deletePrunedMessages, m.Table("thread_shells"), m.Table("conversations"))
+	if err := s.deleteFrom(ctx, m, []string{"messages"}, messages, waiting, scope.Project, scope.BeforeNS); err != nil {
+		return err
+	}
+	failpoint.Hit(FailPruneRemoved)
+	// The summaries before the mark: a prune cut short between them is
+	// not done, and the next one summarizes its threads again, whose
+	// removed turns then count once (in the shells) whichever run ends it.
+	if err := s.recomputeThreads(ctx, selectShellThreads, scope.Project, scope.BeforeNS); err != nil {
+		return err
+	}
+	failpoint.Hit(FailPruneSummarized)
+	if err := s.db.Exec(ctx, insertShellsDone, uint64(time.Now().UnixNano()), scope.Project, scope.BeforeNS); err != nil {
+		return fmt.Errorf("mark pruned shells done: %w", err)
+	}
+	return nil
+}
+
+// Failpoints of a prune (package failpoint), beside those of its
+// deletions (FailDeleteSubmitted).
+const (
+	FailPruneShells     = "prune.shells"     // the shells stored, not done
+	FailPruneRemoved    = "prune.removed"    // the rows gone, summaries not recomputed
+	FailPruneSummarized = "prune.summarized" // summaries recomputed, shells not marked done
+)
+
+// wholePartitions lists the partitions of table every row of which scope
+// selects. The partition key of conversations and spans is toYYYYMM(ts),
+// whose partition ids are the numbers themselves.
+func (s Store) wholePartitions(ctx context.Context, table string, scope PruneScope) ([]string, error) {
+	rows, err := s.db.Query(ctx, fmt.Sprintf(selectWholePartitions, table), scope.BeforeNS, scope.Project, scope.Project)
+	if err != nil {
+		return nil, fmt.Errorf("query partitions of %s to drop: %w", table, err)
+	}
+	defer rows.Close()
+	var ps []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("scan partition of %s: %w", table, err)
+		}
+		if _, err := strconv.ParseUint(p, 10, 32); err != nil {
+			return nil, fmt.Errorf("partition %q of %s is not a month", p, table)
+		}
+		ps = append(ps, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read partitions of %s: %w", table, err)
+	}
+	return ps, nil
+}

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/convtrace/convtrace/internal/failpoint"
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store/ddl"
+)
+
+// Removal is what a deletion or a prune removes, or would.
+type Removal struct {
+	Threads uint64 `json:"threads"`
+	Turns   uint64 `json:"turns"` // distinct turns, copies counted once
+	Bytes   uint64 `json:"bytes"` // of stored content
+	Spans   uint64 `json:"spans"`
+	Notes   uint64 `json:"notes"`
+}
+
+// selectThreadTurns reads a thread's turns, their bytes and the span of
+// their starts, in one pass; selectThreadRest what it holds elsewhere.
+const (
+	selectThreadTurns = `
+SELECT uniqExact(turn_id), sum(length(content)), min(start_ns), max(start_ns)
+FROM conversations
+WHERE thread_id = ?`
+	selectThreadRest = `
+SELECT
+    (SELECT uniqExact(span_id) FROM spans WHERE thread_id = ?) AS thread_spans,
+    (SELECT uniqExact(turn_id) FROM turn_notes WHERE thread_id = ?) AS thread_notes,
+    (SELECT count() FROM thread_meta WHERE thread_id = ?) AS thread_metas,
+    (SELECT count() FROM thread_summary WHERE thread_id = ?) AS thread_summaries`
+)
+
+// Failpoints of a deletion (package failpoint).
+const (
+	FailDeleteSubmitted   = "delete.submitted"    // a table's deletion submitted
+	FailThreadRowsDeleted = "delete.rows_deleted" // a thread's rows gone, its summary not
+)
+
+// threadTables are the tables that hold a thread's rows, each with a
+// thread_id column: what DeleteThread removes before its summary.
+var threadTables = []string{"conversations", "spans", "messages", "turn_notes", "thread_meta", "cost_thread_daily", "thread_shells"}
+
+// ThreadSize returns what deleting thread id would remove; ErrNotFound
+// when it holds nothing.
+func (s Store) ThreadSize(ctx context.Context, id string) (Removal, error) {
+	r, _, err := s.threadSize(ctx, id)
+	return r, err
+}
+
+func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, error) {
+	var (
+		r                Removal
+		days             [2]uint64
+		metas, summaries uint64
+	)
+	if err := queryRow(ctx, s.db, selectThreadTurns, []any{id}, &r.Turns, &r.Bytes, &days[0], &days[1]); err != nil {
+		return Removal{}, days, fmt.Errorf("read the turns of thread %s: %w", id, err)
+	}
+	if err := queryRow(ctx, s.db, selectThreadRest, []any{id, id, id, id}, &r.Spans, &r.Notes, &metas, &summaries); err != nil {
+		return Removal{}, days, fmt.Errorf("read the size of thread %s: %w", id, err)
+	}
+	if r.Turns == 0 && r.Spans == 0 && r.Notes == 0 && metas == 0 && summaries == 0 {
+		return Removal{}, days, ErrNotFound
+	}
+	r.Threads = 1
+	return r, [2]uint64{days[0] / schema.DayNS, days[1] / schema.DayNS}, nil
+}
+
+// DeleteThread removes thread id: its turns, history messages, spans,
+// notes, metadata, shells and summaries. It returns what it removed;
+// ErrNotFound when the thread holds nothing, not even a summary (which a
+// deletion cut short leaves after the rest: running it again removes it). On servers without
+// lightweight deletes the rows go through mutations, which it waits for,
+// calling progress with what is left.
+//
+// The summaries stay exact: the cost summaries of the thread's days are
+// marked stale before and after (read live meanwhile, as the writer marks
+// late turns), and the thread's summaries are removed once its turns are
+// gone. A mutation keeps its parts' block ranges, so the summaries' change
+// detection (changes.go) would not see it: that is why they are removed
+// here rather than left to a refresh.
+func (s Store) DeleteThread(ctx context.Context, id string, progress func(mutations, parts uint64)) (Removal, error) {
+	r, days, err := s.threadSize(ctx, id)
+	if err != nil {
+		return Removal{}, err
+	}
+	m, err := ddl.NewMutator(ctx, s.db)
+	if err != nil {
+		return Removal{}, err
+	}
+	// A thread whose turns a removal cut short took already has no day
+	// of cost left to mark: only its summary, maybe more, is left.
+	invalidate := func() error {
+		if r.Turns == 0 {
+			return nil
+		}
+		return s.invalidateDays(ctx, days[0], days[1])
+	}
+	if err := invalidate(); err != nil {
+		return Removal{}, err
+	}
+	if err := s.deleteFrom(ctx, m, threadTables, "thread_id = ?", progress, id); err != nil {
+		return Removal{}, err
+	}
+	failpoint.Hit(FailThreadRowsDeleted)
+	if err := invalidate(); err != nil {
+		return Removal{}, err
+	}
+	if err := s.deleteFrom(ctx, m, []string{"thread_summary"}, "thread_id = ?", progress, id); err != nil {
+		return Removal{}, err
+	}
+	return r, nil
+}
+
+// deleteFrom deletes from each of tables the rows cond selects, then waits
+// for the deletions to be done.
+func (s Store) deleteFrom(ctx context.Context, m ddl.Mutator, tables []string, cond string, progress func(mutations, parts uint64), args ...any) error {
+	for _, table := range tables {
+		if err := m.Delete(ctx, s.db, table, cond, args...); err != nil {
+			return err
+		}
+		failpoint.Hit(FailDeleteSubmitted)
+	}
+	return m.Wait(ctx, s.db, tables, progress)
+}
+
+// invalidateDays marks the cost summaries of days [first, last] stale.
+func (s Store) invalidateDays(ctx context.Context, first, last uint64) error {
+	if err := s.db.Exec(ctx, invalidateCostDays, uint64(time.Now().UnixNano()), uint32(first), uint32(last)); err != nil {
+		return fmt.Errorf("invalidate cost summaries: %w", err)
+	}
+	return nil
+}

@@ -1,9 +1,0 @@
-package query
-
-import (
-	"testing"
-
-	"github.com/convtrace/convtrace/internal/testkit"
-)
-
-func TestMain(m *testing.M) { testkit.Main(m) }
