@@ -14,7 +14,7 @@ import (
 // (seconds, milliseconds or microseconds sent as nanoseconds all land in
 // 1970), and no recorded conversation is that old. Every entrance checks
 // it: OTLP ingest and import with CheckTime, the time parameters of the
-// viewer and the CLI (store.ParseTime) against the same bounds, so that
+// viewer and the CLI (page.ParseTime) against the same bounds, so that
 // whatever is stored exports and imports back.
 const (
 	MinTimeNS uint64 = 946_684_800 * uint64(time.Second)    // 2000-01-01T00:00:00Z

@@ -9,6 +9,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/convtrace/convtrace/collector/pricing"
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -131,7 +132,7 @@ func (s Store) PhaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, 
 		return nil, fmt.Errorf("read phase totals: %w", err)
 	}
 	totals := make([]PhaseTotal, 0, len(firstSeen))
-	for _, key := range PhaseOrder(firstSeen) {
+	for _, key := range page.PhaseOrder(firstSeen) {
 		totals = append(totals, *byKey[key])
 	}
 	return totals, nil

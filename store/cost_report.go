@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/convtrace/convtrace/internal/page"
 )
 
 // defaultCostFrom is where a cost report starts when from is not given:
@@ -56,11 +58,11 @@ type CostGroup struct {
 }
 
 // GroupCost folds cells into a table grouped by the dimensions by (names
-// of CostDimensions); an unknown name is a *ParamError for the field "by".
+// of CostDimensions); an unknown name is a *page.ParamError for the field "by".
 func GroupCost(cells []CostCell, by []string) (CostTable, error) {
 	for _, d := range by {
 		if !slices.Contains(CostDimensions, d) {
-			return CostTable{}, BadParam("by", "%q is not one of %s", d, strings.Join(CostDimensions, ", "))
+			return CostTable{}, page.BadParam("by", "%q is not one of %s", d, strings.Join(CostDimensions, ", "))
 		}
 	}
 	t := CostTable{Name: strings.Join(by, "_"), By: by, Rows: []CostGroup{}}
@@ -145,12 +147,12 @@ func (u CostUsage) Tokens() *uint64 { return AddKnown(u.TokensIn, u.TokensOut) }
 // ParseCostRange reads the range of a cost report as the cost page does:
 // from and to are times (RFC 3339, 2006-01-02T15:04, a date) or ages such
 // as 24h or 7d; from defaults to UTC midnight 30 days before now, to to
-// now. A bad value is a *ParamError naming from or to.
+// now. A bad value is a *page.ParamError naming from or to.
 func ParseCostRange(from, to string, now time.Time) (CostFilter, error) {
 	if strings.TrimSpace(from) == "" {
 		from = defaultCostFrom(now)
 	}
-	fromNS, toNS, err := TimeRange(from, to, now)
+	fromNS, toNS, err := page.TimeRange(from, to, now)
 	if err != nil {
 		return CostFilter{}, err
 	}
@@ -158,7 +160,7 @@ func ParseCostRange(from, to string, now time.Time) (CostFilter, error) {
 		toNS = uint64(now.UnixNano())
 	}
 	if toNS < fromNS {
-		return CostFilter{}, BadParam("from", "%q is after now", from)
+		return CostFilter{}, page.BadParam("from", "%q is after now", from)
 	}
 	return CostFilter{FromNS: fromNS, ToNS: toNS}, nil
 }

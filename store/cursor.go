@@ -4,10 +4,12 @@ import (
 	"encoding/base64"
 	"strconv"
 	"strings"
+
+	"github.com/convtrace/convtrace/internal/page"
 )
 
 // ParseCursor reads a Cursor that Cursor.String wrote; "" is no cursor. A
-// value it cannot read is a *ParamError naming param.
+// value it cannot read is a *page.ParamError naming param.
 func ParseCursor(param, value string) (*Cursor, error) {
 	if value == "" {
 		return nil, nil
@@ -16,7 +18,7 @@ func ParseCursor(param, value string) (*Cursor, error) {
 	n, err := strconv.ParseUint(ns, 10, 64)
 	raw, err2 := base64.RawURLEncoding.DecodeString(id)
 	if !ok || err != nil || err2 != nil {
-		return nil, BadParam(param, "%q is not a page cursor: take it from a Newer or Older link", value)
+		return nil, page.BadParam(param, "%q is not a page cursor: take it from a Newer or Older link", value)
 	}
 	return &Cursor{LastNS: n, ID: string(raw)}, nil
 }
@@ -29,7 +31,7 @@ func (c SearchCursor) String() string {
 }
 
 // ParseSearchCursor reads a cursor SearchCursor.String wrote; "" is none. A
-// value it cannot read is a *ParamError naming param.
+// value it cannot read is a *page.ParamError naming param.
 func ParseSearchCursor(param, value string) (*SearchCursor, error) {
 	if value == "" {
 		return nil, nil
@@ -37,7 +39,7 @@ func ParseSearchCursor(param, value string) (*SearchCursor, error) {
 	ns, id, ok := strings.Cut(value, ".")
 	start, err := strconv.ParseUint(ns, 10, 64)
 	if !ok || err != nil || id == "" {
-		return nil, BadParam(param, "%q is not a page cursor: use the next or prev value of a search", value)
+		return nil, page.BadParam(param, "%q is not a page cursor: use the next or prev value of a search", value)
 	}
 	return &SearchCursor{StartNS: start, TurnID: id}, nil
 }

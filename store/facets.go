@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/convtrace/convtrace/internal/page"
 )
 
 // PhaseCount is how many turns of a thread one phase holds.
@@ -46,7 +48,7 @@ func (s Store) PhaseCounts(ctx context.Context, threadID string, withInternal bo
 			return nil, fmt.Errorf("scan phase count: %w", err)
 		}
 		c.Key = strings.TrimSpace(c.Key)
-		c.Name = PhaseName(c.Key, written)
+		c.Name = page.PhaseName(c.Key, written)
 		if prev, ok := byKey[c.Key]; ok { // phases differing only in spaces
 			prev.Turns += c.Turns
 			byKey[c.Key] = prev
@@ -59,7 +61,7 @@ func (s Store) PhaseCounts(ctx context.Context, threadID string, withInternal bo
 		return nil, fmt.Errorf("read phase counts: %w", err)
 	}
 	counts := make([]PhaseCount, 0, len(firstSeen))
-	for _, key := range PhaseOrder(firstSeen) {
+	for _, key := range page.PhaseOrder(firstSeen) {
 		counts = append(counts, byKey[key])
 	}
 	return counts, nil

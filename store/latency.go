@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
 )
 
@@ -127,7 +128,7 @@ func (s Store) Latency(ctx context.Context, f LatencyFilter, by []string) (*Late
 	}
 	for _, d := range by {
 		if !slices.Contains(LatencyDimensions, d) {
-			return nil, nil, BadParam("group_by", "%q is not one of %s", d, strings.Join(LatencyDimensions, ", "))
+			return nil, nil, page.BadParam("group_by", "%q is not one of %s", d, strings.Join(LatencyDimensions, ", "))
 		}
 	}
 	fromSec, toSec := schema.TSBounds(f.FromNS, f.ToNS)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/convtrace/convtrace/internal/page"
 )
 
 // SearchFacets are the values the search's filters offer: of each column,
@@ -115,7 +117,7 @@ func (s Store) readFacets(ctx context.Context, project string) (SearchFacets, er
 		}
 		if facet == "phases" {
 			// Phases that differ only in case or spaces are one key.
-			value = PhaseKey(value)
+			value = page.PhaseKey(value)
 			if value == "" || slices.Contains(f.Phases, value) {
 				continue
 			}
@@ -128,6 +130,6 @@ func (s Store) readFacets(ctx context.Context, project string) (SearchFacets, er
 	for _, l := range lists {
 		slices.Sort(*l)
 	}
-	f.Phases = orEmpty(PhaseOrder(f.Phases))
+	f.Phases = orEmpty(page.PhaseOrder(f.Phases))
 	return f, nil
 }

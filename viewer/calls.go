@@ -3,6 +3,7 @@ package viewer
 import (
 	"strings"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
 )
@@ -112,7 +113,7 @@ func (c *callView) add(tv turnView, q string) {
 		}
 	}
 	if first {
-		c.Speaker, c.Agent, c.Phase, c.PhaseKey, c.Round = t.Speaker, t.Agent, t.Phase, store.PhaseKey(t.Phase), t.Round
+		c.Speaker, c.Agent, c.Phase, c.PhaseKey, c.Round = t.Speaker, t.Agent, t.Phase, page.PhaseKey(t.Phase), t.Round
 		c.SpeakerSegs = highlight(speakerOf(t.Turn), q)
 		c.StartNS = t.StartNS
 		if t.TraceID != "" && t.SpanID != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
 	"github.com/convtrace/convtrace/store"
@@ -201,7 +202,7 @@ func (s *Server) apiCompare(c *gin.Context) {
 	var ids [2]string
 	for i, param := range []string{"a", "b"} {
 		if ids[i] = c.Query(param); ids[i] == "" {
-			s.apiError(c, store.BadParam(param, "missing: give the id of a turn or call of the thread"))
+			s.apiError(c, page.BadParam(param, "missing: give the id of a turn or call of the thread"))
 			return
 		}
 	}
@@ -232,7 +233,7 @@ func (s *Server) apiCompare(c *gin.Context) {
 func (s *Server) apiComparePairs(c *gin.Context) {
 	thread, id := c.Param("id"), c.Query("call")
 	if id == "" {
-		s.apiError(c, store.BadParam("call", "missing: give the id of a turn or call of the thread"))
+		s.apiError(c, page.BadParam("call", "missing: give the id of a turn or call of the thread"))
 		return
 	}
 	var (

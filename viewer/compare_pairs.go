@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
 )
@@ -190,7 +191,7 @@ func newPairIndex(calls []call) *pairIndex {
 	}
 	for i, c := range calls {
 		h := c.head()
-		x.who[i], x.where[i], x.tool[i] = c.who(), stage{store.PhaseKey(h.Phase), h.Round}, c.tool()
+		x.who[i], x.where[i], x.tool[i] = c.who(), stage{page.PhaseKey(h.Phase), h.Round}, c.tool()
 		if x.tool[i] != "" {
 			k := [2]string{x.who[i], x.tool[i]}
 			x.at[i] = len(x.runs[k])

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/collector/pricing"
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -150,7 +151,7 @@ func (s *Server) apiCostCSV(c *gin.Context) {
 	case slices.Contains(costTableNames, name):
 		by = []string{name}
 	default:
-		s.apiError(c, store.BadParam("table", "%q is not one of %s, %s, threads", name, strings.Join(costTableNames, ", "), strings.Join(costDaysBy, "_")))
+		s.apiError(c, page.BadParam("table", "%q is not one of %s, %s, threads", name, strings.Join(costTableNames, ", "), strings.Join(costDaysBy, "_")))
 		return
 	}
 	f, err := costFilter(c, time.Now())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -25,7 +26,7 @@ func (s *Server) deleteThread(c *gin.Context) {
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxChangeBytes))
 	if err := dec.Decode(&in); err != nil || in.Confirm != id {
-		s.apiError(c, store.BadParam("confirm", "send {\"confirm\": the thread's id} to delete it"))
+		s.apiError(c, page.BadParam("confirm", "send {\"confirm\": the thread's id} to delete it"))
 		return
 	}
 	removed, err := s.store.DeleteThread(c.Request.Context(), id, nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
 )
@@ -140,15 +141,15 @@ func spanPageURL(traceID, spanID string) string {
 func checkID(param, id string) error {
 	switch {
 	case id == "":
-		return store.BadParam(param, "empty")
+		return page.BadParam(param, "empty")
 	case len(id) > maxIDBytes:
-		return store.BadParam(param, "longer than %d bytes", maxIDBytes)
+		return page.BadParam(param, "longer than %d bytes", maxIDBytes)
 	case !utf8.ValidString(id):
-		return store.BadParam(param, "not UTF-8")
+		return page.BadParam(param, "not UTF-8")
 	}
 	for _, r := range id {
 		if unicode.IsControl(r) {
-			return store.BadParam(param, "%q holds a control character", id)
+			return page.BadParam(param, "%q holds a control character", id)
 		}
 	}
 	return nil
@@ -295,7 +296,7 @@ func (s *Server) apiSpanDetail(c *gin.Context) {
 // saying why: 400 for a bad parameter, 404 for a missing trace or span,
 // else 500.
 func (s *Server) fragmentError(c *gin.Context, err error) {
-	var pe *store.ParamError
+	var pe *page.ParamError
 	switch {
 	case errors.As(err, &pe):
 		s.html(c, http.StatusBadRequest, "detail_error", pe.Error())

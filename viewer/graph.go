@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
 )
@@ -80,7 +81,7 @@ type agentGraph struct {
 // answerVerb says how a turn relates to the turn it answers, by the
 // turn's own phase, as the thread page says it.
 func answerVerb(phase string) string {
-	if v := parentVerbs[store.PhaseKey(phase)]; v != "" {
+	if v := parentVerbs[page.PhaseKey(phase)]; v != "" {
 		return v
 	}
 	return "replies to"
@@ -160,7 +161,7 @@ func (b *graphBuilder) add(t store.GraphTurn) {
 		b.g.Nodes[b.nodes[actor]].Calls++
 	}
 	if c.phase == "" {
-		c.phase = store.PhaseKey(t.Phase)
+		c.phase = page.PhaseKey(t.Phase)
 	}
 	addCost(&c.cost, t.CostUSD)
 	addCost(&b.g.Nodes[b.nodes[actor]].CostUSD, t.CostUSD)
@@ -183,7 +184,7 @@ func (b *graphBuilder) speakerNode(t store.GraphTurn) string {
 	}
 	i := b.node(by+":"+name, nodeSpeaker, name, by, link)
 	if n := &b.g.Nodes[i]; n.FirstPhase == "" {
-		n.FirstPhase = store.PhaseKey(t.Phase)
+		n.FirstPhase = page.PhaseKey(t.Phase)
 	}
 	return b.g.Nodes[i].ID
 }

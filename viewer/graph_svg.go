@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -23,7 +24,7 @@ func parseWeight(v string) (string, error) {
 	case weightCost:
 		return weightCost, nil
 	}
-	return "", store.BadParam("weight", "%q is not calls or cost", v)
+	return "", page.BadParam("weight", "%q is not calls or cost", v)
 }
 
 // The layout, in SVG user units (pixels at scale 1): speakers in columns
@@ -132,7 +133,7 @@ func newGraphView(g agentGraph, weight string) graphView {
 	}
 	x := graphMargin + maxRadius
 	for i, col := range columns {
-		x = v.column(store.PhaseName(phases[i], phases[i]), col, x, height, rowGap, radius)
+		x = v.column(page.PhaseName(phases[i], phases[i]), col, x, height, rowGap, radius)
 	}
 	if len(tools) > 0 {
 		x = v.column("Tools", tools, x, height, toolRowGap, func(n graphNode) float64 {
@@ -160,7 +161,7 @@ func phaseColumns(speakers []graphNode) (phases []string, columns [][]graphNode)
 			phases = append(phases, n.FirstPhase)
 		}
 	}
-	phases = store.PhaseOrder(phases)
+	phases = page.PhaseOrder(phases)
 	if slices.ContainsFunc(speakers, func(n graphNode) bool { return n.FirstPhase == "" }) {
 		phases = append(phases, "")
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -430,7 +430,7 @@ func bigGraphThread(t testing.TB, conn driver.Conn, id string) {
 	prev := ""
 	for i := range 350 {
 		speaker := fmt.Sprintf("agent-%02d-%s", i%20, strings.Repeat("x", i%20))
-		phase := store.CanonicalPhases[(i/10)%len(store.CanonicalPhases)]
+		phase := page.CanonicalPhases[(i/10)%len(page.CanonicalPhases)]
 		span := fmt.Sprintf("c%03d", i)
 		p, r := call(id, span, phase, 0, speaker, "openai", "gpt-5", 3*i, "ask", "answer")
 		p.ParentTurnID, r.ParentTurnID, r.CostUSD = prev, prev, f64(0.001*float64(i%7))

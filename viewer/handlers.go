@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) writeJSON(c *gin.Context, status int, v any) {
 }
 
 func (s *Server) apiError(c *gin.Context, err error) {
-	var pe *store.ParamError
+	var pe *page.ParamError
 	if errors.As(err, &pe) {
 		s.writeJSON(c, http.StatusBadRequest, apiErrorBody{pe.Error()})
 		return
@@ -54,7 +55,7 @@ func (s *Server) apiError(c *gin.Context, err error) {
 }
 
 func (s *Server) pageError(c *gin.Context, err error) {
-	var pe *store.ParamError
+	var pe *page.ParamError
 	if errors.As(err, &pe) {
 		s.html(c, http.StatusBadRequest, "badrequest.html", pe.Error())
 		return

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema/genai"
 	"github.com/convtrace/convtrace/store"
 )
@@ -49,9 +50,9 @@ func turnHeading(t store.Turn) string {
 	if p := strings.TrimSpace(t.Phase); p != "" {
 		key := strings.ToLower(p)
 		if t.Round > 0 {
-			p = store.PhaseName(key, p) + " (round " + strconv.Itoa(int(t.Round)) + ")"
+			p = page.PhaseName(key, p) + " (round " + strconv.Itoa(int(t.Round)) + ")"
 		} else {
-			p = store.PhaseName(key, p)
+			p = page.PhaseName(key, p)
 		}
 		parts = append(parts, p)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -64,15 +65,15 @@ func decodeThreadChange(body io.Reader) (store.ThreadChange, error) {
 		return store.ThreadChange{}, bodyError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return store.ThreadChange{}, store.BadParam("body", "send one JSON object and nothing after it")
+		return store.ThreadChange{}, page.BadParam("body", "send one JSON object and nothing after it")
 	}
 	if in.Title == nil && in.Archived == nil {
-		return store.ThreadChange{}, store.BadParam("body", `nothing to change: send {"title": "..."} and/or {"archived": true|false}`)
+		return store.ThreadChange{}, page.BadParam("body", `nothing to change: send {"title": "..."} and/or {"archived": true|false}`)
 	}
 	if in.Title != nil {
 		t := strings.Join(strings.Fields(*in.Title), " ")
 		if n := utf8.RuneCountInString(t); n > maxTitleRunes {
-			return store.ThreadChange{}, store.BadParam("title", "%d characters, at most %d", n, maxTitleRunes)
+			return store.ThreadChange{}, page.BadParam("title", "%d characters, at most %d", n, maxTitleRunes)
 		}
 		in.Title = &t
 	}
@@ -89,13 +90,13 @@ func bodyError(err error) error {
 		if typeErr.Field == "archived" {
 			want = "true or false"
 		}
-		return store.BadParam(typeErr.Field, "want %s, got a JSON %s", want, typeErr.Value)
+		return page.BadParam(typeErr.Field, "want %s, got a JSON %s", want, typeErr.Value)
 	case errors.As(err, &maxErr):
-		return store.BadParam("body", "larger than %d bytes", maxErr.Limit)
+		return page.BadParam("body", "larger than %d bytes", maxErr.Limit)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return store.BadParam("body", "%s: only title and archived can change", strings.TrimPrefix(err.Error(), "json: "))
+		return page.BadParam("body", "%s: only title and archived can change", strings.TrimPrefix(err.Error(), "json: "))
 	case errors.Is(err, io.EOF):
-		return store.BadParam("body", "empty: send a JSON object")
+		return page.BadParam("body", "empty: send a JSON object")
 	}
-	return store.BadParam("body", "not a JSON object: %v", err)
+	return page.BadParam("body", "not a JSON object: %v", err)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -26,12 +27,12 @@ func (s *Server) PutNote(c *gin.Context) {
 	var ch store.NoteChange
 	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, maxNoteBody))
 	if err := dec.Decode(&ch); err != nil {
-		s.apiError(c, store.BadParam("body", "not a JSON object {\"starred\": bool, \"memo\": string}: %v", err))
+		s.apiError(c, page.BadParam("body", "not a JSON object {\"starred\": bool, \"memo\": string}: %v", err))
 		return
 	}
 	if ch.Memo != nil {
 		if n := utf8.RuneCountInString(*ch.Memo); n > store.MaxMemoRunes {
-			s.apiError(c, store.BadParam("memo", "%d characters, at most %d", n, store.MaxMemoRunes))
+			s.apiError(c, page.BadParam("memo", "%d characters, at most %d", n, store.MaxMemoRunes))
 			return
 		}
 	}

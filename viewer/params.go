@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/internal/page"
 )
 
 // parseSwitch reads a checkbox parameter: 1 (true, on) or 0 (false, or
@@ -19,7 +19,7 @@ func parseSwitch(param, value string) (bool, error) {
 	case "1", "true", "on":
 		return true, nil
 	}
-	return false, store.BadParam(param, "%q is not 1 or 0", value)
+	return false, page.BadParam(param, "%q is not 1 or 0", value)
 }
 
 // parseLimit reads a positive count of at most max; empty is def.
@@ -29,7 +29,7 @@ func parseLimit(param, value string, def, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(value)
 	if err != nil || n < 1 || n > max {
-		return 0, store.BadParam(param, "%q is not a number from 1 to %d", value, max)
+		return 0, page.BadParam(param, "%q is not a number from 1 to %d", value, max)
 	}
 	return n, nil
 }
@@ -59,22 +59,22 @@ func (s *Server) limitParams(c *gin.Context) {
 
 func checkParams(u *url.URL) error {
 	if len(u.Path) > maxParamBytes {
-		return store.BadParam("path", "longer than %d bytes", maxParamBytes)
+		return page.BadParam("path", "longer than %d bytes", maxParamBytes)
 	}
 	if len(u.RawQuery) > maxRawQueryBytes {
-		return store.BadParam("query", "longer than %d bytes", maxRawQueryBytes)
+		return page.BadParam("query", "longer than %d bytes", maxRawQueryBytes)
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return store.BadParam("query", "%v", err)
+		return page.BadParam("query", "%v", err)
 	}
 	for name, values := range q {
 		if len(values) > maxParamValues {
-			return store.BadParam(name, "given %d times, at most %d", len(values), maxParamValues)
+			return page.BadParam(name, "given %d times, at most %d", len(values), maxParamValues)
 		}
 		for _, v := range values {
 			if len(v) > maxParamBytes {
-				return store.BadParam(name, "longer than %d bytes", maxParamBytes)
+				return page.BadParam(name, "longer than %d bytes", maxParamBytes)
 			}
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/internal/page"
 )
 
 func TestTimeRange(t *testing.T) {
@@ -27,12 +27,12 @@ func TestTimeRange(t *testing.T) {
 		{"1969-12-31", "", 0, 0, "from"},
 	}
 	for _, tt := range tests {
-		from, to, err := store.TimeRange(tt.from, tt.to, now)
-		var pe *store.ParamError
+		from, to, err := page.TimeRange(tt.from, tt.to, now)
+		var pe *page.ParamError
 		switch {
 		case tt.wantErr != "":
 			if !errors.As(err, &pe) || pe.Param != tt.wantErr {
-				t.Errorf("timeRange(%q, %q) error %v, want a store.ParamError naming %s", tt.from, tt.to, err, tt.wantErr)
+				t.Errorf("timeRange(%q, %q) error %v, want a page.ParamError naming %s", tt.from, tt.to, err, tt.wantErr)
 			}
 		case err != nil || from != tt.wantFrom || to != tt.wantTo:
 			t.Errorf("timeRange(%q, %q) = %d, %d, %v; want %d, %d", tt.from, tt.to, from, to, err, tt.wantFrom, tt.wantTo)

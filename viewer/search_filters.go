@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -38,10 +39,10 @@ func parseSearch(v url.Values, now time.Time) (store.SearchFilter, searchForm, e
 		Model: strings.TrimSpace(v.Get("model")), Status: strings.TrimSpace(v.Get("status")),
 	}
 	if len(form.Q) > maxQueryBytes {
-		return store.SearchFilter{}, searchForm{}, store.BadParam("q", "is longer than %d bytes", maxQueryBytes)
+		return store.SearchFilter{}, searchForm{}, page.BadParam("q", "is longer than %d bytes", maxQueryBytes)
 	}
 	if form.Status != "" && !slices.Contains(store.SearchStatuses, form.Status) {
-		return store.SearchFilter{}, searchForm{}, store.BadParam("status", "%q is not one of %s", form.Status, strings.Join(store.SearchStatuses, ", "))
+		return store.SearchFilter{}, searchForm{}, page.BadParam("status", "%q is not one of %s", form.Status, strings.Join(store.SearchStatuses, ", "))
 	}
 	turns, tf, err := parseThreadQuery(v, searchPageSize, now)
 	if err != nil {
@@ -57,7 +58,7 @@ func parseSearch(v url.Values, now time.Time) (store.SearchFilter, searchForm, e
 		return store.SearchFilter{}, searchForm{}, err
 	}
 	if f.After != nil && f.Before != nil {
-		return store.SearchFilter{}, searchForm{}, store.BadParam("before", "cannot be given with after")
+		return store.SearchFilter{}, searchForm{}, page.BadParam("before", "cannot be given with after")
 	}
 	return f, form, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -80,11 +81,11 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (store.TurnFilter
 	case viewTimeline:
 		form.View = viewTimeline
 	default:
-		return store.TurnFilter{}, filterForm{}, store.BadParam("view", "%q is neither phase nor timeline", view)
+		return store.TurnFilter{}, filterForm{}, page.BadParam("view", "%q is neither phase nor timeline", view)
 	}
 	f := store.TurnFilter{Role: form.Role, Speaker: form.Speaker, Session: form.Session, Tool: form.Tool, Query: form.Q}
 	for _, p := range v["phase"] {
-		key := store.PhaseKey(p)
+		key := page.PhaseKey(p)
 		if !slices.Contains(form.Phases, key) {
 			form.Phases = append(form.Phases, key)
 		}
@@ -107,9 +108,9 @@ func parseThreadQuery(v url.Values, window int, now time.Time) (store.TurnFilter
 	}
 	f.Starred, f.HideInternal = form.Starred, !form.Internal
 	if n := utf8.RuneCountInString(form.Q); n > maxQueryRunes {
-		return store.TurnFilter{}, filterForm{}, store.BadParam("q", "%d characters, at most %d", n, maxQueryRunes)
+		return store.TurnFilter{}, filterForm{}, page.BadParam("q", "%d characters, at most %d", n, maxQueryRunes)
 	}
-	if f.FromNS, f.ToNS, err = store.TimeRange(form.From, form.To, now); err != nil {
+	if f.FromNS, f.ToNS, err = page.TimeRange(form.From, form.To, now); err != nil {
 		return store.TurnFilter{}, filterForm{}, err
 	}
 	if form.Limit, err = parseLimit("limit", v.Get("limit"), window, maxTurnWindow); err != nil {

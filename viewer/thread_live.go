@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -66,14 +67,14 @@ func (s *Server) threadLive(c *gin.Context) {
 	}
 	ch := &store.Changes{}
 	if ch.AfterNS, err = strconv.ParseUint(v.Get("after"), 10, 64); err != nil {
-		s.apiError(c, store.BadParam("after", "%q is not a time in Unix nanoseconds", v.Get("after")))
+		s.apiError(c, page.BadParam("after", "%q is not a time in Unix nanoseconds", v.Get("after")))
 		return
 	}
 	if r := strings.TrimSpace(v.Get("running")); r != "" {
 		ch.Spans = strings.Split(r, ",")
 	}
 	if len(ch.Spans) > maxLiveSpans {
-		s.apiError(c, store.BadParam("running", "%d calls, at most %d", len(ch.Spans), maxLiveSpans))
+		s.apiError(c, page.BadParam("running", "%d calls, at most %d", len(ch.Spans), maxLiveSpans))
 		return
 	}
 	f.Changed, f.LeaveHistory = ch, true

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -43,17 +44,17 @@ func (s *Server) threadFilter(c *gin.Context) (store.ThreadFilter, error) {
 		Status:   c.Query("status"),
 	}
 	if n := utf8.RuneCountInString(f.Query); n > maxTitleQueryRunes {
-		return f, store.BadParam("q", "%d characters, at most %d", n, maxTitleQueryRunes)
+		return f, page.BadParam("q", "%d characters, at most %d", n, maxTitleQueryRunes)
 	}
 	switch a := c.Query("archived"); a {
 	case "", "0":
 	case "1":
 		f.Archived = true
 	default:
-		return f, store.BadParam("archived", "%q is not 1 or 0", a)
+		return f, page.BadParam("archived", "%q is not 1 or 0", a)
 	}
 	if f.Status != "" && !slices.Contains(store.ThreadStatuses, f.Status) {
-		return f, store.BadParam("status", "%q is not one of %s", f.Status, strings.Join(store.ThreadStatuses, ", "))
+		return f, page.BadParam("status", "%q is not one of %s", f.Status, strings.Join(store.ThreadStatuses, ", "))
 	}
 	var err error
 	if f.MinCostUSD, f.MaxCostUSD, err = parseBounds(c, "cost", parseCost); err != nil {
@@ -79,7 +80,7 @@ func (s *Server) threadFilter(c *gin.Context) (store.ThreadFilter, error) {
 		return f, err
 	}
 	if f.Before != nil && f.After != nil {
-		return f, store.BadParam("after", "give before or after, not both")
+		return f, page.BadParam("after", "give before or after, not both")
 	}
 	return f, nil
 }
@@ -88,7 +89,7 @@ func (s *Server) threadFilter(c *gin.Context) (store.ThreadFilter, error) {
 func parseCost(param, v string) (*float64, error) {
 	usd, err := strconv.ParseFloat(strings.TrimPrefix(v, "$"), 64)
 	if err != nil || usd < 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
-		return nil, store.BadParam(param, "%q is not a cost in USD, such as 0.25", v)
+		return nil, page.BadParam(param, "%q is not a cost in USD, such as 0.25", v)
 	}
 	return &usd, nil
 }
@@ -96,9 +97,9 @@ func parseCost(param, v string) (*float64, error) {
 // parseDuration reads a duration bound: a Go duration (90s, 5m, 1h30m) or
 // days (2d).
 func parseDuration(param, v string) (*time.Duration, error) {
-	d, err := store.ParseAge(v)
+	d, err := page.ParseAge(v)
 	if err != nil {
-		return nil, store.BadParam(param, "%q is not a duration, such as 90s, 5m or 1h30m", v)
+		return nil, page.BadParam(param, "%q is not a duration, such as 90s, 5m or 1h30m", v)
 	}
 	return &d, nil
 }
@@ -119,7 +120,7 @@ func parseBounds[T cmp.Ordered](c *gin.Context, name string, parse func(param, v
 		return nil, nil, err
 	}
 	if lo != nil && hi != nil && *lo > *hi {
-		return nil, nil, store.BadParam("max_"+name, "%q is below min_%s %q", c.Query("max_"+name), name, c.Query("min_"+name))
+		return nil, nil, page.BadParam("max_"+name, "%q is below min_%s %q", c.Query("max_"+name), name, c.Query("min_"+name))
 	}
 	return lo, hi, nil
 }
@@ -140,15 +141,15 @@ func attrFilters(params url.Values) (map[string]string, error) {
 		}
 		switch {
 		case name == "" || len(name) > maxAttrNameBytes:
-			return nil, store.BadParam(param, "an attribute name of 1 to %d bytes after %q", maxAttrNameBytes, attrParam)
+			return nil, page.BadParam(param, "an attribute name of 1 to %d bytes after %q", maxAttrNameBytes, attrParam)
 		case len(values) != 1 || attrs[name] != "":
-			return nil, store.BadParam(param, "give one value of the attribute %q", name)
+			return nil, page.BadParam(param, "give one value of the attribute %q", name)
 		case values[0] == "":
-			return nil, store.BadParam(param, "empty: give the value of the attribute %q", name)
+			return nil, page.BadParam(param, "empty: give the value of the attribute %q", name)
 		case utf8.RuneCountInString(values[0]) > maxAttrValueRunes:
-			return nil, store.BadParam(param, "longer than %d characters", maxAttrValueRunes)
+			return nil, page.BadParam(param, "longer than %d characters", maxAttrValueRunes)
 		case len(attrs) == maxAttrFilters:
-			return nil, store.BadParam(param, "at most %d attribute filters", maxAttrFilters)
+			return nil, page.BadParam(param, "at most %d attribute filters", maxAttrFilters)
 		}
 		if attrs == nil {
 			attrs = map[string]string{}

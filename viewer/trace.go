@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema/genai"
 	"github.com/convtrace/convtrace/store"
 )
@@ -88,7 +89,7 @@ func (s *Server) tracePage(c *gin.Context) {
 	v := newTraceView(t)
 	if id := c.Query("span"); id != "" {
 		if t.span(id) == nil {
-			s.pageError(c, store.BadParam("span", "%q is not a span of this trace", id))
+			s.pageError(c, page.BadParam("span", "%q is not a span of this trace", id))
 			return
 		}
 		all, err := parseSwitch("all", c.Query("all"))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/store"
 )
@@ -38,7 +39,7 @@ func (s *Server) exportThread(c *gin.Context) {
 	name := c.DefaultQuery("format", string(transfer.JSON))
 	format, err := transfer.ParseFormat(name)
 	if err != nil {
-		s.apiError(c, store.BadParam("format", "%q is not json or jsonl", name))
+		s.apiError(c, page.BadParam("format", "%q is not json or jsonl", name))
 		return
 	}
 	id := c.Param("id")

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -113,7 +114,7 @@ func newThreadView(th store.Thread, turns []store.Turn, q string) threadView {
 	}
 	calls := buildCards(views, q)
 	at := func(c *callView) (string, uint16) { return c.Phase, c.Round }
-	for _, g := range store.GroupItemsByPhase(calls, at, func(c *callView) *callView { return c }) {
+	for _, g := range page.GroupByPhase(calls, at, func(c *callView) *callView { return c }) {
 		pv := phaseView{Key: g.Key, Name: g.Name}
 		for _, r := range g.Rounds {
 			pv.Rounds = append(pv.Rounds, roundView{Round: r.Round, Calls: r.Turns})
@@ -122,7 +123,7 @@ func newThreadView(th store.Thread, turns []store.Turn, q string) threadView {
 	}
 	for _, c := range calls {
 		if n := len(v.Bands); n == 0 || v.Bands[n-1].Key != c.PhaseKey || v.Bands[n-1].Round != c.Round {
-			v.Bands = append(v.Bands, bandView{Key: c.PhaseKey, Name: store.PhaseName(c.PhaseKey, c.Phase), Round: c.Round})
+			v.Bands = append(v.Bands, bandView{Key: c.PhaseKey, Name: page.PhaseName(c.PhaseKey, c.Phase), Round: c.Round})
 		}
 		band := &v.Bands[len(v.Bands)-1]
 		band.Calls = append(band.Calls, c)

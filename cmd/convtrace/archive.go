@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/archive"
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -64,7 +65,7 @@ func ageFlag(name, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, fmt.Errorf("%s: give an age, such as 180d", name)
 	}
-	age, err := store.ParseAge(v)
+	age, err := page.ParseAge(v)
 	if err != nil || age <= 0 {
 		return time.Time{}, fmt.Errorf("%s: %q is not an age such as 180d or 720h", name, v)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/collector/pricing"
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -78,7 +79,7 @@ func loadPrices(path string) (pricing.Prices, error) {
 
 // flagError names the command-line flag of a viewer parameter error.
 func flagError(err error, flags map[string]string) error {
-	var pe *store.ParamError
+	var pe *page.ParamError
 	if errors.As(err, &pe) {
 		if flag, ok := flags[pe.Param]; ok {
 			return fmt.Errorf("%s: %s", flag, pe.Reason)

@@ -20,8 +20,8 @@ import (
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
 	"github.com/convtrace/convtrace/internal/localstore"
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/internal/transfer"
-	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -67,13 +67,13 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}
 		var keep time.Duration
 		if *retention != "" {
-			if keep, err = store.ParseAge(*retention); err != nil || keep < 24*time.Hour {
+			if keep, err = page.ParseAge(*retention); err != nil || keep < 24*time.Hour {
 				return fmt.Errorf("--retention: %q is not an age of a day or more, such as 180d", *retention)
 			}
 		}
 		var idle time.Duration
 		if *archiveAfter != "" {
-			if idle, err = store.ParseAge(*archiveAfter); err != nil || idle < 24*time.Hour {
+			if idle, err = page.ParseAge(*archiveAfter); err != nil || idle < 24*time.Hour {
 				return fmt.Errorf("--archive-after: %q is not an age of a day or more, such as 30d", *archiveAfter)
 			}
 			if *archiveDir == "" {

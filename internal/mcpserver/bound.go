@@ -10,7 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/internal/page"
 )
 
 // MaxAnswerBytes bounds every message the server sends: Transport sends
@@ -65,7 +65,7 @@ func inRange(param string, n, def, lo, hi int) (int, error) {
 	case n == 0:
 		return def, nil
 	case n < lo || n > hi:
-		return 0, store.BadParam(param, "%d is not a number from %d to %d", n, lo, hi)
+		return 0, page.BadParam(param, "%d is not a number from %d to %d", n, lo, hi)
 	}
 	return n, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -44,7 +45,7 @@ type contextMessage struct {
 func (s *server) recentContext(ctx context.Context, in recentContextIn) (recentContextOut, error) {
 	id := strings.TrimSpace(in.ThreadID)
 	if id == "" {
-		return recentContextOut{}, store.BadParam("thread_id", "is empty: list_threads or search gives thread ids")
+		return recentContextOut{}, page.BadParam("thread_id", "is empty: list_threads or search gives thread ids")
 	}
 	limit, err := inRange("limit", in.Limit, defaultContextMessages, 1, maxContextMessages)
 	if err != nil {

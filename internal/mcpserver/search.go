@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -75,13 +76,13 @@ func (s *server) search(ctx context.Context, in searchIn) (searchOut, error) {
 		return searchOut{}, err
 	}
 	if f.Status != "" && !slices.Contains(store.SearchStatuses, f.Status) {
-		return searchOut{}, store.BadParam("status", "%q is none of %s", f.Status, strings.Join(store.SearchStatuses, ", "))
+		return searchOut{}, page.BadParam("status", "%q is none of %s", f.Status, strings.Join(store.SearchStatuses, ", "))
 	}
 	limit, err := inRange("limit", in.Limit, defaultHits, 1, maxHits)
 	if err != nil {
 		return searchOut{}, err
 	}
-	if f.FromNS, f.ToNS, err = store.TimeRange(in.From, in.To, time.Now()); err != nil {
+	if f.FromNS, f.ToNS, err = page.TimeRange(in.From, in.To, time.Now()); err != nil {
 		return searchOut{}, err
 	}
 	hits, err := s.store.Search(ctx, f, limit+1)

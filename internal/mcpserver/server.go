@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/convtrace/convtrace/collector/pricing"
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -114,7 +115,7 @@ func addTool[In, Out any](srv *mcp.Server, s *server, name, doc string, h func(c
 // of the store or the server is logged and answered without its details,
 // which may quote the query and its arguments.
 func (s *server) toolError(ctx context.Context, tool string, err error) error {
-	var pe *store.ParamError
+	var pe *page.ParamError
 	switch {
 	case errors.As(err, &pe):
 		return fmt.Errorf("bad argument %s", pe.Error())

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -45,10 +46,10 @@ type getThreadIn struct {
 }
 
 type getThreadOut struct {
-	Thread store.Thread                `json:"thread"`
-	Phases []store.PhaseGroup[turnOut] `json:"phases"`
-	Shown  int                         `json:"shown"` // turns in phases
-	Total  int                         `json:"total"` // turns that pass the filters
+	Thread store.Thread               `json:"thread"`
+	Phases []page.PhaseGroup[turnOut] `json:"phases"`
+	Shown  int                        `json:"shown"` // turns in phases
+	Total  int                        `json:"total"` // turns that pass the filters
 	// TextBytes is the cut of each text in this answer.
 	TextBytes int `json:"text_bytes"`
 	// More says what the answer left out and how to read it; "" when
@@ -59,7 +60,7 @@ type getThreadOut struct {
 func (s *server) getThread(ctx context.Context, in getThreadIn) (getThreadOut, error) {
 	id := strings.TrimSpace(in.ThreadID)
 	if id == "" {
-		return getThreadOut{}, store.BadParam("thread_id", "is empty: list_threads or search gives thread ids")
+		return getThreadOut{}, page.BadParam("thread_id", "is empty: list_threads or search gives thread ids")
 	}
 	f, err := in.filter(time.Now())
 	if err != nil {
@@ -96,7 +97,7 @@ func (s *server) getThread(ctx context.Context, in getThreadIn) (getThreadOut, e
 	return shrink(n, len(turns), func(n, drop int) getThreadOut {
 		out := getThreadOut{Thread: th, Shown: len(turns) - drop, Total: total, TextBytes: n}
 		cut := false
-		out.Phases = store.GroupByPhase(turns[drop:], func(t store.Turn) turnOut {
+		out.Phases = page.GroupByPhase(turns[drop:], saidIn, func(t store.Turn) turnOut {
 			v := newTurnOut(t, n)
 			cut = cut || v.Cut
 			return v
@@ -115,7 +116,7 @@ func (in getThreadIn) filter(now time.Time) (store.TurnFilter, error) {
 		Starred: in.Starred, HideInternal: true,
 	}
 	for _, p := range in.Phase {
-		if key := store.PhaseKey(p); !slices.Contains(f.Phases, key) {
+		if key := page.PhaseKey(p); !slices.Contains(f.Phases, key) {
 			f.Phases = append(f.Phases, key)
 		}
 	}
@@ -127,7 +128,7 @@ func (in getThreadIn) filter(now time.Time) (store.TurnFilter, error) {
 		f.Agent = agent
 	}
 	var err error
-	f.FromNS, f.ToNS, err = store.TimeRange(in.From, in.To, now)
+	f.FromNS, f.ToNS, err = page.TimeRange(in.From, in.To, now)
 	return f, err
 }
 
@@ -143,3 +144,6 @@ func moreTurns(hidden int, cut bool) string {
 	}
 	return strings.Join(says, "; ")
 }
+
+// saidIn says in which phase and round a turn was said.
+func saidIn(t store.Turn) (string, uint16) { return t.Phase, t.Round }

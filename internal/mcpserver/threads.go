@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -48,7 +49,7 @@ func (s *server) listThreads(ctx context.Context, in listThreadsIn) (listThreads
 		return listThreadsOut{}, err
 	}
 	if f.Before != nil && f.After != nil {
-		return listThreadsOut{}, store.BadParam("after", "give before or after, not both")
+		return listThreadsOut{}, page.BadParam("after", "give before or after, not both")
 	}
 	page, err := s.store.Threads(ctx, f)
 	if err != nil {

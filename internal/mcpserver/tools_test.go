@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/convtrace/convtrace/internal/mcpserver"
+	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
@@ -91,7 +92,7 @@ func TestGetThreadMessages(t *testing.T) {
 		{Role: "assistant", Parts: []genai.Part{genai.Text("an answer")}}, user("what now? " + strings.Repeat("ab", 400))}
 	cs := connect(t, exchange("th-msgs", "s1", start, history, strings.Repeat("é", 300))...)
 	var got struct {
-		Phases []store.PhaseGroup[struct {
+		Phases []page.PhaseGroup[struct {
 			Role            string `json:"role"`
 			Text            string `json:"text"`
 			Messages        []struct{ Role, Text string }

@@ -1,4 +1,4 @@
-package store
+package page
 
 import "slices"
 
@@ -16,19 +16,13 @@ type RoundGroup[T any] struct {
 	Turns []T    `json:"turns"`
 }
 
-// GroupByPhase groups turns, in the order they were said, into phases in
-// page order (PhaseOrder), then rounds in ascending order, the order said
-// kept within a round. view makes each turn into what a group holds; it is
-// called once per turn, in the order given, so that it may depend on the
-// turns before.
-func GroupByPhase[T any](turns []Turn, view func(Turn) T) []PhaseGroup[T] {
-	return GroupItemsByPhase(turns, func(t Turn) (string, uint16) { return t.Phase, t.Round }, view)
-}
-
-// GroupItemsByPhase groups items of any kind (turns, the calls they make)
-// as GroupByPhase groups turns; at says in which phase and round an item
-// was said.
-func GroupItemsByPhase[S, T any](items []S, at func(S) (phase string, round uint16), view func(S) T) []PhaseGroup[T] {
+// GroupByPhase groups items (turns, the calls they make), in the order they
+// were said, into phases in page order (PhaseOrder), then rounds in
+// ascending order, the order said kept within a round; at says in which
+// phase and round an item was said. view makes each item into what a group
+// holds; it is called once per item, in the order given, so that it may
+// depend on the items before.
+func GroupByPhase[S, T any](items []S, at func(S) (phase string, round uint16), view func(S) T) []PhaseGroup[T] {
 	groups := map[string]*PhaseGroup[T]{}
 	var firstSeen []string // phase keys in order of first appearance
 	for _, item := range items {

@@ -1,24 +1,25 @@
-package store
+package page
 
 import (
 	"reflect"
 	"testing"
-
-	"github.com/convtrace/convtrace/schema"
 )
 
 func TestGroupByPhase(t *testing.T) {
-	turn := func(id, phase string, round uint16) Turn {
-		return Turn{Turn: schema.Turn{TurnID: id, Phase: phase, Round: round}}
+	type turn struct {
+		id, phase string
+		round     uint16
 	}
+	at := func(t turn) (string, uint16) { return t.phase, t.round }
+	id := func(t turn) string { return t.id }
 	// In the order said: a revision between review rounds, a phase of the
 	// pipeline's own, and a turn without a phase.
-	turns := []Turn{
-		turn("a", "Plan", 0), turn("b", "review", 0), turn("c", "revision", 0), turn("d", "Review", 1),
-		turn("e", "triage", 0), turn("f", "", 0), turn("g", "plan", 1), turn("h", "Plan", 0), turn("i", "execute", 0),
+	turns := []turn{
+		{"a", "Plan", 0}, {"b", "review", 0}, {"c", "revision", 0}, {"d", "Review", 1},
+		{"e", "triage", 0}, {"f", "", 0}, {"g", "plan", 1}, {"h", "Plan", 0}, {"i", "execute", 0},
 	}
 	var order []string
-	got := GroupByPhase(turns, func(t Turn) string { order = append(order, t.TurnID); return t.TurnID })
+	got := GroupByPhase(turns, at, func(t turn) string { order = append(order, t.id); return t.id })
 	want := []PhaseGroup[string]{
 		{Key: "plan", Name: "Plan", Rounds: []RoundGroup[string]{{Round: 0, Turns: []string{"a", "h"}}, {Round: 1, Turns: []string{"g"}}}},
 		{Key: "review", Name: "Review", Rounds: []RoundGroup[string]{{Round: 0, Turns: []string{"b"}}, {Round: 1, Turns: []string{"d"}}}},
@@ -33,7 +34,7 @@ func TestGroupByPhase(t *testing.T) {
 	if wantOrder := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}; !reflect.DeepEqual(order, wantOrder) {
 		t.Errorf("view called in order %v, want the order said %v", order, wantOrder)
 	}
-	if got := GroupByPhase(nil, func(t Turn) string { return t.TurnID }); len(got) != 0 {
+	if got := GroupByPhase(nil, at, id); len(got) != 0 {
 		t.Errorf("GroupByPhase(nil) = %v, want none", got)
 	}
 }
