@@ -11,11 +11,14 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
-// BatchConn is what the writer needs of a ClickHouse connection.
+// BatchConn is what the writer needs of a ClickHouse connection: a
+// clickhouse-go driver.Conn satisfies it.
 type BatchConn interface {
+	store.DB
 	PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error)
 	Close() error
 }
@@ -158,11 +161,11 @@ func writeTurns(ctx context.Context, conn BatchConn, cache *historyCache, turns 
 		}
 		cache.add(msgs)
 	}
-	days := summarizedDays(turns, time.Now())
-	if err := markStale(ctx, conn, days); err != nil {
+	change, err := store.Begin(ctx, conn, store.Change{Days: store.SummarizedDays(turns, time.Now())})
+	if err != nil {
 		return err
 	}
-	err := insert(func() error {
+	err = insert(func() error {
 		var block schema.TurnBlock
 		for _, set := range turns {
 			for i := range set {
@@ -178,7 +181,7 @@ func writeTurns(ctx context.Context, conn BatchConn, cache *historyCache, turns 
 	if err != nil {
 		return err
 	}
-	return markStale(ctx, conn, days)
+	return change.Done(ctx)
 }
 
 // largeBatchBytes is the batch size past which the writer lets the

@@ -3,45 +3,31 @@ package store
 import (
 	"context"
 	"fmt"
-	"maps"
+	"slices"
 	"time"
 )
 
 // What changed in conversations since a summary last looked: the parts
-// that hold rows it has not read. ClickHouse numbers each insert with a
-// block number that grows with every insert into the table, and a part
-// holds the rows of a range of blocks (system.parts min_block_number,
-// max_block_number); a merge or a mutation replaces parts with one whose
-// range is their union. A summary keeps, per partition, the range of blocks
-// whose rows it has read (seen_parts). Then:
-//   - a part inside that range holds only rows already read: a merge
-//     (which folds copies of a turn, and summaries read one copy of each)
-//     or a mutation of them;
-//   - any other part holds rows of an insert the summary has not read, and
-//     only that part's rows are read to learn which threads or days they
-//     touch.
+// that hold rows it has not read, as block numbers tell
+// (docs/design/summaries.md derives why this is exact). A summary keeps,
+// per partition, the blocks whose rows it has read (seen_parts): a part
+// within them holds rows already read (a merge or a mutation of them); any
+// other part holds rows of an insert it has not read, and only that
+// part's rows are read to learn which threads or days they touch.
 //
-// Between two parts of one partition the block numbers went to inserts
-// into other partitions (a MergeTree numbers blocks per table, at commit),
-// so none of them can later hold rows of this partition: once every part
-// of a partition is read, the whole range from its first block to its
-// last is. A part that merges away before its rows are read leaves its
-// partition's range as it was, so that the merged part counts as new next
-// time. A partition whose parts are all gone (dropped) makes the summary
-// start over from every row.
-//
-// Rows removed in place (ALTER DELETE, a TTL) are not seen: the two
-// deletions convtrace makes (DeleteThread, Prune) remove or recompute the
-// summaries of what they removed themselves, and the TTL of retention is
-// set past the daily prune's cutoff (cmd/convtrace/retention.go), so it
-// finds nothing the prune left. On a ReplicatedMergeTree, block numbers are
-// handed out before a part is committed; these ranges would then have to
-// be kept part by part.
+// On one server a MergeTree numbers blocks per table, so a partition's
+// whole range from its first block to its last is read once its parts are.
+// On a cluster each shard numbers its own per partition and its replicas
+// commit them out of order: the blocks are kept part by part, per shard,
+// read from one replica of each (pinned.go); another replica read makes
+// the state unknown. Rows removed in place are not seen: every write that
+// removes or rewrites rows says so (invalidate.go).
 const (
+	// selectActiveParts lists the active parts of %s on one server.
 	selectActiveParts = `
 SELECT name, partition_id, min_block_number, max_block_number
 FROM system.parts
-WHERE database = currentDatabase() AND table = 'conversations' AND active`
+WHERE database = currentDatabase() AND table = '%s' AND active`
 
 	// selectSeenParts is the newest state of a summary.
 	selectSeenParts = `
@@ -63,19 +49,33 @@ SELECT ?, greatest(?, (SELECT max(computed_ns) + 1 FROM seen_parts WHERE summary
 // blocks is a range of block numbers.
 type blocks struct{ min, max int64 }
 
-// part is an active part of conversations.
+// part is an active part of conversations on the server of src.
 type part struct {
+	src             *partSource
 	name, partition string
 	blocks
 }
 
-// seenParts is, per partition, the range of blocks whose rows a summary
-// has read.
-type seenParts map[string]blocks
+// key names the part's partition in a summary's state: on a cluster, on
+// the replica it was read from.
+func (p part) key() string {
+	if p.src.replica == "" {
+		return p.partition
+	}
+	return p.src.replica + "/" + p.partition
+}
+
+// seenParts is, per partition key, the blocks whose rows a summary has
+// read: one range on one server, disjoint ranges on a cluster.
+type seenParts map[string][]blocks
 
 func (s seenParts) covers(p part) bool {
-	r, ok := s[p.partition]
-	return ok && r.min <= p.min && p.max <= r.max
+	for _, r := range s[p.key()] {
+		if r.min <= p.min && p.max <= r.max {
+			return true
+		}
+	}
+	return false
 }
 
 // catchUp brings the summary named summary up to date with conversations.
@@ -85,7 +85,7 @@ func (s seenParts) covers(p part) bool {
 // parts were listed, so it reads every row they hold, and more. Requests
 // that arrive meanwhile share it; it outlives a caller that gives up, so
 // the others still get it.
-func (s Store) catchUp(ctx context.Context, summary string, all func(context.Context) error, changed func(ctx context.Context, parts []string) error) error {
+func (s Store) catchUp(ctx context.Context, summary string, all func(context.Context) error, changed func(ctx context.Context, fresh []part) error) error {
 	if s.flights == nil {
 		return s.catchUpNow(ctx, summary, all, changed)
 	}
@@ -100,24 +100,22 @@ func (s Store) catchUp(ctx context.Context, summary string, all func(context.Con
 	}
 }
 
-func (s Store) catchUpNow(ctx context.Context, summary string, all func(context.Context) error, changed func(ctx context.Context, parts []string) error) error {
-	l, err := s.layout(ctx)
+func (s Store) catchUpNow(ctx context.Context, summary string, all func(context.Context) error, changed func(ctx context.Context, fresh []part) error) error {
+	srcs, err := s.partSources(ctx)
 	if err != nil {
 		return err
 	}
-	if l.cluster != "" {
-		// On a cluster each shard numbers its own blocks, and its replicas
-		// hand them out before a part is committed and may lag each other:
-		// the ranges below would not be exact. Every request takes the
-		// path that needs no telling what changed (docs/architecture.md,
-		// "Cluster").
+	if srcs == nil {
+		// A cluster whose replicas the store cannot reach one by one:
+		// every request takes the path that needs no telling what
+		// changed.
 		return all(ctx)
 	}
 	seen, known, err := s.seenParts(ctx, summary)
 	if err != nil {
 		return err
 	}
-	parts, err := s.activeParts(ctx)
+	parts, err := listParts(ctx, srcs)
 	if err != nil {
 		return err
 	}
@@ -127,10 +125,10 @@ func (s Store) catchUpNow(ctx context.Context, summary string, all func(context.
 		}
 		return s.storeSeen(ctx, summary, extend(seenParts{}, parts, nil))
 	}
-	var fresh []string
+	var fresh []part
 	for _, p := range parts {
 		if !seen.covers(p) {
-			fresh = append(fresh, p.name)
+			fresh = append(fresh, p)
 		}
 	}
 	if len(fresh) == 0 {
@@ -139,81 +137,111 @@ func (s Store) catchUpNow(ctx context.Context, summary string, all func(context.
 	if err := changed(ctx, fresh); err != nil {
 		return err
 	}
-	// A fresh part that merged away meanwhile may not have been read:
-	// its partition keeps its range, and the merged part is fresh next time.
-	after, err := s.activeParts(ctx)
+	// A fresh part that merged away meanwhile may not have been read: it
+	// is not taken as read, and the merged part is fresh next time.
+	after, err := listParts(ctx, srcs)
 	if err != nil {
 		return err
 	}
 	active := map[string]bool{}
 	for _, p := range after {
-		active[p.name] = true
+		active[p.src.replica+"/"+p.name] = true
 	}
-	var gone []string
-	for _, name := range fresh {
-		if !active[name] {
-			gone = append(gone, name)
+	gone := map[string]bool{}
+	for _, p := range fresh {
+		if !active[p.src.replica+"/"+p.name] {
+			gone[p.src.replica+"/"+p.name] = true
 		}
 	}
 	return s.storeSeen(ctx, summary, extend(seen, parts, gone))
 }
 
-// dropped reports whether a partition the summary read has no part left.
+// dropped reports whether a partition the summary read has no part left:
+// dropped, or read on a replica not read now.
 func dropped(seen seenParts, parts []part) bool {
 	live := map[string]bool{}
 	for _, p := range parts {
-		live[p.partition] = true
+		live[p.key()] = true
 	}
-	for partition := range seen {
-		if !live[partition] {
+	for key := range seen {
+		if !live[key] {
 			return true
 		}
 	}
 	return false
 }
 
-// extend returns seen with, for each partition of parts, the range from
-// its first to its last block, except for partitions where a part named in
-// gone was not read.
-func extend(seen seenParts, parts []part, gone []string) seenParts {
-	next := maps.Clone(seen)
+// extend returns seen with the blocks of parts but those named in gone
+// (replica/name). On one server a partition's range runs from its first
+// block to its last, unless a part of it is gone; on a cluster each
+// part's blocks are added to those of its partition.
+func extend(seen seenParts, parts []part, gone map[string]bool) seenParts {
+	next := make(seenParts, len(seen))
+	for k, rs := range seen {
+		next[k] = slices.Clone(rs)
+	}
 	skip := map[string]bool{}
 	for _, p := range parts {
-		for _, name := range gone {
-			if p.name == name {
-				skip[p.partition] = true
-			}
+		if gone[p.src.replica+"/"+p.name] {
+			skip[p.key()] = true
 		}
 	}
 	for _, p := range parts {
-		if skip[p.partition] {
-			continue
+		k := p.key()
+		switch {
+		case p.src.replica != "":
+			if !gone[p.src.replica+"/"+p.name] {
+				next[k] = addBlocks(next[k], p.blocks)
+			}
+		case skip[k]:
+		case len(next[k]) == 0:
+			next[k] = []blocks{p.blocks}
+		default:
+			r := next[k][0]
+			next[k] = []blocks{{min(r.min, p.min), max(r.max, p.max)}}
 		}
-		r, ok := next[p.partition]
-		if !ok {
-			r = p.blocks
-		}
-		next[p.partition] = blocks{min(r.min, p.min), max(r.max, p.max)}
 	}
 	return next
 }
 
-func (s Store) activeParts(ctx context.Context) ([]part, error) {
-	rows, err := s.db.Query(ctx, selectActiveParts)
-	if err != nil {
-		return nil, fmt.Errorf("query parts of conversations: %w", err)
-	}
-	defer rows.Close()
-	var parts []part
-	for rows.Next() {
-		var p part
-		if err := rows.Scan(&p.name, &p.partition, &p.min, &p.max); err != nil {
-			return nil, fmt.Errorf("scan part: %w", err)
+// addBlocks adds b to rs, disjoint ranges in order, joining those it
+// overlaps or touches.
+func addBlocks(rs []blocks, b blocks) []blocks {
+	out := make([]blocks, 0, len(rs)+1)
+	for _, r := range rs {
+		switch {
+		case r.max+1 < b.min:
+			out = append(out, r)
+		case b.max+1 < r.min:
+			out = append(out, b)
+			b = r
+		default:
+			b = blocks{min(r.min, b.min), max(r.max, b.max)}
 		}
-		parts = append(parts, p)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read parts of conversations: %w", err)
+	return append(out, b)
+}
+
+// listParts lists the active parts of conversations on each source.
+func listParts(ctx context.Context, srcs []*partSource) ([]part, error) {
+	var parts []part
+	for _, src := range srcs {
+		rows, err := src.db.Query(ctx, fmt.Sprintf(selectActiveParts, src.table))
+		if err != nil {
+			return nil, fmt.Errorf("query parts of conversations%s: %w", src.on(), err)
+		}
+		for rows.Next() {
+			p := part{src: src}
+			if err := rows.Scan(&p.name, &p.partition, &p.min, &p.max); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("scan part%s: %w", src.on(), err)
+			}
+			parts = append(parts, p)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read parts of conversations%s: %w", src.on(), err)
+		}
 	}
 	return parts, nil
 }
@@ -239,7 +267,7 @@ func (s Store) seenParts(ctx context.Context, summary string) (seen seenParts, k
 			return nil, false, fmt.Errorf("seen parts of %s: %d partitions, %d and %d bounds", summary, len(partitions), len(lo), len(hi))
 		}
 		for i, p := range partitions {
-			seen[p] = blocks{lo[i], hi[i]}
+			seen[p] = append(seen[p], blocks{lo[i], hi[i]})
 		}
 		known = true
 	}
@@ -257,8 +285,10 @@ func (s Store) storeSeen(ctx context.Context, summary string, seen seenParts) er
 	}
 	partitions := make([]string, 0, len(seen))
 	lo, hi := make([]int64, 0, len(seen)), make([]int64, 0, len(seen))
-	for p, r := range seen {
-		partitions, lo, hi = append(partitions, p), append(lo, r.min), append(hi, r.max)
+	for p, rs := range seen {
+		for _, r := range rs {
+			partitions, lo, hi = append(partitions, p), append(lo, r.min), append(hi, r.max)
+		}
 	}
 	err := s.db.Exec(ctx, insertSeenParts, summary, uint64(time.Now().UnixNano()), summary, partitions, lo, hi)
 	if err != nil {

@@ -144,9 +144,9 @@ func optionalCost(c *float64) string {
 }
 
 // Costs rewritten in place (convtrace reprice's mutation) leave the parts'
-// block ranges as they were: CostsChanged recomputes the thread summaries
-// of its range, and the list shows the new cost.
-func TestCostsChangedRecomputesThreads(t *testing.T) {
+// block ranges as they were: an in-place Change recomputes the thread
+// summaries of its range once done, and the list shows the new cost.
+func TestInPlaceChangeRecomputesThreads(t *testing.T) {
 	conn, _ := testkit.Open(t)
 	ctx := context.Background()
 	s := New(conn, 100, time.Minute)
@@ -167,6 +167,10 @@ func TestCostsChangedRecomputesThreads(t *testing.T) {
 	if got := fmt.Sprint(cost()); got != "map[a:1 b:2]" {
 		t.Fatalf("costs before %s", got)
 	}
+	w, err := Begin(ctx, conn, Change{FromNS: now - 2e9, ToNS: now, InPlace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := conn.Exec(ctx, "ALTER TABLE conversations UPDATE cost_usd = cost_usd * 5 WHERE thread_id = 'b'"); err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +188,11 @@ func TestCostsChangedRecomputesThreads(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := CostsChanged(ctx, conn, now-2e9, now); err != nil {
+	if err := w.Done(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := fmt.Sprint(cost()); got != "map[a:1 b:10]" {
-		t.Errorf("costs after the mutation and CostsChanged: %s, want map[a:1 b:10]", got)
+		t.Errorf("costs after the mutation and its change: %s, want map[a:1 b:10]", got)
 	}
 }
 
@@ -227,4 +231,40 @@ func threadTotals(threads []Thread) map[string]string {
 		out[th.ID] = fmt.Sprintf("%d turns, $%v", th.Turns, optionalCost(th.CostUSD))
 	}
 	return out
+}
+
+// On a cluster a partition's blocks are kept part by part: a replica may
+// commit block 11 after 12, and a part of blocks read once is read no
+// more, whatever merges make of them.
+func TestSeenBlocksPartByPart(t *testing.T) {
+	src := &partSource{replica: "r1:9000"}
+	p := func(name string, lo, hi int64) part {
+		return part{src: src, name: name, partition: "202611", blocks: blocks{lo, hi}}
+	}
+	seen := extend(seenParts{}, []part{p("a", 1, 10), p("c", 12, 12)}, nil)
+	for _, c := range []struct {
+		part part
+		read bool
+	}{
+		{p("b", 11, 11), false}, // committed after 12: not read yet
+		{p("m", 1, 10), true},   // a merge of what was read
+		{p("m", 1, 12), false},  // a merge over block 11
+		{p("d", 13, 13), false},
+	} {
+		if got := seen.covers(c.part); got != c.read {
+			t.Errorf("blocks %v after reading 1–10 and 12: covered %v, want %v", c.part.blocks, got, c.read)
+		}
+	}
+	seen = extend(seen, []part{p("b", 11, 11), p("d", 13, 13)}, map[string]bool{"r1:9000/d": true})
+	if !seen.covers(p("m", 1, 12)) || seen.covers(p("d", 13, 13)) {
+		t.Errorf("after reading 11 (and 13 merged away unread): %v", seen)
+	}
+	if got := seen[p("x", 0, 0).key()]; len(got) != 1 {
+		t.Errorf("ranges of the partition %v, want 1–12 as one", got)
+	}
+	// Another replica read: its partitions are none that was read.
+	other := part{src: &partSource{replica: "r2:9000"}, name: "a", partition: "202611", blocks: blocks{1, 10}}
+	if seen.covers(other) || !dropped(seen, []part{other}) {
+		t.Errorf("a part of another replica taken as read: %v", seen)
+	}
 }

@@ -70,7 +70,11 @@ GROUP BY project, cell_day, thread_id`
 // returns the costVersion keys to read them by.
 func (s Store) recomputeRun(ctx context.Context, run []uint32, version uint64) ([]string, error) {
 	from, to := run[0], run[len(run)-1]+1
-	before, err := s.activeParts(ctx)
+	srcs, err := s.partSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	before, err := listParts(ctx, srcs)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +85,7 @@ func (s Store) recomputeRun(ctx context.Context, run []uint32, version uint64) (
 	if err != nil {
 		return nil, err
 	}
-	after, err := s.activeParts(ctx)
+	after, err := listParts(ctx, srcs)
 	if err != nil {
 		return nil, err
 	}

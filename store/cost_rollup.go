@@ -170,20 +170,21 @@ func (s Store) recomputeDays(ctx context.Context, run []uint32, version uint64) 
 }
 
 // invalidateTouchedCost marks stale the days that rows of parts fall on.
-func (s Store) invalidateTouchedCost(ctx context.Context, parts []string) error {
-	if err := s.db.Exec(ctx, invalidateTouchedDays, nextVersion(), ddl.Tuple(parts)); err != nil {
-		return fmt.Errorf("mark cost summaries of new parts stale: %w", err)
-	}
-	return nil
+func (s Store) invalidateTouchedCost(ctx context.Context, parts []part) error {
+	version := nextVersion()
+	return eachSource(parts, func(src *partSource, names []string) error {
+		if err := src.db.Exec(ctx, fmt.Sprintf(invalidateTouchedDays, src.table), version, ddl.Tuple(names)); err != nil {
+			return fmt.Errorf("mark cost summaries of new parts stale%s: %w", src.on(), err)
+		}
+		return nil
+	})
 }
 
 // invalidateAllCost marks every day stale, when there is no telling what
 // changed.
 func (s Store) invalidateAllCost(ctx context.Context) error {
-	if err := s.db.Exec(ctx, invalidateCostDays, nextVersion(), uint32(0), uint32(math.MaxUint32)); err != nil {
-		return fmt.Errorf("mark cost summaries stale: %w", err)
-	}
-	return nil
+	_, err := Begin(ctx, s.db, Change{})
+	return err
 }
 
 // CostData returns the cells (when withCells) and at most threadLimit of
@@ -246,12 +247,12 @@ WHERE day >= ? AND day < ?
 GROUP BY day
 ORDER BY day`
 
-	// invalidateTouchedDays marks stale the days rows of some parts fall
-	// on. Arguments: the version, the parts as a tuple.
+	// invalidateTouchedDays marks stale the days rows of some parts of
+	// the table %s fall on. Arguments: the version, the parts as a tuple.
 	invalidateTouchedDays = `
 INSERT INTO cost_days (day, stale, computed_ns)
 SELECT DISTINCT toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)), toUInt8(1), toUInt64(?)
-FROM conversations
+FROM %s
 WHERE _part IN ?`
 
 	// insertCostStates makes a version current for some days, passed as
@@ -300,7 +301,11 @@ func (s Store) costStates(ctx context.Context, fromDay, toDay uint32) (map[uint3
 // report) reads summaries rather than turns. The days start with the first
 // month partition of conversations.
 func (s Store) SummarizeCost(ctx context.Context, now time.Time) error {
-	parts, err := s.activeParts(ctx)
+	srcs, err := s.partSources(ctx)
+	if err != nil {
+		return err
+	}
+	parts, err := listParts(ctx, srcs)
 	if err != nil {
 		return err
 	}

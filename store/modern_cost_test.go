@@ -25,7 +25,7 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, insertCostStates, sqlArray([]uint32{1}), uint64(100)),
 		// Then the parts arrive that hold day 2 and day 1 again: both
 		// stale, newer than the state of day 1.
-		inline(t, invalidateTouchedDays, uint64(200), sqlLiteral(activeParts)),
+		inline(t, fmt.Sprintf(invalidateTouchedDays, "conversations"), uint64(200), sqlLiteral(activeParts)),
 		// A recompute of days 1 and 2 as they are (version 300), whose
 		// per-thread sums count the copies.
 		inline(t, fmt.Sprintf(insertCostThreadDaily, asTheyAre), append(append([]any{uint64(300)}, dayArgs(0, 3)...), sqlArray([]uint32{1, 2}))...))

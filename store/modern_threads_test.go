@@ -75,7 +75,7 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		fmt.Sprintf(selectFingerprints, "1")+" ORDER BY project, thread_id",
 		selectSummaryFingerprints+" ORDER BY project, thread_id",
 		selectListChoices,
-		inline(t, selectTouchedThreads, sqlLiteral(activeParts))+" ORDER BY project, thread_id",
+		inline(t, fmt.Sprintf(selectTouchedThreads, "conversations"), sqlLiteral(activeParts))+" ORDER BY project, thread_id",
 		fmt.Sprintf(summarizePlainThreads, "1", "1")+" ORDER BY project, thread_id",
 	)
 	out := runModern(t, fixtures, queries)

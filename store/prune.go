@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/failpoint"
-	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
@@ -257,8 +256,8 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notes, waiting, scope.args()...); err != nil {
 		return err
 	}
-	lastDay := (scope.BeforeNS - 1) / schema.DayNS
-	if err := s.invalidateDays(ctx, 0, lastDay); err != nil {
+	w, err := Begin(ctx, s.db, Change{ToNS: scope.BeforeNS})
+	if err != nil {
 		return err
 	}
 	for _, table := range []string{"conversations", "spans"} {
@@ -276,7 +275,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 			return err
 		}
 	}
-	if err := s.invalidateDays(ctx, 0, lastDay); err != nil {
+	if err := w.Done(ctx); err != nil {
 		return err
 	}
 	messages := fmt.Sprintf(deletePrunedMessages, m.Table("thread_shells"), m.Table("conversations"))

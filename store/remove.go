@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/schema"
@@ -94,20 +93,19 @@ func (s Store) DeleteThread(ctx context.Context, id string, progress func(mutati
 	}
 	// A thread whose turns a removal cut short took already has no day
 	// of cost left to mark: only its summary, maybe more, is left.
-	invalidate := func() error {
-		if r.Turns == 0 {
-			return nil
-		}
-		return s.invalidateDays(ctx, days[0], days[1])
+	change := Change{Days: []uint32{}}
+	if r.Turns > 0 {
+		change = Change{FromNS: days[0] * schema.DayNS, ToNS: (days[1] + 1) * schema.DayNS}
 	}
-	if err := invalidate(); err != nil {
+	w, err := Begin(ctx, s.db, change)
+	if err != nil {
 		return Removal{}, err
 	}
 	if err := s.deleteFrom(ctx, m, threadTables, "thread_id = ?", progress, id); err != nil {
 		return Removal{}, err
 	}
 	failpoint.Hit(FailThreadRowsDeleted)
-	if err := invalidate(); err != nil {
+	if err := w.Done(ctx); err != nil {
 		return Removal{}, err
 	}
 	if err := s.deleteFrom(ctx, m, []string{"thread_summary"}, "thread_id = ?", progress, id); err != nil {
@@ -126,12 +124,4 @@ func (s Store) deleteFrom(ctx context.Context, m ddl.Mutator, tables []string, c
 		failpoint.Hit(FailDeleteSubmitted)
 	}
 	return m.Wait(ctx, s.db, tables, progress)
-}
-
-// invalidateDays marks the cost summaries of days [first, last] stale.
-func (s Store) invalidateDays(ctx context.Context, first, last uint64) error {
-	if err := s.db.Exec(ctx, invalidateCostDays, uint64(time.Now().UnixNano()), uint32(first), uint32(last)); err != nil {
-		return fmt.Errorf("invalidate cost summaries: %w", err)
-	}
-	return nil
 }

@@ -29,6 +29,9 @@ type Store struct {
 	// facets keeps the search's facets a while (search_facets.go); nil
 	// keeps none.
 	facets *facetCache
+	// pins reaches a cluster's replicas one by one (pinned.go); nil on
+	// one server, or when the caller gave none.
+	pins *pinning
 }
 
 // New returns the queries over db: the threads list shows at most

@@ -46,10 +46,11 @@ FROM conversations
 WHERE %s
 GROUP BY project, thread_id`
 
-	// selectTouchedThreads reads which threads some parts hold rows of.
+	// selectTouchedThreads reads which threads some parts of the table
+	// %s hold rows of.
 	selectTouchedThreads = `
 SELECT DISTINCT project, thread_id
-FROM conversations
+FROM %s
 WHERE _part IN ?`
 
 	// selectSummaryFingerprints reads the fingerprint of each newest
@@ -149,29 +150,55 @@ func (s Store) refreshSummaries(ctx context.Context) error {
 
 // refreshTouchedSummaries recomputes the summaries of the threads parts
 // hold rows of.
-func (s Store) refreshTouchedSummaries(ctx context.Context, parts []string) error {
-	return s.recomputeThreads(ctx, selectTouchedThreads, ddl.Tuple(parts))
+func (s Store) refreshTouchedSummaries(ctx context.Context, parts []part) error {
+	touched := map[threadKey]bool{}
+	err := eachSource(parts, func(src *partSource, names []string) error {
+		return readThreads(ctx, src.db, touched, fmt.Sprintf(selectTouchedThreads, src.table), ddl.Tuple(names))
+	})
+	if err != nil {
+		return err
+	}
+	return s.recomputeThreadSet(ctx, touched)
 }
 
 // recomputeThreads recomputes the summaries of the threads a query of
 // (project, thread_id) returns, and marks as gone those with no row left
 // (a prune removed them).
 func (s Store) recomputeThreads(ctx context.Context, query string, args ...any) error {
-	rows, err := s.db.Query(ctx, query, args...)
+	touched := map[threadKey]bool{}
+	if err := readThreads(ctx, s.db, touched, query, args...); err != nil {
+		return err
+	}
+	return s.recomputeThreadSet(ctx, touched)
+}
+
+// readThreads adds the threads a query of (project, thread_id) returns to
+// set.
+func readThreads(ctx context.Context, db DB, set map[threadKey]bool, query string, args ...any) error {
+	rows, err := db.Query(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("query threads to summarize: %w", err)
 	}
 	defer rows.Close()
-	touched := map[string][]string{}
 	for rows.Next() {
 		var k threadKey
 		if err := rows.Scan(&k.project, &k.thread); err != nil {
 			return fmt.Errorf("scan thread to summarize: %w", err)
 		}
-		touched[k.project] = append(touched[k.project], k.thread)
+		set[k] = true
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read threads to summarize: %w", err)
+	}
+	return nil
+}
+
+// recomputeThreadSet recomputes the summaries of the threads of set, and
+// marks as gone those with no row left.
+func (s Store) recomputeThreadSet(ctx context.Context, set map[threadKey]bool) error {
+	touched := map[string][]string{}
+	for k := range set {
+		touched[k.project] = append(touched[k.project], k.thread)
 	}
 	computed := uint64(time.Now().UnixNano())
 	for project, ids := range touched {

@@ -303,11 +303,8 @@ func TestCostRollupReprice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pricing.Reprice(context.Background(), conn, prices,
-		pricing.Range{FromNS: uint64(from.UnixNano()), ToNS: uint64(to.UnixNano())}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.CostsChanged(context.Background(), conn, uint64(from.UnixNano()), uint64(to.UnixNano())); err != nil {
+	if _, err := store.Reprice(context.Background(), conn, prices,
+		store.RepriceRange{FromNS: uint64(from.UnixNano()), ToNS: uint64(to.UnixNano())}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := finalFacts(t, conn, from, to, "")

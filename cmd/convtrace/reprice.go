@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/store"
 )
 
@@ -31,14 +30,11 @@ func repriceCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error
 			return err
 		}
 		defer st.close()
-		res, err := pricing.Reprice(ctx, st.conn, p, pricing.Range{FromNS: f.FromNS, ToNS: f.ToNS, Project: *project},
+		res, err := store.Reprice(ctx, st.conn, p, store.RepriceRange{FromNS: f.FromNS, ToNS: f.ToNS, Project: *project},
 			func(mutations, parts uint64) {
 				fmt.Fprintf(out.stderr, "repricing: %d mutations, %d parts to rewrite\n", mutations, parts)
 			})
 		if err != nil {
-			return err
-		}
-		if err := store.CostsChanged(ctx, st.conn, f.FromNS, f.ToNS); err != nil {
 			return err
 		}
 		fmt.Fprintf(out.stdout, "repriced %d turns; %d turns of models without a price have an unknown cost\n", res.Priced, res.Unpriced)

@@ -69,9 +69,10 @@ var costTerms = []costTerm{
 	},
 }
 
-// costSQL is Price.Cost as a SQL expression with one ? per term, bound by
-// costArgs: so that the server recomputes costs in place.
-var costSQL = func() string {
+// CostSQL is Price.Cost as a SQL expression over a conversations row, with
+// one ? per term bound by Price.Rates: the server recomputes costs in
+// place (store.Reprice) by the same rule as PriceTurn, kept beside it.
+var CostSQL = func() string {
 	terms := make([]string, len(costTerms))
 	for i, t := range costTerms {
 		terms[i] = t.sql + " * ?"
@@ -79,8 +80,8 @@ var costSQL = func() string {
 	return "(\n    " + strings.Join(terms, "\n  + ") + "\n  ) / 1000000"
 }()
 
-// costArgs are the rates of p that costSQL binds.
-func costArgs(p Price) []any {
+// Rates are the rates of p that CostSQL binds.
+func (p Price) Rates() []any {
 	args := make([]any, len(costTerms))
 	for i, t := range costTerms {
 		args[i] = t.price(p)

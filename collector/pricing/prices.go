@@ -179,16 +179,19 @@ func family(model string) string {
 // name, else the first matching its family (the name without prefix and
 // suffix). ok is false when no entry matches.
 func (p Prices) Lookup(model string) (Price, bool) {
-	i, ok := p.index(model)
+	i, ok := p.Index(model)
 	if !ok {
 		return Price{}, false
 	}
 	return p.entries[i], true
 }
 
-// index returns the position in p.entries of the price Lookup finds for
-// model: Reprice groups models by it.
-func (p Prices) index(model string) (int, bool) {
+// Entry returns the i-th price of the table, as Index numbers them.
+func (p Prices) Entry(i int) Price { return p.entries[i] }
+
+// Index returns the position in the table of the price Lookup finds for
+// model: store.Reprice groups models by it.
+func (p Prices) Index(model string) (int, bool) {
 	if model == "" {
 		return 0, false
 	}

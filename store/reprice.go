@@ -1,4 +1,4 @@
-package pricing
+package store
 
 import (
 	"context"
@@ -6,28 +6,20 @@ import (
 	"math"
 	"sort"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
+	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
-// DB is what Reprice needs of a connection to the convtrace
-// database.
-type DB interface {
-	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
-	Exec(ctx context.Context, query string, args ...any) error
-}
-
-// Range selects the turns Reprice recomputes: those that started in
-// [FromNS, ToNS) of Project ("" = every project).
-type Range struct {
+// RepriceRange selects the turns Reprice recomputes: those that started
+// in [FromNS, ToNS) of Project ("" = every project).
+type RepriceRange struct {
 	FromNS, ToNS uint64
 	Project      string
 }
 
-// Result reports what Reprice changed.
-type Result struct {
+// Repriced reports what Reprice changed.
+type Repriced struct {
 	Priced   uint64 // turns given a priced cost
 	Unpriced uint64 // turns whose model no longer has a price: cost NULL, source unknown
 }
@@ -48,7 +40,7 @@ ORDER BY model`
 
 // updatePriced sets the cost of the turns of some models from one price,
 // in the table %s names (ddl.Mutator's Table).
-var updatePriced = `ALTER TABLE %s UPDATE cost_usd = toNullable(` + costSQL + `), cost_source = 'priced'` +
+var updatePriced = `ALTER TABLE %s UPDATE cost_usd = toNullable(` + pricing.CostSQL + `), cost_source = 'priced'` +
 	repriceScope + ` AND has(?, model)`
 
 const updateUnpriced = `ALTER TABLE %s UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'` +
@@ -61,20 +53,18 @@ const updateUnpriced = `ALTER TABLE %s UPDATE cost_usd = CAST(NULL AS Nullable(F
 // It updates the rows in place with ALTER TABLE … UPDATE mutations, one per
 // price: the server rewrites only the cost columns of the parts concerned,
 // with no content crossing the network, and copies of a turn delivered
-// twice stay identical. Mutations run in the background; Reprice waits for
-// them, calling progress with the mutations and parts still to do. The
-// cost summaries do not see a change of cost: the caller marks the
-// range's days stale with store's CostsChanged, as `convtrace
-// reprice` does.
-func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutations, parts uint64)) (Result, error) {
+// twice stay identical. Reprice waits for them, calling progress with the
+// mutations and parts still to do, and brings the summaries of the range
+// up to date (Begin, Done).
+func Reprice(ctx context.Context, db DB, p pricing.Prices, r RepriceRange, progress func(mutations, parts uint64)) (Repriced, error) {
 	scope := r.args()
 	rows, err := db.Query(ctx, selectRepriceModels, scope...)
 	if err != nil {
-		return Result{}, fmt.Errorf("query models to reprice: %w", err)
+		return Repriced{}, fmt.Errorf("query models to reprice: %w", err)
 	}
 	byPrice := map[int][]string{}
 	var unpriced []string
-	var res Result
+	var res Repriced
 	for rows.Next() {
 		var (
 			model string
@@ -82,9 +72,9 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 		)
 		if err := rows.Scan(&model, &n); err != nil {
 			rows.Close()
-			return Result{}, fmt.Errorf("scan models to reprice: %w", err)
+			return Repriced{}, fmt.Errorf("scan models to reprice: %w", err)
 		}
-		if i, ok := p.index(model); ok {
+		if i, ok := p.Index(model); ok {
 			byPrice[i] = append(byPrice[i], model)
 			res.Priced += n
 		} else {
@@ -94,11 +84,15 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return Result{}, fmt.Errorf("read models to reprice: %w", err)
+		return Repriced{}, fmt.Errorf("read models to reprice: %w", err)
 	}
 	m, err := ddl.NewMutator(ctx, db)
 	if err != nil {
-		return Result{}, err
+		return Repriced{}, err
+	}
+	w, err := Begin(ctx, db, Change{FromNS: r.FromNS, ToNS: r.ToNS, InPlace: true, Project: r.Project})
+	if err != nil {
+		return Repriced{}, err
 	}
 	indexes := make([]int, 0, len(byPrice))
 	for i := range byPrice {
@@ -106,25 +100,25 @@ func Reprice(ctx context.Context, db DB, p Prices, r Range, progress func(mutati
 	}
 	sort.Ints(indexes)
 	for _, i := range indexes {
-		e := p.entries[i]
-		args := append(costArgs(e), scope...)
+		e := p.Entry(i)
+		args := append(e.Rates(), scope...)
 		if err := m.Exec(ctx, db, fmt.Sprintf(updatePriced, m.Table("conversations")), append(args, byPrice[i])...); err != nil {
-			return Result{}, fmt.Errorf("reprice %s: %w", e.Pattern, err)
+			return Repriced{}, fmt.Errorf("reprice %s: %w", e.Pattern, err)
 		}
 	}
 	if len(unpriced) > 0 {
 		if err := m.Exec(ctx, db, fmt.Sprintf(updateUnpriced, m.Table("conversations")), append(scope, unpriced)...); err != nil {
-			return Result{}, fmt.Errorf("unprice models without a price: %w", err)
+			return Repriced{}, fmt.Errorf("unprice models without a price: %w", err)
 		}
 	}
 	if err := m.Wait(ctx, db, []string{"conversations"}, progress); err != nil {
-		return Result{}, err
+		return Repriced{}, err
 	}
-	return res, nil
+	return res, w.Done(ctx)
 }
 
 // args are the bound arguments of repriceScope; ToNS 0 is no end.
-func (r Range) args() []any {
+func (r RepriceRange) args() []any {
 	to := r.ToNS
 	if to == 0 {
 		to = math.MaxUint64

@@ -18,7 +18,7 @@ func TestInvalidateCostDaysOnModernClickHouse(t *testing.T) {
 	_, stmts := chdbcheck.Schema(ctx, t)
 	stmts = append(stmts,
 		"INSERT INTO cost_days (day, stale, computed_ns) VALUES (10, 0, 100), (11, 0, 100), (12, 0, 100)")
-	stmts = append(stmts, inline(t, invalidateCostDays, 200, 11, 12))
+	stmts = append(stmts, inline(t, markDayRange, 200, 11, 12))
 	out, err := chdbcheck.Run(ctx, chdbcheck.Input{
 		Statements: stmts,
 		Queries:    []string{"SELECT day, argMax(stale, computed_ns) AS stale FROM cost_days GROUP BY day ORDER BY day"},

@@ -1,4 +1,4 @@
-package pricing_test
+package store_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store"
 )
 
 // Reprice recomputes priced and unknown costs in place, with the same rules
@@ -65,7 +66,7 @@ prices:
 		t.Fatal(err)
 	}
 	var progressed bool
-	res, err := pricing.Reprice(ctx, conn, prices, pricing.Range{FromNS: uint64(time.Hour)},
+	res, err := store.Reprice(ctx, conn, prices, store.RepriceRange{FromNS: uint64(time.Hour)},
 		func(mutations, parts uint64) { progressed = true })
 	if err != nil {
 		t.Fatal(err)
