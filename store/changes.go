@@ -8,26 +8,16 @@ import (
 )
 
 // What changed in conversations since a summary last looked: the parts
-// that hold rows it has not read, as block numbers tell
-// (docs/design/summaries.md derives why this is exact). A summary keeps,
-// per partition, the blocks whose rows it has read (seen_parts): a part
-// within them holds rows already read (a merge or a mutation of them); any
-// other part holds rows of an insert it has not read, and only that
-// part's rows are read to learn which threads or days they touch.
-//
-// On one server a MergeTree numbers blocks per table, so a partition's
-// whole range from its first block to its last is read once its parts are.
-// On a cluster each shard numbers its own per partition and its replicas
-// commit them out of order: the blocks are kept part by part, per shard,
-// read from one replica of each (pinned.go); another replica read makes
-// the state unknown. Rows removed in place are not seen: every write that
-// removes or rewrites rows says so (invalidate.go).
+// holding blocks it has not read (seen_parts), per partition on one
+// server, part by part per shard on a cluster, read on a pinned replica
+// (pinned.go); rows removed in place are said by their writes
+// (invalidate.go). docs/design/summaries.md derives why this is exact.
 const (
-	// selectActiveParts lists the active parts of %s on one server.
+	// selectActiveParts lists the active parts of {table} on one server.
 	selectActiveParts = `
 SELECT name, partition_id, min_block_number, max_block_number
 FROM system.parts
-WHERE database = currentDatabase() AND table = '%s' AND active`
+WHERE database = currentDatabase() AND table = {table} AND active`
 
 	// selectSeenParts is the newest state of a summary.
 	selectSeenParts = `
@@ -226,7 +216,8 @@ func addBlocks(rs []blocks, b blocks) []blocks {
 func listParts(ctx context.Context, srcs []*partSource) ([]part, error) {
 	var parts []part
 	for _, src := range srcs {
-		rows, err := src.db.Query(ctx, fmt.Sprintf(selectActiveParts, src.table))
+		q := sqlf(selectActiveParts, holes{"table": arg(src.table)})
+		rows, err := src.db.Query(ctx, q.text, q.args...)
 		if err != nil {
 			return nil, fmt.Errorf("query parts of conversations%s: %w", src.on(), err)
 		}

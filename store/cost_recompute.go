@@ -11,15 +11,9 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// Recomputing the cost summaries of days. The days are summed from their
-// rows as they are; the per-thread sums count, beside, the rows beyond one
-// per turn (copies), so that the days some of whose calls have copies are
-// known without another pass over the turns. Those days are summed again
-// with the copies folded (FINAL, ten times the cost on 18.16) under a
-// newer version. Should any part of the days' months arrive while this
-// runs, a copy may have been summed twice and then folded by a merge
-// before anyone saw it: every day of the run is then folded. States are
-// written last, naming for each day the version that counts it once.
+// Recomputing the cost summaries of days: summed as they are, the days
+// with copies again folded under a newer version, the states written last
+// (docs/design/summaries.md, "The cost summaries").
 const (
 	// costDayCond is the calls of some whole days [?, ?) of every project,
 	// of those whose numbers the array ? lists.

@@ -13,30 +13,11 @@ import (
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
-// A cost report over millions of turns cannot fold conversations FINAL on
-// every request (seconds at 10M turns), so it reads whole UTC days from
-// summaries: per day and project, the sums per model, provider, phase,
-// speaker and agent (cost_daily) and per thread (cost_thread_daily).
-//
-// A day's summary is current until something marks it stale: the
-// collector's writer marks the past days of the turns it stores, before
-// and after it stores them (collector/stale_days.go), for the readers
-// that cannot look for new parts first (the cost_cells view); before
-// reading, a request
-// learns from the parts of conversations inserted since the last request
-// (changes.go) which days their rows fall on, and marks those days stale;
-// convtrace reprice, which rewrites costs in place, marks the days it
-// repriced (CostsChanged). A stale or missing day is recomputed from
-// conversations FINAL under a new version, taken BEFORE the recompute
-// reads: a mark that lands meanwhile is newer and makes it stale again,
-// never wrongly current. A batch delivered twice marks its days and gives
-// the same totals under FINAL; a merge inserts no new rows and marks
-// nothing.
-//
-// Today is always read live: it changes all the time, and recomputing it
-// on every request would pile up versions. So are the partial days at the
-// ends of a range that does not start or end at midnight UTC, so the
-// report's range stays exact to the nanosecond.
+// A cost report reads whole past UTC days from summaries (cost_daily, per
+// day and project; cost_thread_daily, per thread), current until a write or
+// a new part marks a day stale, and the rest live: today, and the partial
+// days at the ends of its range. docs/design/summaries.md says why they
+// stay exact.
 
 // costPlan is how one report reads its range: summarized days, live head
 // and tail.
@@ -173,7 +154,8 @@ func (s Store) recomputeDays(ctx context.Context, run []uint32, version uint64) 
 func (s Store) invalidateTouchedCost(ctx context.Context, parts []part) error {
 	version := nextVersion()
 	return eachSource(parts, func(src *partSource, names []string) error {
-		if err := src.db.Exec(ctx, fmt.Sprintf(invalidateTouchedDays, src.table), version, ddl.Tuple(names)); err != nil {
+		q := sqlf(invalidateTouchedDays, holes{"version": arg(version), "table": raw(src.table), "parts": arg(ddl.Tuple(names))})
+		if err := q.exec(ctx, src.db); err != nil {
 			return fmt.Errorf("mark cost summaries of new parts stale%s: %w", src.on(), err)
 		}
 		return nil
@@ -247,13 +229,13 @@ WHERE day >= ? AND day < ?
 GROUP BY day
 ORDER BY day`
 
-	// invalidateTouchedDays marks stale the days rows of some parts of
-	// the table %s fall on. Arguments: the version, the parts as a tuple.
+	// invalidateTouchedDays marks stale, as {version}, the days rows of
+	// some {parts} of {table} fall on.
 	invalidateTouchedDays = `
 INSERT INTO cost_days (day, stale, computed_ns)
-SELECT DISTINCT toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)), toUInt8(1), toUInt64(?)
-FROM %s
-WHERE _part IN ?`
+SELECT DISTINCT toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)), toUInt8(1), toUInt64({version})
+FROM {table}
+WHERE _part IN {parts}`
 
 	// insertCostStates makes a version current for some days, passed as
 	// an array: INSERT … VALUES with bound arguments hangs over the native

@@ -25,7 +25,7 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, insertCostStates, sqlArray([]uint32{1}), uint64(100)),
 		// Then the parts arrive that hold day 2 and day 1 again: both
 		// stale, newer than the state of day 1.
-		inline(t, fmt.Sprintf(invalidateTouchedDays, "conversations"), uint64(200), sqlLiteral(activeParts)),
+		inline(t, sqlf(invalidateTouchedDays, holes{"version": raw("200"), "table": raw("conversations"), "parts": raw(activeParts)}).text),
 		// A recompute of days 1 and 2 as they are (version 300), whose
 		// per-thread sums count the copies.
 		inline(t, fmt.Sprintf(insertCostThreadDaily, asTheyAre), append(append([]any{uint64(300)}, dayArgs(0, 3)...), sqlArray([]uint32{1, 2}))...))
@@ -36,7 +36,7 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectCostThreads, sqlArgs(append(p.args(), uint64(10)))...),
 		inline(t, selectPhaseTotals, "th1"),
 		inline(t, selectCostStates, uint32(0), uint32(3)),
-		selectActiveParts,
+		sqlf(selectActiveParts, holes{"table": raw("'conversations'")}).text,
 		inline(t, selectCopyDays, uint64(300)) + " ORDER BY day",
 		// As they are, day 1 counts its copies: what copyDays keeps it from.
 		"SELECT calls FROM (" + inline(t, fmt.Sprintf(selectCostDaily, asTheyAre), append([]any{uint64(1)}, append(dayArgs(0, 3), sqlArray([]uint32{1}))...)...) + ")",

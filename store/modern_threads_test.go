@@ -72,11 +72,11 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th2')"), sqlLiteral("('th2')")),
 		selectListChoices,
 		`SELECT thread_id, title, archived, starred, updated_ns FROM thread_meta FINAL ORDER BY thread_id`,
-		fmt.Sprintf(selectFingerprints, "1")+" ORDER BY project, thread_id",
+		sqlf(selectFingerprints, holes{"cond": raw("1")}).text+" ORDER BY project, thread_id",
 		selectSummaryFingerprints+" ORDER BY project, thread_id",
 		selectListChoices,
-		inline(t, fmt.Sprintf(selectTouchedThreads, "conversations"), sqlLiteral(activeParts))+" ORDER BY project, thread_id",
-		fmt.Sprintf(summarizePlainThreads, "1", "1")+" ORDER BY project, thread_id",
+		sqlf(selectTouchedThreads, holes{"table": raw("conversations"), "parts": raw(activeParts)}).text+" ORDER BY project, thread_id",
+		summarizePlainThreads(raw("1")).text+" ORDER BY project, thread_id",
 	)
 	out := runModern(t, fixtures, queries)
 
@@ -196,7 +196,8 @@ func inlineSummaries(t *testing.T, project string, ids []string, counts, hashes 
 	for i, id := range ids {
 		quoted[i] = quoteString(id)
 	}
-	query := fmt.Sprintf(insertSummaries, fmt.Sprintf(summarizeThreads, summariesOfThreads, summariesOfThreads))
 	tuple := sqlLiteral("(" + strings.Join(quoted, ", ") + ")")
-	return inline(t, query, uint64(0), sqlArray(counts), sqlArray(ids), sqlArray(hashes), sqlArray(ids), project, tuple, project, tuple)
+	q := sqlf(insertSummaries, holes{"computed": arg(uint64(0)), "counts": arg(sqlArray(counts)), "hashes": arg(sqlArray(hashes)),
+		"ids": arg(sqlArray(ids)), "summaries": summarizeThreads(sqlf(threadsOf, holes{"project": arg(project), "ids": arg(tuple)}))})
+	return inline(t, q.text, q.args...)
 }

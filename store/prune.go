@@ -20,6 +20,9 @@ type PruneScope struct {
 // args binds pruneScope: the cutoff, then the project twice.
 func (p PruneScope) args() []any { return []any{p.BeforeNS, p.Project, p.Project} }
 
+// cond is pruneScope with its arguments.
+func (p PruneScope) cond() sqlText { return sqlText{pruneScope, p.args()} }
+
 // PrunePlan is what a prune removes: whole partitions where every row of
 // one is in scope, the rest row by row.
 type PrunePlan struct {
@@ -61,34 +64,32 @@ FROM
 
 	selectPruneSpans = `SELECT uniqExact(span_id) FROM spans WHERE ` + pruneScope
 
-	// prunedNotes selects the notes of the turns a prune removes. Notes
-	// are few: the turns looked up are those of threads with notes, not
-	// every turn in scope.
-	// The %s are conversations and turn_notes, as a mutation of
-	// turn_notes names them (ddl.Mutator's Local).
+	// prunedNotes selects the notes of the turns a prune removes, in
+	// {scope}. Notes are few: the turns looked up are those of threads
+	// with notes, not every turn in scope. {turns} and {notes} are
+	// conversations and turn_notes, as a mutation of turn_notes names them
+	// (ddl.Mutator's Table).
 	prunedNotes = `(thread_id, turn_id) IN (
     SELECT thread_id, turn_id
-    FROM %s
-    WHERE ` + pruneScope + ` AND thread_id IN (SELECT thread_id FROM %s))`
+    FROM {turns}
+    WHERE {scope} AND thread_id IN (SELECT thread_id FROM {notes}))`
 
 	// selectWholePartitions lists the partitions (toYYYYMM of ts, the
-	// partition key of conversations and of spans) of %s every row of
-	// which is in scope. Arguments: the project twice, the cutoff.
+	// partition key of conversations and of spans) of {table} every row
+	// of which is before {cutoff} and of {project} ('' every one).
 	selectWholePartitions = `
 SELECT toString(toYYYYMM(ts)) AS p
-FROM %s
+FROM {table}
 GROUP BY p
-HAVING max(start_ns) < ? AND countIf(? != '' AND project != ?) = 0
+HAVING max(start_ns) < {cutoff} AND countIf({project} != '' AND project != {project}) = 0
 ORDER BY p`
 
-	// insertShells stores the summary of what a prune removes of each
-	// thread, not done yet. Arguments: the scope's project, the cutoff,
-	// the time, the version, then the scope's arguments twice (the turns
-	// summarized, their attributes).
+	// insertShells stores the {summaries} of what a prune of {scope}
+	// ending at {cutoff} removes of each thread, not done yet.
 	insertShells = `
 INSERT INTO thread_shells (scope, cutoff_ns, pruned_ns, version, done, removed_bytes, ` + summaryColumns + `)
-SELECT ?, ?, ?, ?, 0, removed_bytes, ` + summaryColumns + `
-FROM (%s)`
+SELECT {scope}, {cutoff}, {now}, {now}, 0, removed_bytes, ` + summaryColumns + `
+FROM ({summaries})`
 
 	// latestShells is the newest row of each shell.
 	latestShells = `(
@@ -124,19 +125,23 @@ WHERE scope = ? AND cutoff_ns = ?`
 
 	// deletePrunedMessages is the condition of the deletion of a prune's
 	// history messages, once its turns are gone: those of its threads left
-	// with no turn. The %s are thread_shells and conversations, as a
-	// mutation of messages names them (ddl.Mutator's Local).
-	deletePrunedMessages = `thread_id IN (SELECT thread_id FROM %s WHERE scope = ? AND cutoff_ns = ?)
-  AND thread_id NOT IN (SELECT thread_id FROM %s)`
+	// with no turn. {shells} and {turns} are thread_shells and
+	// conversations, as a mutation of messages names them.
+	deletePrunedMessages = `thread_id IN (SELECT thread_id FROM {shells} WHERE scope = {scope} AND cutoff_ns = {cutoff})
+  AND thread_id NOT IN (SELECT thread_id FROM {turns})`
 )
 
-// selectPruneNotes counts the notes of the turns a prune removes.
-var selectPruneNotes = `SELECT uniqExact(thread_id, turn_id) FROM turn_notes WHERE ` +
-	fmt.Sprintf(prunedNotes, "conversations", "turn_notes")
+// notesOf is prunedNotes of scope, with the tables as m names them.
+func notesOf(scope PruneScope, m ddl.Mutator) sqlText {
+	return sqlf(prunedNotes, holes{"scope": scope.cond(), "turns": raw(m.Table("conversations")), "notes": raw(m.Table("turn_notes"))})
+}
 
-// summarizeShells is summarizeThreads with the bytes of stored content.
-var summarizeShells = fmt.Sprintf(summarizeThreadsFrom, `,
-        sum(length(content)) AS removed_bytes`, foldedTurns, "", threadAttrsOf)
+// summarizeShells summarizes the threads of the turns cond selects, with
+// the bytes of their stored content.
+func summarizeShells(cond sqlText) sqlText {
+	return summarize(sqlf(foldedTurns, holes{"cond": cond}), sqlf(threadAttrsOf, holes{"cond": cond}), `,
+        sum(length(content)) AS removed_bytes`, "")
+}
 
 // PlanPrune returns what Prune of scope would remove.
 func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, error) {
@@ -149,8 +154,13 @@ func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, erro
 		{"turns", selectPruneSize, scope.args(), []any{&p.Threads, &p.Turns, &p.Bytes}},
 		{"threads left empty", selectPruneWhole, []any{scope.Project, scope.Project, scope.BeforeNS}, []any{&p.WholeThreads}},
 		{"spans", selectPruneSpans, scope.args(), []any{&p.Spans}},
-		{"notes", selectPruneNotes, scope.args(), []any{&p.Notes}},
 	}
+	notes := notesOf(scope, ddl.Mutator{})
+	reads = append(reads, struct {
+		what, query string
+		args        []any
+		dest        []any
+	}{"notes", "SELECT uniqExact(thread_id, turn_id) FROM turn_notes WHERE " + notes.text, notes.args, []any{&p.Notes}})
 	for _, r := range reads {
 		if err := queryRow(ctx, s.db, r.query, r.args, r.dest...); err != nil {
 			return PrunePlan{}, fmt.Errorf("read the %s to prune: %w", r.what, err)
@@ -204,9 +214,9 @@ func (s Store) Prune(ctx context.Context, scope PruneScope, progress func(string
 	if err != nil || plan.Turns == 0 && plan.Spans == 0 {
 		return plan, err
 	}
-	now := uint64(time.Now().UnixNano())
-	args := append(append([]any{scope.Project, scope.BeforeNS, now, now}, scope.args()...), scope.args()...)
-	if err := s.db.Exec(ctx, fmt.Sprintf(insertShells, fmt.Sprintf(summarizeShells, pruneScope, pruneScope)), args...); err != nil {
+	q := sqlf(insertShells, holes{"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS),
+		"now": arg(uint64(time.Now().UnixNano())), "summaries": summarizeShells(scope.cond())})
+	if err := q.exec(ctx, s.db); err != nil {
 		return PrunePlan{}, fmt.Errorf("store the shells of pruned threads: %w", err)
 	}
 	failpoint.Hit(FailPruneShells)
@@ -252,8 +262,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 			progress(fmt.Sprintf("deleting: %d mutations, %d parts to rewrite", mutations, parts))
 		}
 	}
-	notes := fmt.Sprintf(prunedNotes, m.Table("conversations"), m.Table("turn_notes"))
-	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notes, waiting, scope.args()...); err != nil {
+	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notesOf(scope, m), waiting); err != nil {
 		return err
 	}
 	w, err := Begin(ctx, s.db, Change{ToNS: scope.BeforeNS})
@@ -271,15 +280,16 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 			}
 			progress(fmt.Sprintf("dropped partition %s of %s", p, table))
 		}
-		if err := s.deleteFrom(ctx, m, []string{table}, pruneScope, waiting, scope.args()...); err != nil {
+		if err := s.deleteFrom(ctx, m, []string{table}, scope.cond(), waiting); err != nil {
 			return err
 		}
 	}
 	if err := w.Done(ctx); err != nil {
 		return err
 	}
-	messages := fmt.Sprintf(deletePrunedMessages, m.Table("thread_shells"), m.Table("conversations"))
-	if err := s.deleteFrom(ctx, m, []string{"messages"}, messages, waiting, scope.Project, scope.BeforeNS); err != nil {
+	messages := sqlf(deletePrunedMessages, holes{"shells": raw(m.Table("thread_shells")), "turns": raw(m.Table("conversations")),
+		"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS)})
+	if err := s.deleteFrom(ctx, m, []string{"messages"}, messages, waiting); err != nil {
 		return err
 	}
 	failpoint.Hit(FailPruneRemoved)
@@ -308,7 +318,8 @@ const (
 // selects. The partition key of conversations and spans is toYYYYMM(ts),
 // whose partition ids are the numbers themselves.
 func (s Store) wholePartitions(ctx context.Context, table string, scope PruneScope) ([]string, error) {
-	rows, err := s.db.Query(ctx, fmt.Sprintf(selectWholePartitions, table), scope.BeforeNS, scope.Project, scope.Project)
+	q := sqlf(selectWholePartitions, holes{"table": raw(table), "cutoff": arg(scope.BeforeNS), "project": arg(scope.Project)})
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return nil, fmt.Errorf("query partitions of %s to drop: %w", table, err)
 	}

@@ -101,24 +101,27 @@ func (s Store) DeleteThread(ctx context.Context, id string, progress func(mutati
 	if err != nil {
 		return Removal{}, err
 	}
-	if err := s.deleteFrom(ctx, m, threadTables, "thread_id = ?", progress, id); err != nil {
+	if err := s.deleteFrom(ctx, m, threadTables, ofThread(id), progress); err != nil {
 		return Removal{}, err
 	}
 	failpoint.Hit(FailThreadRowsDeleted)
 	if err := w.Done(ctx); err != nil {
 		return Removal{}, err
 	}
-	if err := s.deleteFrom(ctx, m, []string{"thread_summary"}, "thread_id = ?", progress, id); err != nil {
+	if err := s.deleteFrom(ctx, m, []string{"thread_summary"}, ofThread(id), progress); err != nil {
 		return Removal{}, err
 	}
 	return r, nil
 }
 
+// ofThread is the condition on a thread's rows.
+func ofThread(id string) sqlText { return sqlf("thread_id = {id}", holes{"id": arg(id)}) }
+
 // deleteFrom deletes from each of tables the rows cond selects, then waits
 // for the deletions to be done.
-func (s Store) deleteFrom(ctx context.Context, m ddl.Mutator, tables []string, cond string, progress func(mutations, parts uint64), args ...any) error {
+func (s Store) deleteFrom(ctx context.Context, m ddl.Mutator, tables []string, cond sqlText, progress func(mutations, parts uint64)) error {
 	for _, table := range tables {
-		if err := m.Delete(ctx, s.db, table, cond, args...); err != nil {
+		if err := m.Delete(ctx, s.db, table, cond.text, cond.args...); err != nil {
 			return err
 		}
 		failpoint.Hit(FailDeleteSubmitted)

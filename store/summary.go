@@ -11,47 +11,25 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Keeping thread_summary exact. A request first learns which threads have
-// rows the summaries have not read, from the parts of conversations
-// inserted since (changes.go), and recomputes only those: with no new part,
-// it reads nothing of conversations. A recompute reads all of the
-// thread's rows, one copy of each turn (the newest revision), as FINAL
-// would, so a copy delivered again, a merge that folds copies and a late
-// turn all give the same totals.
-//
-// When there is no telling what changed (no state stored yet, or a
-// partition dropped), every thread's fingerprint is read instead: how many
-// raw rows it has, without FINAL, and the sum of a hash of each row's
-// (turn_id, start_ns), the part of the sort key that FINAL folds copies on
-// within a thread. A summary stores the fingerprint read BEFORE it was
-// computed, so:
-//   - a turn or a copy arriving after the fingerprint was read (even
-//     while the summary is computed) changes the count: that summary is
-//     recomputed, never trusted when it may have missed it;
-//   - a merge folding copies lowers the count: recomputed, same totals;
-//   - a new turn arriving while a merge folds a copy keeps the count but
-//     changes the hash sum, unless hash(new turn) = hash(folded copy)
-//     modulo 2^64: a 64-bit hash collision, the only way a summary is
-//     taken as fresh when it is not.
-//
-// Rows dropped with their partition leave no fingerprint: their summary
-// is marked gone.
+// Keeping thread_summary exact: a request recomputes only the threads that
+// new parts of conversations touch (changes.go), else those whose
+// fingerprint changed; docs/design/summaries.md says why that is exact.
 const (
-	// selectFingerprints reads the fingerprints of the threads the %s
+	// selectFingerprints reads the fingerprints of the threads {cond}
 	// (a condition on conversations) selects, and how many distinct turns
 	// each has: fewer than rows when a turn has copies.
 	selectFingerprints = `
 SELECT project, thread_id, count() AS n, sum(cityHash64(turn_id, start_ns)) AS h, uniqExact(turn_id) AS u
 FROM conversations
-WHERE %s
+WHERE {cond}
 GROUP BY project, thread_id`
 
-	// selectTouchedThreads reads which threads some parts of the table
-	// %s hold rows of.
+	// selectTouchedThreads reads which threads some {parts} of {table}
+	// hold rows of.
 	selectTouchedThreads = `
 SELECT DISTINCT project, thread_id
-FROM %s
-WHERE _part IN ?`
+FROM {table}
+WHERE _part IN {parts}`
 
 	// selectSummaryFingerprints reads the fingerprint of each newest
 	// summary; that of a summary of an older layout as none, so that it
@@ -60,23 +38,21 @@ WHERE _part IN ?`
 SELECT project, thread_id, if(layout = ` + summaryLayout + `, rows_seen, 0) AS seen, rows_hash, turns
 FROM ` + latestSummaries + ` AS s`
 
-	// insertSummaries recomputes the summaries of some threads of one
-	// project. Its arguments: the computed_ns wished for, the
-	// fingerprints' counts, the thread ids, their hash sums, the thread
-	// ids again, then twice the project and the ids as a tuple for IN
-	// (the turns summarized, their attributes). computed_ns
-	// passes every stored one, so that a recomputed row wins even when the
-	// clock is behind. Exec with INSERT ... VALUES (?) hangs over the
-	// native protocol on 18.16; INSERT ... SELECT does not.
+	// insertSummaries stores the {summaries} of some threads of one
+	// project, each with its fingerprint ({counts} and {hashes}, by
+	// thread in {ids}). computed_ns passes every stored one, so that a
+	// recomputed row wins even when the clock is behind. Exec with
+	// INSERT ... VALUES (?) hangs over the native protocol on 18.16;
+	// INSERT ... SELECT does not.
 	insertSummaries = `
 INSERT INTO thread_summary (computed_ns, layout, rows_seen, rows_hash, ` + summaryColumns + `)
 SELECT
-    greatest(?, (SELECT max(computed_ns) + 1 FROM thread_summary)),
+    greatest({computed}, (SELECT max(computed_ns) + 1 FROM thread_summary)),
     ` + summaryLayout + `,
-    toUInt64(arrayElement(?, indexOf(?, thread_id))),
-    toUInt64(arrayElement(?, indexOf(?, thread_id))),
+    toUInt64(arrayElement({counts}, indexOf({ids}, thread_id))),
+    toUInt64(arrayElement({hashes}, indexOf({ids}, thread_id))),
     ` + summaryColumns + `
-FROM (%s)`
+FROM ({summaries})`
 
 	// insertGone marks as gone the threads of one project whose rows are
 	// all gone (TTL): a row with turns = 0, which the list skips.
@@ -89,8 +65,9 @@ FROM thread_summary
 WHERE project = ? AND thread_id IN ?
 GROUP BY project, thread_id`
 
-	// summariesOfThreads is the condition of insertSummaries on the turns.
-	summariesOfThreads = `project = ? AND thread_id IN ?`
+	// threadsOf is the condition on the turns of some threads of a
+	// project.
+	threadsOf = `project = {project} AND thread_id IN {ids}`
 )
 
 // Limits of one insertSummaries: at most summaryChunk threads, and at
@@ -153,7 +130,8 @@ func (s Store) refreshSummaries(ctx context.Context) error {
 func (s Store) refreshTouchedSummaries(ctx context.Context, parts []part) error {
 	touched := map[threadKey]bool{}
 	err := eachSource(parts, func(src *partSource, names []string) error {
-		return readThreads(ctx, src.db, touched, fmt.Sprintf(selectTouchedThreads, src.table), ddl.Tuple(names))
+		q := sqlf(selectTouchedThreads, holes{"table": raw(src.table), "parts": arg(ddl.Tuple(names))})
+		return readThreads(ctx, src.db, touched, q.text, q.args...)
 	})
 	if err != nil {
 		return err
@@ -203,7 +181,7 @@ func (s Store) recomputeThreadSet(ctx context.Context, set map[threadKey]bool) e
 	computed := uint64(time.Now().UnixNano())
 	for project, ids := range touched {
 		for _, chunk := range chunkIDs(ids) {
-			now, copies, err := s.readFingerprints(ctx, summariesOfThreads, project, ddl.Tuple(chunk))
+			now, copies, err := s.readFingerprints(ctx, ofThreads(project, chunk))
 			if err != nil {
 				return err
 			}
@@ -236,7 +214,7 @@ func (s Store) refreshAllSummaries(ctx context.Context) error {
 	if len(stored) == 0 {
 		return s.buildAllSummaries(ctx)
 	}
-	now, copies, err := s.readFingerprints(ctx, "1")
+	now, copies, err := s.readFingerprints(ctx, raw("1"))
 	if err != nil {
 		return err
 	}
@@ -290,8 +268,8 @@ func (s Store) markGone(ctx context.Context, computed uint64, project string, id
 const (
 	insertAllSummaries = `
 INSERT INTO thread_summary (computed_ns, layout, rows_seen, rows_hash, ` + summaryColumns + `)
-SELECT ?, ` + summaryLayout + `, rows_n, rows_h, ` + summaryColumns + `
-FROM (%s)`
+SELECT {computed}, ` + summaryLayout + `, rows_n, rows_h, ` + summaryColumns + `
+FROM ({summaries})`
 	selectCopiedThreads = `
 SELECT project, thread_id
 FROM thread_summary
@@ -305,7 +283,8 @@ func (s Store) buildAllSummaries(ctx context.Context) error {
 	spill := clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
 		"max_bytes_before_external_group_by": allSummariesMemory,
 	}))
-	if err := s.db.Exec(spill, fmt.Sprintf(insertAllSummaries, summarizeAllThreads), computed); err != nil {
+	q := sqlf(insertAllSummaries, holes{"computed": arg(computed), "summaries": summarizeAllThreads})
+	if err := q.exec(spill, s.db); err != nil {
 		return fmt.Errorf("insert thread summaries: %w", err)
 	}
 	return s.recomputeThreads(ctx, selectCopiedThreads, computed)
@@ -326,8 +305,8 @@ func (s Store) storeSummaries(ctx context.Context, computed uint64, project stri
 		}
 	}
 	for _, set := range []struct {
-		ids     []string
-		summary string
+		ids       []string
+		summarize func(cond sqlText) sqlText
 	}{{plain, summarizePlainThreads}, {copied, summarizeThreads}} {
 		if len(set.ids) == 0 {
 			continue
@@ -337,19 +316,26 @@ func (s Store) storeSummaries(ctx context.Context, computed uint64, project stri
 			fp := now[threadKey{project, id}]
 			counts[i], hashes[i] = fp.rows, fp.hash
 		}
-		query := fmt.Sprintf(insertSummaries, fmt.Sprintf(set.summary, summariesOfThreads, summariesOfThreads))
-		if err := s.db.Exec(ctx, query, computed, counts, set.ids, hashes, set.ids, project, ddl.Tuple(set.ids), project, ddl.Tuple(set.ids)); err != nil {
+		q := sqlf(insertSummaries, holes{"computed": arg(computed), "counts": arg(counts), "hashes": arg(hashes),
+			"ids": arg(set.ids), "summaries": set.summarize(ofThreads(project, set.ids))})
+		if err := q.exec(ctx, s.db); err != nil {
 			return fmt.Errorf("insert thread summaries: %w", err)
 		}
 	}
 	return nil
 }
 
+// ofThreads is threadsOf for ids of project.
+func ofThreads(project string, ids []string) sqlText {
+	return sqlf(threadsOf, holes{"project": arg(project), "ids": arg(ddl.Tuple(ids))})
+}
+
 // readFingerprints reads the fingerprint of the rows of each thread that
 // cond, a condition on conversations, selects, and which of them have a
 // turn with copies.
-func (s Store) readFingerprints(ctx context.Context, cond string, args ...any) (map[threadKey]fingerprint, map[threadKey]bool, error) {
-	rows, err := s.db.Query(ctx, fmt.Sprintf(selectFingerprints, cond), args...)
+func (s Store) readFingerprints(ctx context.Context, cond sqlText) (map[threadKey]fingerprint, map[threadKey]bool, error) {
+	q := sqlf(selectFingerprints, holes{"cond": cond})
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query thread fingerprints: %w", err)
 	}
