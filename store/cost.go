@@ -146,10 +146,9 @@ func (u *CostUsage) dest() []any {
 // QueryCost returns the usage of the calls f selects per day, model,
 // provider, phase, speaker and agent, with cache savings priced by p (nil:
 // unknown), for the convtrace cost command. Fold it with GroupCost. Like
-// the cost page it reads and refreshes the summaries, so db must also
-// insert into them.
-func QueryCost(ctx context.Context, db DB, f CostFilter, p pricing.Prices) ([]CostCell, error) {
-	cells, _, err := Store{db: db}.CostData(ctx, f, true, 0, time.Now())
+// the cost page it reads and refreshes the summaries.
+func (s Store) QueryCost(ctx context.Context, f CostFilter, p pricing.Prices) ([]CostCell, error) {
+	cells, _, err := s.CostData(ctx, f, true, 0, time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // A partSource is a server whose parts of conversations a summary reads
@@ -24,28 +27,69 @@ func (src *partSource) on() string {
 	return " on " + src.replica
 }
 
-// Replicas reaches the servers of a cluster one by one, so that a Store
-// there follows what changed instead of reading every thread on every
-// request.
-type Replicas interface {
-	// Shards lists the addresses of each shard's replicas, in the
-	// cluster's order.
-	Shards(ctx context.Context) ([][]string, error)
-	// Open connects to the server at addr, in the convtrace database.
-	Open(ctx context.Context, addr string) (DB, error)
-}
+// A Dialer connects to the server at addr (host:port) of a cluster, in
+// the convtrace database, with the settings of the cluster's connections.
+type Dialer func(ctx context.Context, addr string) (DB, error)
 
-// WithReplicas returns s reaching a cluster's servers through r.
-func (s Store) WithReplicas(r Replicas) Store {
-	s.pins = &pinning{replicas: r, conns: map[string]DB{}}
+// WithReplicas returns s reaching a cluster's servers one by one through
+// dial, so that it follows what changed there instead of reading every
+// thread on every request. A nil dial changes nothing.
+func (s Store) WithReplicas(dial Dialer) Store {
+	if dial == nil {
+		return s
+	}
+	s.pins = &pinning{dial: dial, conns: map[string]DB{}}
 	return s
 }
 
 // pinning keeps a connection to each replica it has reached.
 type pinning struct {
-	replicas Replicas
-	mu       sync.Mutex
-	conns    map[string]DB
+	dial  Dialer
+	mu    sync.Mutex
+	conns map[string]DB
+}
+
+// selectShards lists the servers of a cluster, shard by shard, in the
+// cluster's order.
+const selectShards = `
+SELECT shard_num, host_address, port
+FROM system.clusters
+WHERE cluster = {cluster}
+ORDER BY shard_num, replica_num`
+
+// shards returns the addresses of each shard's replicas of cluster.
+func (s Store) shards(ctx context.Context, cluster string) ([][]string, error) {
+	q := sqlf(selectShards, holes{"cluster": arg(cluster)})
+	rows, err := s.db.Query(ctx, q.text, q.args...)
+	if err != nil {
+		return nil, fmt.Errorf("query the servers of cluster %s: %w", cluster, err)
+	}
+	defer rows.Close()
+	var (
+		shards [][]string
+		last   uint32
+	)
+	for rows.Next() {
+		var (
+			shard uint32
+			host  string
+			port  uint16
+		)
+		if err := rows.Scan(&shard, &host, &port); err != nil {
+			return nil, fmt.Errorf("scan a server of cluster %s: %w", cluster, err)
+		}
+		if shard != last || len(shards) == 0 {
+			shards, last = append(shards, nil), shard
+		}
+		shards[len(shards)-1] = append(shards[len(shards)-1], net.JoinHostPort(host, strconv.Itoa(int(port))))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the servers of cluster %s: %w", cluster, err)
+	}
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("cluster %s: no server in system.clusters", cluster)
+	}
+	return shards, nil
 }
 
 // partSources returns the servers whose parts tell what changed; nil on a
@@ -61,7 +105,7 @@ func (s Store) partSources(ctx context.Context) ([]*partSource, error) {
 	if s.pins == nil {
 		return nil, nil
 	}
-	shards, err := s.pins.replicas.Shards(ctx)
+	shards, err := s.shards(ctx, l.cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +120,20 @@ func (s Store) partSources(ctx context.Context) ([]*partSource, error) {
 	return srcs, nil
 }
 
+// pingTimeout bounds the question whether a replica answers: a frozen one
+// takes the connection and says nothing.
+const pingTimeout = 3 * time.Second
+
 // first returns the first of replicas that answers.
 func (p *pinning) first(ctx context.Context, replicas []string) (DB, string, error) {
 	err := fmt.Errorf("no replica")
 	for _, addr := range replicas {
 		var db DB
 		if db, err = p.conn(ctx, addr); err == nil {
-			if err = db.Exec(ctx, "SELECT 1"); err == nil {
+			pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+			err = db.Exec(pctx, "SELECT 1")
+			cancel()
+			if err == nil {
 				return db, addr, nil
 			}
 		}
@@ -96,7 +147,7 @@ func (p *pinning) conn(ctx context.Context, addr string) (DB, error) {
 	if db, ok := p.conns[addr]; ok {
 		return db, nil
 	}
-	db, err := p.replicas.Open(ctx, addr)
+	db, err := p.dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/collector/pricing"
+	"github.com/convtrace/convtrace/store"
 )
 
 // DefaultThreadLimit is the most threads one page of the threads list
@@ -27,6 +28,7 @@ type config struct {
 	token            string
 	pricer           pricing.Prices
 	hosts            []string
+	dial             store.Dialer
 }
 
 type optionFunc func(*config)
@@ -88,4 +90,11 @@ func WithToken(token string) Option {
 // refused, which defeats DNS rebinding.
 func WithHosts(names ...string) Option {
 	return optionFunc(func(c *config) { c.hosts = append(c.hosts, names...) })
+}
+
+// WithReplicas lets the viewer of a cluster reach its servers one by one
+// through dial, so that its summaries follow what changed (store's
+// WithReplicas) rather than reading every thread on every request.
+func WithReplicas(dial store.Dialer) Option {
+	return optionFunc(func(c *config) { c.dial = dial })
 }

@@ -33,9 +33,13 @@ type Server struct {
 // New returns a viewer reading from db. Its templates are parsed here, once.
 func New(db store.DB, opts ...Option) *Server {
 	cfg := newConfig(opts)
+	st := store.New(db, cfg.threadLimit, cfg.interruptedAfter)
+	if cfg.dial != nil {
+		st = st.WithReplicas(cfg.dial)
+	}
 	s := &Server{
 		db:    db,
-		store: store.New(db, cfg.threadLimit, cfg.interruptedAfter),
+		store: st,
 		log:   cfg.logger,
 		pages: parsePages(),
 		token: cfg.token,

@@ -52,7 +52,7 @@ func costCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			return err
 		}
 		defer st.close()
-		cells, err := store.QueryCost(ctx, st.conn, f, p)
+		cells, err := store.New(st.conn, 0, 0).WithReplicas(st.replicaDialer()).QueryCost(ctx, f, p)
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ func mcpCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			return err
 		}
 		defer st.close()
-		reads := store.New(st.conn, viewer.DefaultThreadLimit, viewer.DefaultInterruptedAfter)
+		reads := store.New(st.conn, viewer.DefaultThreadLimit, viewer.DefaultInterruptedAfter).WithReplicas(st.replicaDialer())
 		logger := slog.New(slog.NewTextHandler(out.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		srv := mcpserver.New(reads, buildVersion(), mcpserver.WithPrices(p), mcpserver.WithLogger(logger))
 		fmt.Fprintln(out.stderr, "convtrace MCP server on stdio: list_threads, get_thread, search, recent_context, cost")

@@ -143,7 +143,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			return err
 		}
 		v := viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter),
-			viewer.WithHosts(hosts...))
+			viewer.WithHosts(hosts...), viewer.WithReplicas(st.replicaDialer()))
 		viewerAddr, err := serveHTTP(*listen, v.Handler(), "convtrace viewer")
 		if err != nil {
 			return err

@@ -5,14 +5,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/internal/localstore"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
@@ -38,6 +41,36 @@ type storage struct {
 	dsn    string
 	conn   driver.Conn
 	server *chserver.Server
+
+	mu       sync.Mutex
+	replicas []driver.Conn // opened by dialReplica, closed with the storage
+}
+
+// replicaDialer is how a store on a cluster reaches its servers one by one
+// (store's WithReplicas); nil on one server.
+func (s *storage) replicaDialer() store.Dialer {
+	if ddl.DSNCluster(s.dsn) == "" {
+		return nil
+	}
+	return s.dialReplica
+}
+
+// dialReplica connects to the server at addr with the DSN's user,
+// database and cluster settings.
+func (s *storage) dialReplica(ctx context.Context, addr string) (store.DB, error) {
+	u, err := url.Parse(s.dsn)
+	if err != nil {
+		return nil, err
+	}
+	u.Host = addr
+	conn, err := ddl.OpenExisting(ctx, u.String())
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replicas = append(s.replicas, conn)
+	return conn, nil
 }
 
 // spoolDir is where rows that could not be stored wait for the next
@@ -125,6 +158,11 @@ func (s *storage) close() {
 	if s.conn != nil {
 		s.conn.Close()
 	}
+	s.mu.Lock()
+	for _, conn := range s.replicas {
+		conn.Close()
+	}
+	s.mu.Unlock()
 	if s.server != nil && s.server.Owned() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()

@@ -170,7 +170,7 @@ ORDER BY project, day, model, provider, phase, speaker, agent`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells, err := store.QueryCost(ctx, conn, f, pricing.DefaultPrices())
+	cells, err := store.New(conn, 0, 0).QueryCost(ctx, f, pricing.DefaultPrices())
 	if err != nil {
 		t.Fatal(err)
 	}
