@@ -9,11 +9,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // storageFlags are the flags every command shares to find ClickHouse.
@@ -36,7 +35,7 @@ func (f *storageFlags) register(fs *flag.FlagSet) {
 // this process manages one.
 type storage struct {
 	dsn    string
-	conn   driver.Conn
+	conn   *topology.Conn
 	server *chserver.Server
 }
 
@@ -78,7 +77,7 @@ func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, 
 		return nil, err
 	}
 	s.conn = conn
-	res, err := ddl.Migrate(ctx, conn, ddl.ForDSN(s.dsn))
+	res, err := ddl.Migrate(ctx, conn, ddl.ForCluster(conn.Cluster()))
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -99,7 +98,7 @@ func (f *storageFlags) locate(ctx context.Context, progress io.Writer) (*storage
 			return nil, fmt.Errorf("--cluster %s needs --clickhouse DSN, a server of that cluster: the local store is one server", f.cluster)
 		}
 		var err error
-		if s.dsn, err = ddl.WithDSNCluster(s.dsn, f.cluster); err != nil {
+		if s.dsn, err = topology.DSNWithCluster(s.dsn, f.cluster); err != nil {
 			return nil, err
 		}
 	}
@@ -110,7 +109,7 @@ func (f *storageFlags) locate(ctx context.Context, progress io.Writer) (*storage
 			return nil, fmt.Errorf("local clickhouse: %w", err)
 		}
 		s.server = srv
-		s.dsn = srv.DSN(ddl.DefaultDatabase)
+		s.dsn = srv.DSN(topology.DefaultDatabase)
 		if srv.Owned() {
 			fmt.Fprintf(progress, "started local ClickHouse in %s (%s)\n", dir, s.dsn)
 		} else {

@@ -10,13 +10,15 @@ import (
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // DB is what Reprice needs of a connection to the convtrace
-// database.
+// database, a *topology.Conn: its cluster is where the mutations run.
 type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error
+	Cluster() topology.Cluster
 }
 
 // Range selects the turns Reprice recomputes: those that started in
