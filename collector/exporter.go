@@ -8,7 +8,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/internal/localstore"
-	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // Exporter is an sdktrace.SpanExporter that stores spans and their
@@ -49,7 +49,7 @@ func newExporter(dsn string, cfg config) (*Exporter, error) {
 			return nil, err
 		}
 	}
-	if _, err := ddl.ParseDSN(dsn); err != nil {
+	if _, err := topology.Parse(dsn); err != nil {
 		return nil, err
 	}
 	return &Exporter{w: newWriter(dialDSN(dsn), cfg)}, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // ErrNotStored means a request's rows did not reach storage; the sender
@@ -73,7 +74,7 @@ func NewIngester(dsn string, opts ...IngesterOption) (*Ingester, error) {
 	if err != nil {
 		return nil, err
 	}
-	chOpts, err := ddl.ParseDSN(dsn)
+	topo, err := topology.Parse(dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func NewIngester(dsn string, opts ...IngesterOption) (*Ingester, error) {
 	}
 	in.st = &stager{w: in.w, window: cfg.joinWindow, grace: cfg.writeTimeout, turns: in.turns,
 		dial:    func(ctx context.Context) (stagingConn, error) { return ddl.Open(ctx, dsn) },
-		cluster: ddl.DSNCluster(dsn), database: chOpts.Auth.Database}
+		cluster: topo.Name, database: topo.Database}
 	in.health = newHealth(func(ctx context.Context) (pinger, error) { return ddl.Open(ctx, dsn) })
 	go func() {
 		defer close(in.probed)

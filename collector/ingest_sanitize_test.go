@@ -17,6 +17,7 @@ import (
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -46,7 +47,7 @@ func traceRequest(spans ...*tracepb.Span) []*tracepb.ResourceSpans {
 	return []*tracepb.ResourceSpans{{Resource: otlpResource, ScopeSpans: []*tracepb.ScopeSpans{{Spans: spans}}}}
 }
 
-func newTestIngester(t *testing.T) (*collector.Ingester, driver.Conn) {
+func newTestIngester(t *testing.T) (*collector.Ingester, *topology.Conn) {
 	t.Helper()
 	conn, dsn := testkit.Open(t)
 	in, err := collector.NewIngester(dsn, collector.WithLogger(discard()))

@@ -12,12 +12,14 @@ import (
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // stagingConn is what a stager needs of a ClickHouse connection.
 type stagingConn interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error
+	Cluster() topology.Cluster
 	Close() error
 }
 
@@ -340,7 +342,7 @@ func (st *stager) dropOld(ctx context.Context, conn stagingConn, now time.Time) 
 	}
 	rows.Close()
 	for _, p := range old {
-		if err := ddl.DropPartition(ctx, conn, "join_staging", p, st.cluster); err != nil {
+		if err := ddl.DropPartition(ctx, conn, "join_staging", p); err != nil {
 			return fmt.Errorf("drop join_staging partition %s: %w", p, err)
 		}
 	}

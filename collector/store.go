@@ -36,7 +36,7 @@ func dialDSN(dsn string) dialer {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil {
+		if _, err := ddl.Migrate(ctx, conn, ddl.ForCluster(conn.Cluster())); err != nil {
 			conn.Close()
 			return nil, err
 		}

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // On a cluster the summaries follow what changed as on one server: a warm
@@ -23,9 +22,9 @@ func TestThreadSummariesFollowChangesOnCluster(t *testing.T) {
 	c, _, _ := testkit.OpenCluster(t)
 	servers := c.Servers() // s1r1, s1r2, s2r1, s2r2
 	ctx := context.Background()
-	open := func(i int) driver.Conn {
+	open := func(i int) *topology.Conn {
 		t.Helper()
-		dsn, err := ddl.WithDSNCluster(servers[i].DSN("convtrace"), c.Name)
+		dsn, err := topology.DSNWithCluster(servers[i].DSN("convtrace"), c.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,14 +39,10 @@ func TestThreadSummariesFollowChangesOnCluster(t *testing.T) {
 	// that killing a pinned one leaves it standing.
 	conn := open(1)
 	db := &recordingDB{DB: conn}
-	s := New(db, 100, time.Minute).WithReplicas(func(ctx context.Context, addr string) (DB, error) {
-		dsn, err := ddl.WithDSNCluster("clickhouse://"+addr+"/convtrace", c.Name)
-		if err != nil {
-			return nil, err
-		}
-		return ddl.OpenExisting(ctx, dsn)
+	s := New(db, 100, time.Minute).WithReplicas(func(_ context.Context, addr string) (DB, error) {
+		return conn.Cluster().At(addr)
 	})
-	writers := []driver.Conn{conn, open(3)}
+	writers := []*topology.Conn{conn, open(3)}
 	now := uint64(time.Now().UnixNano())
 	want := map[string]string{}
 	write := func(w int, thread, id string, start uint64, cost float64, turns int) {

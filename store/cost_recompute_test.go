@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // copyBeforeSum is a real connection that, just before the first summary
@@ -19,7 +18,7 @@ import (
 // its day was found to have none, and is summed twice.
 // It notes the days each summary with copies folded covers.
 type copyBeforeSum struct {
-	driver.Conn
+	*topology.Conn
 	t      *testing.T
 	again  *schema.Turn // nil: deliver nothing
 	once   sync.Once

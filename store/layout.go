@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // layout is how conversations is stored, asked of the server once it
@@ -33,7 +34,7 @@ func (s Store) layout(ctx context.Context) (*layout, error) {
 		return l, nil
 	}
 	var err error
-	if l.cluster, l.database, err = ddl.ClusterOf(ctx, s.db); err != nil {
+	if l.cluster, l.database, err = topology.ClusterOf(ctx, s.db); err != nil {
 		return nil, err
 	}
 	l.search = s.hasSearchIndexes(ctx, l)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // ErrNotFound means no turn of the thread asked for exists.
@@ -50,15 +52,16 @@ func (s Store) aliveSince() uint64 {
 }
 
 // DB is what the queries need of a ClickHouse connection whose database is
-// the convtrace database: a clickhouse-go driver.Conn satisfies it. Query
+// the convtrace database: a *topology.Conn satisfies it. Query
 // and Exec are called concurrently, one call per request, with the
 // request's context. Exec inserts rows of the tables a user changes
 // (thread_meta, turn_notes) and of the summaries the viewer keeps
 // (thread_summary, cost_daily, cost_thread_daily, cost_days, seen_parts,
-// thread_shells); only DeleteThread and Prune delete.
+// thread_shells); only DeleteThread and Prune delete, on Cluster's shards.
 type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error
+	Cluster() topology.Cluster
 }
 
 // ErrTraceNotFound means no span or turn of the trace asked for exists.

@@ -21,6 +21,7 @@ import (
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -42,14 +43,14 @@ const (
 // a plain go test (benchmarks run only with -bench).
 var benchData struct {
 	mu    sync.Mutex
-	conns map[int]driver.Conn
+	conns map[int]*topology.Conn
 }
 
 // benchConn returns a connection to a database holding the synthetic
 // conversations (CONVTRACE_BENCH_TURNS of them, default a million),
 // generating them on first use. Its progress goes to stderr: a million
 // turns take seconds, and ten million minutes.
-func benchConn(b *testing.B) driver.Conn {
+func benchConn(b *testing.B) *topology.Conn {
 	b.Helper()
 	turns := testkit.BenchTurns(b, synth.DefaultTurns)
 	benchData.mu.Lock()
@@ -73,7 +74,7 @@ func benchConn(b *testing.B) driver.Conn {
 		b.Fatal(err)
 	}
 	if benchData.conns == nil {
-		benchData.conns = make(map[int]driver.Conn)
+		benchData.conns = make(map[int]*topology.Conn)
 	}
 	benchData.conns[turns] = conn
 	return conn
@@ -81,7 +82,7 @@ func benchConn(b *testing.B) driver.Conn {
 
 // openBenchData opens dsn and fills it with turns synthetic turns, or
 // reuses them when an earlier run left exactly those there.
-func openBenchData(dsn string, turns int) (driver.Conn, error) {
+func openBenchData(dsn string, turns int) (*topology.Conn, error) {
 	cfg := synth.Config{Turns: turns, Progress: os.Stderr}
 	ctx := context.Background()
 	conn, err := ddl.Open(ctx, dsn)
@@ -115,7 +116,7 @@ func openBenchData(dsn string, turns int) (driver.Conn, error) {
 }
 
 // benchServer is the viewer over the benchmark data, logging nowhere.
-func benchServer(b *testing.B) (http.Handler, driver.Conn) {
+func benchServer(b *testing.B) (http.Handler, *topology.Conn) {
 	b.Helper()
 	conn := benchConn(b)
 	return viewer.New(conn, viewer.WithLogger(slog.New(slog.DiscardHandler))).Handler(), conn

@@ -12,18 +12,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
 // costServer returns a viewer that prices cache savings with the built-in
 // table, over a fresh database.
-func costServer(t *testing.T) (http.Handler, driver.Conn) {
+func costServer(t *testing.T) (http.Handler, *topology.Conn) {
 	t.Helper()
 	conn, _ := testkit.Open(t)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/chromedp/chromedp"
 
 	"github.com/convtrace/convtrace/collector"
@@ -16,6 +15,7 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -23,7 +23,7 @@ import (
 // a public call, an internal one (instrument.Turn{Internal: true}, alone in
 // its phase) and another public call. It returns the viewer, a connection to its
 // database, and the internal call's prompt turn id.
-func internalFixture(t *testing.T) (http.Handler, driver.Conn, string) {
+func internalFixture(t *testing.T) (http.Handler, *topology.Conn, string) {
 	t.Helper()
 	conn, dsn := testkit.Open(t)
 	tp, err := collector.NewTracerProvider(dsn, collector.WithLogger(slog.New(slog.DiscardHandler)))

@@ -18,6 +18,7 @@ import (
 	"github.com/convtrace/convtrace/internal/demo"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -88,7 +89,7 @@ func insertMeta(t *testing.T, conn driver.Conn, metas ...threadMeta) {
 
 // newServer returns a viewer over a fresh, migrated database and that
 // database's connection.
-func newServer(t *testing.T) (http.Handler, driver.Conn) {
+func newServer(t *testing.T) (http.Handler, *topology.Conn) {
 	t.Helper()
 	conn, _ := testkit.Open(t)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
@@ -216,7 +217,7 @@ func wholeArticle(s string) string {
 // demoServer returns a viewer over a fresh database holding one run of the
 // demo pipeline (recorded through the in-process exporter, as `convtrace
 // demo` does), that database's connection, and the demo thread's id.
-func demoServer(t *testing.T) (http.Handler, driver.Conn, string) {
+func demoServer(t *testing.T) (http.Handler, *topology.Conn, string) {
 	t.Helper()
 	conn, dsn := testkit.Open(t)
 	provider, err := demo.StartProvider()

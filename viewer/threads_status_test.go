@@ -15,6 +15,7 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -50,7 +51,7 @@ const taskKey = "convtrace.thread.task"
 //   - int1: a call that never ended, its recorder silent;
 //   - task1a (task T-42, board ops) and task1b (task T-1, then T-42 on its
 //     later call: the latest wins), task2 (task T-7, $0.05).
-func statusFixture(t *testing.T) (http.Handler, driver.Conn) {
+func statusFixture(t *testing.T) (http.Handler, *topology.Conn) {
 	h, conn := newServer(t)
 	insertStatusTurns(t, conn)
 	return h, conn
@@ -289,7 +290,7 @@ func TestThreadsStatusOnCluster(t *testing.T) {
 
 // checkStatusAfterPrune checks the list's filters over the turns of
 // statusFixture, prunes what started before at(55), and checks them again.
-func checkStatusAfterPrune(t *testing.T, h http.Handler, conn driver.Conn) {
+func checkStatusAfterPrune(t *testing.T, h http.Handler, conn *topology.Conn) {
 	t.Helper()
 	checkStatusFilters(t, h, "before the prune: ")
 	ctx := context.Background()

@@ -9,11 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -21,7 +20,7 @@ import (
 // at 80 bytes instead of 80 runes would split a character.
 var longPrompt = strings.Repeat("데이터 파이프라인 ", 20)
 
-func threadsFixture(t *testing.T) (http.Handler, driver.Conn) {
+func threadsFixture(t *testing.T) (http.Handler, *topology.Conn) {
 	h, conn := newServer(t)
 
 	// th-long: two providers, a long first prompt, a later prompt that

@@ -33,7 +33,7 @@ func BenchmarkCluster(b *testing.B) {
 	if os.Getenv("CONVTRACE_BENCH") == "" {
 		b.Skip("set CONVTRACE_BENCH=1 to generate the turns and measure the cluster")
 	}
-	c, conn, dsn := testkit.OpenCluster(b)
+	c, conn, _ := testkit.OpenCluster(b)
 	single, _ := testkit.Open(b)
 	ctx := context.Background()
 	turns := testkit.BenchTurns(b, 10_000_000)
@@ -60,7 +60,7 @@ FROM system.parts WHERE active AND database = 'convtrace'`).Scan(&bytes, &rows);
 			i+1, i/2+1, rows, float64(bytes)/(1<<20), float64(bytes)/float64(max(rows, 1)))
 	}
 	quiet := viewer.WithLogger(slog.New(slog.DiscardHandler))
-	onCluster := viewer.New(conn, quiet, viewer.WithReplicas((&storage{dsn: dsn}).replicaDialer())).Handler()
+	onCluster := viewer.New(conn, quiet, viewer.WithReplicas((&storage{conn: conn}).replicaDialer())).Handler()
 	onOne := viewer.New(single, quiet).Handler()
 	fmt.Printf("%-44s %10s %10s %10s %10s %8s %12s %12s\n", "GET", "cluster 1st", "one 1st", "cluster", "one", "ratio", "rows cluster", "rows one")
 	for _, path := range []string{"/api/threads", "/api/threads/" + synth.Thread200 + "/turns", "/threads/" + synth.Thread200,

@@ -28,6 +28,7 @@ import (
 	"github.com/convtrace/convtrace/internal/demo"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // The tables the collectors write, copied to one server to compare.
@@ -213,7 +214,7 @@ func turnsIn(t *testing.T, conn driver.Conn, table, thread string) uint64 {
 // clusterConn connects to server i of the cluster.
 func clusterConn(t testing.TB, c *chcluster.Cluster, i int) driver.Conn {
 	t.Helper()
-	dsn, err := ddl.WithDSNCluster(c.Servers()[i].DSN("convtrace"), c.Name)
+	dsn, err := topology.DSNWithCluster(c.Servers()[i].DSN("convtrace"), c.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

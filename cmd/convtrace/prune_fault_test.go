@@ -10,18 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
 // threadTotals is what the threads list says of each thread: its turns
 // and how many of them were pruned.
-func threadTotals(t *testing.T, conn driver.Conn) map[string][2]uint64 {
+func threadTotals(t *testing.T, conn *topology.Conn) map[string][2]uint64 {
 	t.Helper()
 	var page struct {
 		Threads []store.Thread `json:"threads"`
@@ -105,7 +104,7 @@ func TestPruneKilledAtEveryStep(t *testing.T) {
 }
 
 // apiGetBody answers a GET of the viewer over conn as a local client.
-func apiGetBody(t *testing.T, conn driver.Conn, path string) []byte {
+func apiGetBody(t *testing.T, conn *topology.Conn, path string) []byte {
 	t.Helper()
 	h := viewer.New(conn, viewer.WithLogger(slog.New(slog.DiscardHandler))).Handler()
 	req := httptest.NewRequest(http.MethodGet, path, nil)

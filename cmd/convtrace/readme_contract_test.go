@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // The README's curl example of the attribute contract, sent as it stands
@@ -107,7 +106,7 @@ FROM conversations FINAL WHERE cost_source != '' GROUP BY phase ORDER BY cost DE
 // readmeDemo records the demo in a fresh database and returns a connection
 // to it, the demo's thread, and what makes a README query (which names the
 // convtrace database) read that database.
-func readmeDemo(t *testing.T) (driver.Conn, string, func(string) string) {
+func readmeDemo(t *testing.T) (*topology.Conn, string, func(string) string) {
 	t.Helper()
 	conn, dsn := testkit.Open(t)
 	code, out, stderr := runCapture(t, "demo", "--clickhouse", dsn)

@@ -5,18 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // storageFlags are the flags every command shares to find ClickHouse.
@@ -39,17 +37,17 @@ func (f *storageFlags) register(fs *flag.FlagSet) {
 // this process manages one.
 type storage struct {
 	dsn    string
-	conn   driver.Conn
+	conn   *topology.Conn
 	server *chserver.Server
 
 	mu       sync.Mutex
-	replicas []driver.Conn // opened by dialReplica, closed with the storage
+	replicas []*topology.Conn // opened by dialReplica, closed with the storage
 }
 
 // replicaDialer is how a store on a cluster reaches its servers one by one
 // (store's WithReplicas); nil on one server.
 func (s *storage) replicaDialer() store.Dialer {
-	if ddl.DSNCluster(s.dsn) == "" {
+	if s.conn.Cluster().Name == "" {
 		return nil
 	}
 	return s.dialReplica
@@ -57,13 +55,8 @@ func (s *storage) replicaDialer() store.Dialer {
 
 // dialReplica connects to the server at addr with the DSN's user,
 // database and cluster settings.
-func (s *storage) dialReplica(ctx context.Context, addr string) (store.DB, error) {
-	u, err := url.Parse(s.dsn)
-	if err != nil {
-		return nil, err
-	}
-	u.Host = addr
-	conn, err := ddl.OpenExisting(ctx, u.String())
+func (s *storage) dialReplica(_ context.Context, addr string) (store.DB, error) {
+	conn, err := s.conn.Cluster().At(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +104,7 @@ func (f *storageFlags) open(ctx context.Context, progress io.Writer) (*storage, 
 		return nil, err
 	}
 	s.conn = conn
-	res, err := ddl.Migrate(ctx, conn, ddl.ForDSN(s.dsn))
+	res, err := ddl.Migrate(ctx, conn, ddl.ForCluster(conn.Cluster()))
 	if err != nil {
 		s.close()
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -132,7 +125,7 @@ func (f *storageFlags) locate(ctx context.Context, progress io.Writer) (*storage
 			return nil, fmt.Errorf("--cluster %s needs --clickhouse DSN, a server of that cluster: the local store is one server", f.cluster)
 		}
 		var err error
-		if s.dsn, err = ddl.WithDSNCluster(s.dsn, f.cluster); err != nil {
+		if s.dsn, err = topology.DSNWithCluster(s.dsn, f.cluster); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +136,7 @@ func (f *storageFlags) locate(ctx context.Context, progress io.Writer) (*storage
 			return nil, fmt.Errorf("local clickhouse: %w", err)
 		}
 		s.server = srv
-		s.dsn = srv.DSN(ddl.DefaultDatabase)
+		s.dsn = srv.DSN(topology.DefaultDatabase)
 		if srv.Owned() {
 			fmt.Fprintf(progress, "started local ClickHouse in %s (%s)\n", dir, s.dsn)
 		} else {

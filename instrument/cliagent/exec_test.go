@@ -23,6 +23,7 @@ import (
 	"github.com/convtrace/convtrace/instrument/cliagent"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -44,7 +45,7 @@ func agent(ctx context.Context, t *testing.T, env map[string]string, args ...str
 
 // provider returns a tracer provider exporting to a fresh database, with a
 // span recorder beside it, and the database.
-func provider(t *testing.T, opts ...collector.ProviderOption) (*sdktrace.TracerProvider, *tracetest.SpanRecorder, driver.Conn) {
+func provider(t *testing.T, opts ...collector.ProviderOption) (*sdktrace.TracerProvider, *tracetest.SpanRecorder, *topology.Conn) {
 	t.Helper()
 	conn, dsn := testkit.Open(t)
 	tp, err := collector.NewTracerProvider(dsn, append([]collector.ProviderOption{collector.WithProject("cliagent")}, opts...)...)

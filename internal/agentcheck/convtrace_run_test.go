@@ -18,6 +18,7 @@ import (
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
 	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -104,7 +105,7 @@ func answered(p *FakeProvider) int {
 // folder, the fake provider, the agent's home (kept across a resume), and
 // a collector on the same store for the agent's own telemetry.
 type runFixture struct {
-	conn      driver.Conn
+	conn      *topology.Conn
 	dsn, data string
 	in        *collector.Ingester
 	otlp      string

@@ -21,6 +21,7 @@ import (
 	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -38,7 +39,7 @@ func oldThreads(t *testing.T, conn driver.Conn) ([]string, uint64) {
 
 // listed returns the threads list's rows of threads in ids, by id: what
 // the viewer shows of them.
-func listed(t *testing.T, conn driver.Conn, ids []string) map[string]store.Thread {
+func listed(t *testing.T, conn *topology.Conn, ids []string) map[string]store.Thread {
 	t.Helper()
 	h := viewer.New(conn, viewer.WithLogger(slog.New(slog.DiscardHandler))).Handler()
 	req := httptest.NewRequest(http.MethodGet, "/api/threads?limit=200", nil)
@@ -66,7 +67,7 @@ func listed(t *testing.T, conn driver.Conn, ids []string) map[string]store.Threa
 
 // restored imports every archive file under dir into a fresh database and
 // returns it.
-func restored(t *testing.T, dir string) driver.Conn {
+func restored(t *testing.T, dir string) *topology.Conn {
 	t.Helper()
 	conn, dsn := testkit.Open(t)
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*"+archive.Ext))

@@ -14,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/convtrace/convtrace/internal/chserver"
-	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // DataEnv overrides the data directory, as the commands' --data does.
@@ -50,7 +50,7 @@ func DSN(data string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w in %s: start one with `convtrace serve` (or `make run`), or give a ClickHouse DSN", ErrNoStore, data)
 	}
-	return fmt.Sprintf("clickhouse://127.0.0.1:%d/%s", tcp, ddl.DefaultDatabase), nil
+	return fmt.Sprintf("clickhouse://127.0.0.1:%d/%s", tcp, topology.DefaultDatabase), nil
 }
 
 // Running returns the data directory's ClickHouse server when one runs.

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // ClickHouseEnv is the environment variable that turns a missing server binary
@@ -87,7 +86,7 @@ func DSN(t testing.TB) string {
 // Open returns the DSN of a fresh database on the shared server and a
 // connection to it, migrated to the current schema. The connection closes
 // when the test ends.
-func Open(t testing.TB) (driver.Conn, string) {
+func Open(t testing.TB) (*topology.Conn, string) {
 	t.Helper()
 	dsn := DSN(t)
 	ctx := context.Background()

@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/internal/chcluster"
 	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // ClusterEnv is the environment variable that turns missing ZooKeeper,
@@ -65,11 +64,11 @@ func OwnCluster(t testing.TB) *chcluster.Cluster {
 // it, a connection to the database convtrace on its first server,
 // migrated on every server, and the DSN of that database, which names the
 // cluster.
-func OpenCluster(t testing.TB) (*chcluster.Cluster, driver.Conn, string) {
+func OpenCluster(t testing.TB) (*chcluster.Cluster, *topology.Conn, string) {
 	t.Helper()
 	c := OwnCluster(t)
 	ctx := context.Background()
-	dsn, err := ddl.WithDSNCluster(c.DSN("convtrace"), c.Name)
+	dsn, err := topology.DSNWithCluster(c.DSN("convtrace"), c.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +77,7 @@ func OpenCluster(t testing.TB) (*chcluster.Cluster, driver.Conn, string) {
 		t.Fatalf("open %s: %v", dsn, err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	if _, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil {
+	if _, err := ddl.Migrate(ctx, conn, ddl.ForCluster(conn.Cluster())); err != nil {
 		t.Fatalf("migrate %s: %v", dsn, err)
 	}
 	return c, conn, dsn

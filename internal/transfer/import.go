@@ -13,7 +13,7 @@ import (
 )
 
 // Conn is what an import needs of a connection to a migrated convtrace
-// database: a clickhouse-go driver.Conn satisfies it.
+// database: a *topology.Conn satisfies it.
 type Conn interface {
 	store.DB
 	collector.BatchConn

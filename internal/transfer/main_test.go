@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -127,7 +126,7 @@ func loopThread(project, thread string, start time.Time, calls int) ([]schema.Tu
 // fixture fills a fresh database with the demo and two synthetic threads
 // (one over past days), their notes and metadata, and returns its
 // connection and DSN.
-func fixture(t *testing.T) (driver.Conn, string) {
+func fixture(t *testing.T) (*topology.Conn, string) {
 	t.Helper()
 	conn, dsn := testkit.Open(t)
 	recordDemo(t, dsn)

@@ -20,6 +20,7 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
 
@@ -41,7 +42,7 @@ func get(t *testing.T, h http.Handler, path string) string {
 // the threads list (archived too), each thread's page, turns, markdown,
 // cost and context, each turn's whole content and attributes, each trace
 // and each span's turns, and the cost report.
-func answers(t *testing.T, conn driver.Conn) map[string]string {
+func answers(t *testing.T, conn *topology.Conn) map[string]string {
 	t.Helper()
 	h := viewer.New(conn).Handler()
 	got := map[string]string{}
@@ -156,7 +157,7 @@ func dump(t *testing.T, conn driver.Conn, q string) string {
 
 // costTotals returns the README's cost SQL over cost_cells and the cost
 // report's totals, as text.
-func costTotals(t *testing.T, conn driver.Conn) string {
+func costTotals(t *testing.T, conn *topology.Conn) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
@@ -184,7 +185,7 @@ ORDER BY project, day, model, provider, phase, speaker, agent`))
 }
 
 // exportAll exports every thread of conn in format.
-func exportAll(t *testing.T, conn driver.Conn, format transfer.Format) []byte {
+func exportAll(t *testing.T, conn *topology.Conn, format transfer.Format) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if _, err := transfer.Export(context.Background(), conn, &buf, store.ExportFilter{}, format); err != nil {
@@ -193,7 +194,7 @@ func exportAll(t *testing.T, conn driver.Conn, format transfer.Format) []byte {
 	return buf.Bytes()
 }
 
-func importBytes(t *testing.T, conn driver.Conn, b []byte, format transfer.Format) transfer.Result {
+func importBytes(t *testing.T, conn *topology.Conn, b []byte, format transfer.Format) transfer.Result {
 	t.Helper()
 	res, err := transfer.Import(context.Background(), conn, bytes.NewReader(b), "export."+string(format))
 	if err != nil {

@@ -1,10 +1,11 @@
 package ddl
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // On a cluster every table of the single-server DDL becomes two, created
@@ -44,11 +45,11 @@ func WithCluster(name string) Option {
 	return optionFunc(func(c *config) { c.cluster = name })
 }
 
-// ForDSN renders and applies the DDL for the cluster the DSN names, if
-// any (DSNCluster), reaching its servers with the DSN's user: a writer's
-// Migrate(ctx, conn, ForDSN(dsn)) with conn from Open(ctx, dsn).
-func ForDSN(dsn string) Option {
-	return optionFunc(func(c *config) { c.cluster, c.dsn = DSNCluster(dsn), dsn })
+// ForCluster renders and applies the DDL for the cluster c, if it names
+// one, reaching its servers with c's DSN: a writer's
+// Migrate(ctx, conn, ForCluster(conn.Cluster())) with conn from Open.
+func ForCluster(c topology.Cluster) Option {
+	return optionFunc(func(cfg *config) { cfg.cluster, cfg.servers = c.Name, c })
 }
 
 // WithDatabase names the database the cluster's DDL is for: its
@@ -102,7 +103,7 @@ func onCluster(stmt string, cfg config) ([]string, error) {
 			// ClickHouse 18.16 alters no Distributed table ON CLUSTER when
 			// the shards replicate themselves: it is made again over the
 			// altered local table instead. It holds no rows (inserts are
-			// synchronous, clusterSettings) and readers resolve it by name.
+			// synchronous, topology.ClusterSettings) and readers resolve it by name.
 			dist, err := distributed(table, cfg)
 			if err != nil {
 				return nil, err
@@ -123,51 +124,4 @@ func distributed(table string, cfg config) (string, error) {
 	db, cluster := quoteIdent(cfg.database), quoteIdent(cfg.cluster)
 	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s ON CLUSTER %s AS %s.%s%s\nENGINE = Distributed(%s, %s, %s%s, %s)",
 		db, table, cluster, db, table, LocalSuffix, cluster, db, table, LocalSuffix, key), nil
-}
-
-// clusterSettings are the settings of every connection to a cluster:
-//   - an INSERT into a Distributed table returns once its rows are stored
-//     on their shards (by one replica each), not queued on the server
-//     that took it: acknowledged means durable;
-//   - identical blocks are stored twice, as on one server, where the
-//     readers fold copies: a Replicated table would drop the second;
-//   - a read goes to a replica more than a second behind its peers only
-//     when no other answers (a replica back from an outage catches up
-//     before it is read).
-//
-// A third, distributed_product_mode = 'global', must be in the user's
-// profile on the servers: clickhouse-go sends ClickHouse 18.16 integer
-// settings only. checkProfile says so when it is missing.
-func clusterSettings() map[string]any {
-	return map[string]any{
-		"insert_distributed_sync":                   1,
-		"insert_deduplicate":                        0,
-		"max_replica_delay_for_distributed_queries": 1,
-	}
-}
-
-// checkProfile fails when the user's profile lacks what convtrace's
-// queries need on a cluster: without distributed_product_mode = 'global'
-// the server refuses a subquery over a Distributed table inside a query
-// over another (it runs the subquery once and sends its result to every
-// shard, GLOBAL IN).
-func checkProfile(ctx context.Context, db DB, cluster string) error {
-	rows, err := db.Query(ctx, "SELECT value FROM system.settings WHERE name = 'distributed_product_mode'")
-	if err != nil {
-		return fmt.Errorf("query settings: %w", err)
-	}
-	defer rows.Close()
-	var mode string
-	if rows.Next() {
-		if err := rows.Scan(&mode); err != nil {
-			return fmt.Errorf("scan settings: %w", err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read settings: %w", err)
-	}
-	if mode != "global" {
-		return fmt.Errorf("cluster %s: the user's profile has distributed_product_mode = %q: convtrace needs 'global' (README, \"Scaling out\")", cluster, mode)
-	}
-	return nil
 }

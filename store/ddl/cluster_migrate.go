@@ -3,9 +3,8 @@ package ddl
 import (
 	"context"
 	"fmt"
-	"net"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,35 +16,32 @@ import (
 // it.
 var localAlter = regexp.MustCompile("^ALTER TABLE (`[^`]+`)\\.(\\w+) ON CLUSTER `[^`]+` (ADD (COLUMN|INDEX) (?:IF NOT EXISTS )?(\\w+) .*)$")
 
-// exec runs one statement of a migration. With a DSN to reach the
-// servers, the ALTER of a local table runs on one replica of each shard
-// (see onShards) rather than ON CLUSTER, and Migrate waits until every
-// server has the column.
+// exec runs one statement of a migration. With servers to reach, the
+// ALTER of a local table runs on one replica of each shard
+// (topology.Cluster.OnShards) rather than ON CLUSTER, and Migrate waits
+// until every server has the column.
 func (cfg config) exec(ctx context.Context, db DB, stmt string) error {
 	m := localAlter.FindStringSubmatch(strings.ReplaceAll(stmt, "\n", " "))
-	if cfg.cluster == "" || cfg.dsn == "" || m == nil {
+	if cfg.cluster == "" || cfg.servers.DSN == "" || m == nil {
 		return execDDL(ctx, db, stmt, cfg.cluster)
 	}
 	table, change, what, name := m[2], m[3], m[4], m[5]
-	shards, err := shardAddrs(ctx, db, cfg.cluster)
-	if err != nil {
-		return err
-	}
-	for _, replicas := range shards {
-		if err := cfg.alterShard(ctx, replicas, table, change, what, name); err != nil {
-			return err
-		}
+	if err := cfg.servers.OnShards(ctx, db, func(conn driver.Conn) error {
+		return alterShard(ctx, conn, table, change, what, name)
+	}); err != nil {
+		return fmt.Errorf("alter %s: %w", table, err)
 	}
 	if what != "COLUMN" {
 		return nil
 	}
-	every, err := EveryReplica(ctx, db, cfg.cluster, "columns")
+	shards, err := cfg.servers.Shards(ctx, db)
 	if err != nil {
 		return err
 	}
-	want := 0
-	for _, replicas := range shards {
-		want += len(replicas)
+	want := len(slices.Concat(shards...))
+	every, err := cfg.servers.EveryReplica(ctx, db, "columns")
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -73,58 +69,20 @@ func (cfg config) exec(ctx context.Context, db DB, stmt string) error {
 	}
 }
 
-// alterShard runs ALTER TABLE table change on the first replica of a
-// shard that answers, unless it has the column already (a migration
-// interrupted after some shards, run again).
-func (cfg config) alterShard(ctx context.Context, replicas []string, table, change, what, name string) error {
-	err := onReplica(ctx, cfg.dsn, replicas, func(conn driver.Conn) error {
-		if what == "COLUMN" {
-			var n uint64
-			if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = ? AND name = ?", table, name).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
+// alterShard runs ALTER TABLE table change on a replica of a shard,
+// unless it has the column already (a migration interrupted after some
+// shards, run again).
+func alterShard(ctx context.Context, conn driver.Conn, table, change, what, name string) error {
+	if what == "COLUMN" {
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = ? AND name = ?", table, name).Scan(&n); err != nil {
+			return err
 		}
-		return conn.Exec(ctx, "ALTER TABLE "+quoteIdent(table)+" "+change)
-	})
-	if err != nil {
-		return fmt.Errorf("alter %s: %w", table, err)
-	}
-	return nil
-}
-
-// shardAddrs returns the addresses of every server of cluster, shard by
-// shard; a cluster the server does not know is an error.
-func shardAddrs(ctx context.Context, db DB, cluster string) ([][]string, error) {
-	rows, err := db.Query(ctx, "SELECT shard_num, host_address, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", cluster)
-	if err != nil {
-		return nil, fmt.Errorf("query the servers of cluster %s: %w", cluster, err)
-	}
-	defer rows.Close()
-	var shards [][]string
-	last := uint32(0)
-	for rows.Next() {
-		var shard uint32
-		var host string
-		var port uint16
-		if err := rows.Scan(&shard, &host, &port); err != nil {
-			return nil, fmt.Errorf("scan the servers of cluster %s: %w", cluster, err)
+		if n > 0 {
+			return nil
 		}
-		if shard != last || len(shards) == 0 {
-			shards = append(shards, nil)
-			last = shard
-		}
-		shards[len(shards)-1] = append(shards[len(shards)-1], net.JoinHostPort(host, strconv.Itoa(int(port))))
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the servers of cluster %s: %w", cluster, err)
-	}
-	if len(shards) == 0 {
-		return nil, fmt.Errorf("cluster %s: no server in system.clusters", cluster)
-	}
-	return shards, nil
+	return conn.Exec(ctx, "ALTER TABLE "+quoteIdent(table)+" "+change)
 }
 
 // recordContext is the context migrations are recorded with. On a

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // On a cluster every statement runs ON CLUSTER, every table is a
@@ -74,7 +74,7 @@ func ifNotExists(version string) string {
 func TestMigrateOnCluster(t *testing.T) {
 	c := testkit.OwnCluster(t)
 	ctx := context.Background()
-	dsn, err := ddl.WithDSNCluster(c.DSN("convtrace"), c.Name)
+	dsn, err := topology.DSNWithCluster(c.DSN("convtrace"), c.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestMigrateOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	res, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn))
+	res, err := ddl.Migrate(ctx, conn, ddl.ForCluster(conn.Cluster()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestMigrateOnCluster(t *testing.T) {
 	if len(res.Applied) != len(ms) {
 		t.Errorf("applied %d migrations, want %d", len(res.Applied), len(ms))
 	}
-	if res, err = ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil || len(res.Applied) != 0 {
+	if res, err = ddl.Migrate(ctx, conn, ddl.ForCluster(conn.Cluster())); err != nil || len(res.Applied) != 0 {
 		t.Errorf("second migrate: applied %v, %v; want none", res.Applied, err)
 	}
 	// Each table of one server's DDL, and schema_migrations, is a
@@ -110,7 +110,7 @@ func TestMigrateOnCluster(t *testing.T) {
 		}
 	}
 	for _, srv := range c.Servers() {
-		dsn, _ := ddl.WithDSNCluster(srv.DSN("convtrace"), c.Name)
+		dsn, _ := topology.DSNWithCluster(srv.DSN("convtrace"), c.Name)
 		one, err := ddl.OpenExisting(ctx, dsn)
 		if err != nil {
 			t.Fatalf("server on port %d: %v", srv.TCPPort, err)
@@ -173,7 +173,7 @@ func TestWriteReadOnCluster(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT any(partition) FROM "+ddl.ActiveParts("conversations", c.Name, "convtrace")).Scan(&partition); err != nil || partition == "" {
 		t.Fatalf("partition of the turn: %q, %v", partition, err)
 	}
-	if err := ddl.DropPartition(ctx, conn, "conversations", partition, c.Name); err != nil {
+	if err := ddl.DropPartition(ctx, conn, "conversations", partition); err != nil {
 		t.Fatal(err)
 	}
 	for i, srv := range c.Servers() {
@@ -194,11 +194,11 @@ func TestWriteReadOnCluster(t *testing.T) {
 // created.
 func TestClusterProfileChecked(t *testing.T) {
 	ctx := context.Background()
-	dsn, err := ddl.WithDSNCluster(testkit.DSN(t), "c") // one server: its profile denies
+	dsn, err := topology.DSNWithCluster(testkit.DSN(t), "c") // one server: its profile denies
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, open := range map[string]func(context.Context, string) (driver.Conn, error){"Open": ddl.Open, "OpenExisting": ddl.OpenExisting} {
+	for name, open := range map[string]func(context.Context, string) (*topology.Conn, error){"Open": ddl.Open, "OpenExisting": ddl.OpenExisting} {
 		conn, err := open(ctx, dsn)
 		if err == nil {
 			conn.Close()

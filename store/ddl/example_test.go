@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // Bring a database to the current schema; running it again changes nothing.
@@ -34,9 +35,9 @@ func ExampleDetectCapabilities() {
 // On a cluster the DSN names it: Open creates the database on every
 // server and Migrate makes every table there, a replicated local table
 // under a Distributed one.
-func ExampleForDSN() {
+func ExampleForCluster() {
 	ctx := context.Background()
-	dsn, err := ddl.WithDSNCluster("clickhouse://ch-1a:9000/convtrace", "convtrace")
+	dsn, err := topology.DSNWithCluster("clickhouse://ch-1a:9000/convtrace", "convtrace")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func ExampleForDSN() {
 		log.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := ddl.Migrate(ctx, conn, ddl.ForDSN(dsn)); err != nil {
+	if _, err := ddl.Migrate(ctx, conn, ddl.ForCluster(conn.Cluster())); err != nil {
 		log.Fatal(err)
 	}
 }

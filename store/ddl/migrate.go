@@ -15,6 +15,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 //go:embed sql/*.sql
@@ -39,9 +41,9 @@ type Option interface{ apply(*config) }
 
 type config struct {
 	retentionDays int
-	cluster       string // empty on one server
-	database      string // on a cluster, the database the DDL is for
-	dsn           string // on a cluster, how to reach its other servers
+	cluster       string           // empty on one server
+	database      string           // on a cluster, the database the DDL is for
+	servers       topology.Cluster // on a cluster, how to reach each server (ForCluster)
 }
 
 type optionFunc func(*config)
@@ -201,7 +203,7 @@ func Migrate(ctx context.Context, db DB, opts ...Option) (Result, error) {
 			return res, err
 		}
 		opts = append(opts, WithDatabase(cfg.database))
-		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clusterSettings()))
+		ctx = clickhouse.Context(ctx, clickhouse.WithSettings(topology.ClusterSettings()))
 	}
 	if err := createMigrations(ctx, db, cfg); err != nil {
 		return res, err

@@ -15,14 +15,15 @@ var ErrNoTTL = errors.New("this ClickHouse server has no table TTL (19.6 and lat
 var retentionTables = []string{"conversations", "spans"}
 
 // SetRetention sets the TTL of the turns and spans to d, at least a day,
-// on a server that has TTL (ErrNoTTL otherwise). It changes the tables in
-// place, as often as asked; rows older than the TTL go at the next merge.
-func SetRetention(ctx context.Context, db DB, d time.Duration) error {
-	caps, err := ServerCapabilities(ctx, db)
+// on a server that has TTL (ErrNoTTL otherwise): in place, as often as
+// asked, through a Mutator (on a cluster, the local tables of each shard);
+// rows older than the TTL go at the next merge.
+func SetRetention(ctx context.Context, db ClusterDB, d time.Duration) error {
+	m, err := NewMutator(ctx, db)
 	if err != nil {
 		return err
 	}
-	if !caps.TTL {
+	if !m.caps.TTL {
 		return ErrNoTTL
 	}
 	days := int(d / (24 * time.Hour))
@@ -30,7 +31,7 @@ func SetRetention(ctx context.Context, db DB, d time.Duration) error {
 		return fmt.Errorf("a retention of %s: want at least a day", d)
 	}
 	for _, table := range retentionTables {
-		if err := db.Exec(ctx, RetentionStatement(table, days)); err != nil {
+		if err := m.Exec(ctx, db, RetentionStatement(m.Table(table), days)); err != nil {
 			return fmt.Errorf("set the retention of %s: %w", table, err)
 		}
 	}
