@@ -7,7 +7,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/convtrace/convtrace/collector/mapping"
-	"github.com/convtrace/convtrace/internal/localstore"
+	"github.com/convtrace/convtrace/store/localstore"
 	"github.com/convtrace/convtrace/store/topology"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/convtrace/convtrace/collector/pricing"
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // CostUsage is what a group of calls used and cost. Sums are nil when no

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/page"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // defaultCostFrom is where a cost report starts when from is not given:

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/convtrace/convtrace/internal/page"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // ParseCursor reads a Cursor that Cursor.String wrote; "" is no cursor. A

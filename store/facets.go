@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/convtrace/convtrace/internal/page"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // PhaseCount is how many turns of a thread one phase holds.

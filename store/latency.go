@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // LatencyDimensions are what a latency report groups calls by, in the

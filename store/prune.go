@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/failpoint"
 )
 
 // PruneScope is what a prune removes: every turn and span that started

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/convtrace/convtrace/internal/failpoint"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/failpoint"
 )
 
 // Removal is what a deletion or a prune removes, or would.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/page"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // SearchFacets are the values the search's filters offer: of each column,

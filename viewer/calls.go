@@ -3,9 +3,9 @@ package viewer
 import (
 	"strings"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // Kinds of card.

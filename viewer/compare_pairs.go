@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // call is one provider call or tool execution of a thread: the turns of

@@ -11,8 +11,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/collector/pricing"
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // WithPrices computes the cache savings of the cost page with p. Without

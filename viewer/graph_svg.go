@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // What node sizes and edge widths scale with (the weight parameter).

@@ -4,9 +4,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/schema/genai"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // turnMarkdown writes one turn as markdown: a heading naming who said it,

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // maxNoteBody bounds the body of a note change: a memo of maxMemoRunes

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/internal/page"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // parseSwitch reads a checkbox parameter: 1 (true, on) or 0 (false, or

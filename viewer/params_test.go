@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/page"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 func TestTimeRange(t *testing.T) {

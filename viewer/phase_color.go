@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/convtrace/convtrace/internal/page"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // phasePalette is the number of phase colours trace.css defines

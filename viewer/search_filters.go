@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // searchForm is a search's text and filters as the request gave them: the

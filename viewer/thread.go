@@ -14,8 +14,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // threadRoutes serves one thread's page, its turns as JSON and markdown,

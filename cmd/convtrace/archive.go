@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/archive"
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 func archiveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/collector/pricing"
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 func costCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store/localstore"
 )
 
 // localEnv points convtrace at a per-user data directory under a fresh

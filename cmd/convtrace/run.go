@@ -26,9 +26,9 @@ import (
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/instrument/cliagent"
-	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/localstore"
 )
 
 func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {

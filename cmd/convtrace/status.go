@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/convtrace/convtrace/internal/localstore"
+	"github.com/convtrace/convtrace/store/localstore"
 )
 
 // statusCmd prints where the local store and the serve running on it

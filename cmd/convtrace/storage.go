@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/chserver"
-	"github.com/convtrace/convtrace/internal/localstore"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/chserver"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/localstore"
 	"github.com/convtrace/convtrace/store/topology"
 )
 

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/chserver"
+	"github.com/convtrace/convtrace/store/chserver"
 )
 
 // Cluster is ZooKeeper and shards × replicas ClickHouse servers.

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/chserver"
+	"github.com/convtrace/convtrace/store/chserver"
 )
 
 // ErrNoZooKeeper means ZooKeeper or java is not installed.

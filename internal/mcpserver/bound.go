@@ -10,7 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/convtrace/convtrace/internal/page"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // MaxAnswerBytes bounds every message the server sends: Transport sends

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // Bounds of recent_context: those of the viewer's recent-context API.

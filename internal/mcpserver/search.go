@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // Bounds of search.

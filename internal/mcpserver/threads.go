@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/convtrace/convtrace/internal/page"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/page"
 )
 
 // Bounds of list_threads.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/chserver"
+	"github.com/convtrace/convtrace/store/chserver"
 	"github.com/convtrace/convtrace/store/ddl"
 	"github.com/convtrace/convtrace/store/topology"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/chcluster"
-	"github.com/convtrace/convtrace/internal/chserver"
+	"github.com/convtrace/convtrace/store/chserver"
 	"github.com/convtrace/convtrace/store/ddl"
 	"github.com/convtrace/convtrace/store/topology"
 )

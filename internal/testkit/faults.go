@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/chserver"
+	"github.com/convtrace/convtrace/store/chserver"
 )
 
 // OwnClickHouse starts a ClickHouse server of the test's own in a temporary

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/convtrace/convtrace/internal/chserver"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store/chserver"
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
