@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/convtrace/convtrace/collector/pricing"
+	"github.com/convtrace/convtrace/schema/pricing"
 )
 
 // Each constructor takes the options that apply to it, so an option that

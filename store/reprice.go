@@ -6,8 +6,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store/ddl"
 )
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
 )
 

@@ -11,11 +11,11 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/archive"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
 )
 

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/convtrace/convtrace/collector/pricing"
+	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
 )
 

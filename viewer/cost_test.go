@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/collector/pricing"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/collector/pricing"
+	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
 )
 
