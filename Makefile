@@ -3,7 +3,7 @@ GO   ?= go
 BIN  := bin/convtrace
 ROOT := $(shell id -u 2>/dev/null)
 
-.PHONY: run test build bench bench-viewer bench-cost clickhouse zookeeper chdb chromium agents lint
+.PHONY: run test build otelcol bench bench-viewer bench-cost clickhouse zookeeper chdb chromium agents lint
 
 build:
 	$(GO) build -o $(BIN) ./cmd/convtrace
@@ -14,15 +14,28 @@ run: clickhouse build
 	./$(BIN) serve --demo
 
 ## test: install what the tests need, then vet, check formatting and run
-## every test against real servers the tests start themselves.
+## every test against real servers the tests start themselves: this module's,
+## then the Collector exporter's (its own module, which ./... does not enter).
+REQUIRE := CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CLUSTER=1 CONVTRACE_REQUIRE_CHDB=1 CONVTRACE_REQUIRE_CHROMIUM=1 \
+  CONVTRACE_REQUIRE_FRAMEWORKS=1 CONVTRACE_REQUIRE_AGENTS=1
+OTELCOL_MOD := collector/otelcol/convtraceexporter
 test: clickhouse zookeeper chdb chromium agents lint
-	CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CLUSTER=1 CONVTRACE_REQUIRE_CHDB=1 CONVTRACE_REQUIRE_CHROMIUM=1 \
-	  CONVTRACE_REQUIRE_FRAMEWORKS=1 CONVTRACE_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 25m ./...
+	$(REQUIRE) $(GO) test -count=1 -timeout 25m ./...
+	cd $(OTELCOL_MOD) && $(REQUIRE) $(GO) test -count=1 -timeout 5m ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out" >&2; exit 1; fi
 	$(GO) vet ./...
+	cd $(OTELCOL_MOD) && $(GO) vet ./...
+
+## otelcol: an OpenTelemetry Collector with the convtrace exporter, built by
+## the Collector Builder from collector/otelcol/builder-config.yaml into
+## bin/otelcol-convtrace/otelcol-convtrace.
+OCB := go.opentelemetry.io/collector/cmd/builder@v0.165.0
+otelcol:
+	@mkdir -p bin
+	$(GO) run $(OCB) --config collector/otelcol/builder-config.yaml
 
 ## bench: the benchmarks BENCHMARKS.md reports: recording, ingest, drain,
 ## the storage of a recorded agent loop (both history sizes), then the
