@@ -14,20 +14,23 @@ run: clickhouse build
 	./$(BIN) serve --demo
 
 ## test: install what the tests need, then vet, check formatting and run
-## every test against real servers the tests start themselves: this module's,
-## then the Collector exporter's (its own module, which ./... does not enter).
+## every test against real servers the tests start themselves: this module's
+## and, side by side, the Collector exporter's (its own module, which ./...
+## does not enter; mostly compiling the Collector).
 REQUIRE := CONVTRACE_REQUIRE_CLICKHOUSE=1 CONVTRACE_REQUIRE_CLUSTER=1 CONVTRACE_REQUIRE_CHDB=1 CONVTRACE_REQUIRE_CHROMIUM=1 \
   CONVTRACE_REQUIRE_FRAMEWORKS=1 CONVTRACE_REQUIRE_AGENTS=1
 OTELCOL_MOD := collector/otelcol/convtraceexporter
 test: clickhouse zookeeper chdb chromium agents lint
-	$(REQUIRE) $(GO) test -count=1 -timeout 25m ./...
-	cd $(OTELCOL_MOD) && $(REQUIRE) $(GO) test -count=1 -timeout 5m ./...
+	@{ (cd $(OTELCOL_MOD) && $(GO) vet ./... && $(REQUIRE) $(GO) test -count=1 -timeout 20m ./...) > .otelcol-test.log 2>&1; \
+	  echo $$? > .otelcol-test.rc; } & \
+	$(REQUIRE) $(GO) test -count=1 -timeout 25m ./...; main=$$?; wait; \
+	cat .otelcol-test.log; otelcol=$$(cat .otelcol-test.rc); rm -f .otelcol-test.log .otelcol-test.rc; \
+	test $$main -eq 0 && test $$otelcol -eq 0
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out" >&2; exit 1; fi
 	$(GO) vet ./...
-	cd $(OTELCOL_MOD) && $(GO) vet ./...
 
 ## otelcol: an OpenTelemetry Collector with the convtrace exporter, built by
 ## the Collector Builder from collector/otelcol/builder-config.yaml into

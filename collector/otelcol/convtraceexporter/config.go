@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/collector/pricing"
-	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/schema/pricing"
+	"github.com/convtrace/convtrace/store/topology"
 )
 
 // Config is the convtrace exporter's configuration: where and how rows are
@@ -57,7 +57,7 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.DSN == "" {
 		errs = append(errs, errors.New("dsn: required, such as clickhouse://127.0.0.1:9000/convtrace"))
-	} else if _, err := ddl.ParseDSN(string(c.DSN)); err != nil {
+	} else if _, err := topology.Parse(string(c.DSN)); err != nil {
 		errs = append(errs, fmt.Errorf("dsn: %w", err))
 	}
 	if c.JoinWindow <= 0 {
