@@ -89,9 +89,9 @@ func NewIngester(dsn string, opts ...IngesterOption) (*Ingester, error) {
 		probed:  make(chan struct{}),
 	}
 	in.st = &stager{w: in.w, window: cfg.joinWindow, grace: cfg.writeTimeout, turns: in.turns,
-		dial:    func(ctx context.Context) (stagingConn, error) { return ddl.Open(ctx, dsn) },
+		dial:    func(ctx context.Context) (stagingConn, error) { return openAs[stagingConn](ctx, dsn) },
 		cluster: topo.Name, database: topo.Database}
-	in.health = newHealth(func(ctx context.Context) (pinger, error) { return ddl.Open(ctx, dsn) })
+	in.health = newHealth(func(ctx context.Context) (pinger, error) { return openAs[pinger](ctx, dsn) })
 	go func() {
 		defer close(in.probed)
 		in.health.run(in.stop)
@@ -102,6 +102,17 @@ func NewIngester(dsn string, opts ...IngesterOption) (*Ingester, error) {
 
 // Traces stores the spans of one OTLP request. Every span with valid ids
 // gets a spans row, even one whose turns cannot be mapped; the result
+// openAs opens dsn's database as a T: nil, not a nil *topology.Conn in an
+// interface, when it fails.
+func openAs[T any](ctx context.Context, dsn string) (T, error) {
+	conn, err := ddl.Open(ctx, dsn)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return any(conn).(T), nil
+}
+
 // refuses the others.
 func (in *Ingester) Traces(ctx context.Context, rss []*tracepb.ResourceSpans) (Result, error) {
 	spans := spansFromOTLP(rss)
