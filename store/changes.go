@@ -80,7 +80,11 @@ func (s Store) catchUp(ctx context.Context, summary string, all func(context.Con
 		return s.catchUpNow(ctx, summary, all, changed)
 	}
 	ch := s.flights.DoChan("catch up "+summary, func() (any, error) {
-		return nil, s.catchUpNow(context.WithoutCancel(ctx), summary, all, changed)
+		err := s.catchUpNow(context.WithoutCancel(ctx), summary, all, changed)
+		if err != nil && s.pins != nil {
+			s.pins.forget()
+		}
+		return nil, err
 	})
 	select {
 	case res := <-ch:

@@ -42,12 +42,39 @@ func (s Store) WithReplicas(dial Dialer) Store {
 	return s
 }
 
-// pinning keeps a connection to each replica it has reached.
+// pinning keeps a connection to each replica it has reached, and the
+// replicas pinned, for pinFor.
 type pinning struct {
 	dial  Dialer
 	mu    sync.Mutex
 	conns map[string]DB
+	srcs  []*partSource
+	at    time.Time
 }
+
+// pinFor is how long the replicas pinned stay so without asking again
+// which answer first: a replica back from an outage is pinned again
+// within it.
+const pinFor = 10 * time.Second
+
+// pinned returns the replicas pinned, nil when they are to be chosen again.
+func (p *pinning) pinned() []*partSource {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Since(p.at) > pinFor {
+		return nil
+	}
+	return p.srcs
+}
+
+func (p *pinning) pin(srcs []*partSource) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.srcs, p.at = srcs, time.Now()
+}
+
+// forget makes the next refresh choose the replicas again: one failed.
+func (p *pinning) forget() { p.pin(nil) }
 
 // selectShards lists the servers of a cluster, shard by shard, in the
 // cluster's order.
@@ -105,6 +132,9 @@ func (s Store) partSources(ctx context.Context) ([]*partSource, error) {
 	if s.pins == nil {
 		return nil, nil
 	}
+	if srcs := s.pins.pinned(); srcs != nil {
+		return srcs, nil
+	}
 	shards, err := s.shards(ctx, l.cluster)
 	if err != nil {
 		return nil, err
@@ -117,6 +147,7 @@ func (s Store) partSources(ctx context.Context) ([]*partSource, error) {
 		}
 		srcs = append(srcs, &partSource{replica: addr, db: db, table: l.dataTable()})
 	}
+	s.pins.pin(srcs)
 	return srcs, nil
 }
 
@@ -144,6 +175,7 @@ func (p *pinning) first(ctx context.Context, replicas []string) (DB, string, err
 func (p *pinning) conn(ctx context.Context, addr string) (DB, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// Opening connects lazily: no wait under the lock.
 	if db, ok := p.conns[addr]; ok {
 		return db, nil
 	}
