@@ -55,7 +55,7 @@ type pinning struct {
 // pinFor is how long the replicas pinned stay so without asking again
 // which answer first: a replica back from an outage is pinned again
 // within it.
-const pinFor = 10 * time.Second
+var pinFor = 10 * time.Second
 
 // pinned returns the replicas pinned, nil when they are to be chosen again.
 func (p *pinning) pinned() []*partSource {
