@@ -180,9 +180,9 @@ func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, erro
 // was interrupted. progress, when not nil, is told each step.
 //
 // The steps, each safe to run again: the shells are stored, not done;
-// the notes of the turns in scope go; the cost summaries of the days
-// before the cutoff are marked stale; partitions wholly in scope are
-// dropped and the rest of the rows deleted; the history messages of
+// the notes of the turns in scope go; the cost and latency summaries of
+// the days before the cutoff are marked stale; partitions wholly in scope
+// are dropped and the rest of the rows deleted; the history messages of
 // threads left with no turn go; the touched threads' summaries are
 // recomputed, then the shells marked done. A prune interrupted before its
 // shells are done is finished by the next one, which does not store those
@@ -214,6 +214,11 @@ func (s Store) Prune(ctx context.Context, scope PruneScope, progress func(string
 	progress(fmt.Sprintf("kept the shells of %d threads", plan.Threads))
 	return plan, s.removePruned(ctx, scope, progress)
 }
+
+// pruneTables are the tables a prune removes rows of by their start,
+// partitioned by its month: the rows, and the lookups that find them
+// (migration 0022), each row of which starts when its newest does.
+var pruneTables = []string{"conversations", "spans", "trace_threads", "thread_traces"}
 
 // unfinishedPrune is a prune whose shells are stored but not done.
 type unfinishedPrune struct {
@@ -261,7 +266,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 	if err := s.invalidateDays(ctx, 0, lastDay); err != nil {
 		return err
 	}
-	for _, table := range []string{"conversations", "spans"} {
+	for _, table := range pruneTables {
 		parts, err := s.wholePartitions(ctx, table, scope)
 		if err != nil {
 			return err

@@ -30,6 +30,24 @@ func InsertTurns(t testing.TB, conn driver.Conn, turns ...schema.Turn) {
 	}
 }
 
+// InsertSpans writes rows to spans in one batch, in the order given.
+func InsertSpans(t testing.TB, conn driver.Conn, spans ...schema.Span) {
+	t.Helper()
+	batch, err := conn.PrepareBatch(context.Background(), "INSERT INTO spans ("+strings.Join(schema.SpanColumns, ", ")+")")
+	if err != nil {
+		t.Fatalf("prepare batch: %v", err)
+	}
+	defer batch.Close()
+	for i := range spans {
+		if err := batch.Append(spans[i].Values()...); err != nil {
+			t.Fatalf("append span %s: %v", spans[i].SpanID, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		t.Fatalf("insert spans: %v", err)
+	}
+}
+
 // SummaryVersions reads the newest computed_ns of each thread's
 // summaries: it moves when a thread's summary is recomputed.
 func SummaryVersions(t testing.TB, conn driver.Conn) map[string]uint64 {
