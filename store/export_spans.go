@@ -29,8 +29,7 @@ ORDER BY trace_id, start_ns, span_id
 LIMIT 1 BY trace_id, span_id`
 
 // namingTraces is the traces with a span that names one of the threads the
-// placeholder lists (thread_traces, migration 0022): spans are sorted by
-// trace, not by thread.
+// placeholder lists: spans are sorted by trace, not by thread.
 const namingTraces = `(SELECT trace_id FROM thread_traces WHERE thread_id IN ?)`
 
 // selectStraySpans reads the spans that name one of a set of threads but

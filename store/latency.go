@@ -61,23 +61,9 @@ type LatencyTable struct {
 	Rows []LatencyGroup `json:"rows"`
 }
 
-// selectLatency reads the latency of a range's calls, every table in one
-// pass. A call is a span whose turns include one that ends a provider call
-// (one with a cost_source: its response or error row, which carries the
-// duration and the time to first token); it failed when any of its rows
-// in range is an error: the ending row of a failed call, or an error turn
-// a CLI agent said along the way. Every row of a span carries the same
-// project, model, provider, phase and speaker. Whole past days come from
-// their summaries (latency_rollup.go): the cells of the calls that started
-// and ended on the day, and the calls that started before it; the rest of
-// the range is read live. The calls that started before their day or
-// before the live tail are folded by span with their error rows on the
-// summarized days before (latency_errors, read by span) and the rows read
-// live; grouping by span also folds the copies of a turn stored twice,
-// however many. The calls then add up per cell (model, provider, phase,
-// speaker), keeping their durations as quantilesExact states, and
-// arrayJoin merges the few cells into "all" and each dimension's table:
-// far cheaper than repeating every call five times.
+// selectLatency reads a range's calls, whole past days from their summaries
+// and the rest live, folding by span a call's copies and its rows on other
+// days; the cells' quantilesExact states merge into every table at once.
 const selectLatency = `
 SELECT dim.1 AS dimension, dim.2 AS dim_key,
        sum(cell_calls) AS calls,

@@ -12,25 +12,14 @@ import (
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
-// A latency report reads whole past UTC days from summaries, as the cost
-// report does (cost_rollup.go), and the rest live. A day's summary holds
-// its rows folded by span: the calls that started and ended that day added
-// up per cell (latency_daily), the calls that ended that day but started
-// before it (latency_crossing), and the error rows of the spans that do
-// not end that day (latency_errors), which the report folds with the
-// calls that cross days. That is exact because a call's rows lie between
-// its start (its end less its duration) and its end: a call that started
-// on its day has no row on another. A day is current in latency_days
-// until the parts of conversations inserted since the last request touch
-// it, or a deletion or a prune marks it (invalidateDays); a stale day is
-// recomputed under a version taken before the recompute reads.
+// Latency day summaries (migration 0023), made stale and recomputed as the
+// cost days are; exact because a call's rows lie between its start (its end
+// less its duration) and its end.
 
 // The statements of the latency summaries.
 const (
-	// latencyPieces are the rows of the days the array ? lists within
-	// [?, ?) (the ts bounds, then start_ns), folded by day and span: a
-	// piece ends a call when it holds its ending row, and is the whole
-	// call when the call started that day.
+	// latencyPieces folds by day and span the call rows of the days the
+	// array ? lists in [?, ?) (ts, start_ns); whole: the call started then.
 	latencyPieces = `
 (
     SELECT any(project) AS piece_project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS piece_day,
@@ -109,9 +98,8 @@ FROM latency_days
 WHERE day >= ? AND day <= ?`
 )
 
-// planLatency splits f's range into whole past days, read from their
-// summaries brought up to date first, and the live rest. On a cluster,
-// where what changed is not told apart (changes.go), it is all live.
+// planLatency splits f's range into whole past days, their summaries made
+// current, and the live rest; all live on a cluster (changes.go).
 func (s Store) planLatency(ctx context.Context, f LatencyFilter, now time.Time) (costPlan, error) {
 	l, err := s.layout(ctx)
 	if err != nil {
@@ -183,9 +171,8 @@ func liveLatency(f LatencyFilter) costPlan {
 	return costPlan{project: f.Project, head: CostFilter{FromNS: f.FromNS, ToNS: f.ToNS}}
 }
 
-// recomputeLatency summarizes days as version, records them current and
-// returns the costVersion keys to read them by. Requests that find the
-// same days stale share one recompute.
+// recomputeLatency summarizes days as version and returns the costVersion
+// keys to read them by; requests that find the same days stale share it.
 func (s Store) recomputeLatency(ctx context.Context, days []uint32, version uint64) ([]string, error) {
 	recompute := func() (any, error) {
 		from, to := days[0], days[len(days)-1]+1

@@ -215,9 +215,8 @@ func (s Store) Prune(ctx context.Context, scope PruneScope, progress func(string
 	return plan, s.removePruned(ctx, scope, progress)
 }
 
-// pruneTables are the tables a prune removes rows of by their start,
-// partitioned by its month: the rows, and the lookups that find them
-// (migration 0022), each row of which starts when its newest does.
+// pruneTables are the tables a prune removes rows of by their start: the
+// rows, and their lookups, whose rows start with the newest they stand for.
 var pruneTables = []string{"conversations", "spans", "trace_threads", "thread_traces"}
 
 // unfinishedPrune is a prune whose shells are stored but not done.

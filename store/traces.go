@@ -40,9 +40,8 @@ WHERE trace_id = ?
 ORDER BY start_ns, span_id
 LIMIT 1 BY span_id`
 
-// traceTurns keeps the turns of the trace its two placeholders name, read by
-// the sort key through the threads trace_threads lists for it (migration
-// 0022): trace_id is not in conversations' sort key.
+// traceTurns keeps the turns of the trace its two placeholders name, read
+// through the threads trace_threads lists for it: trace_id is not in the key.
 const traceTurns = `(project, thread_id) IN (SELECT project, thread_id FROM trace_threads WHERE trace_id = ?)
       AND trace_id = ?`
 

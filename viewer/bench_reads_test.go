@@ -7,12 +7,9 @@ import (
 	"github.com/convtrace/convtrace/internal/synth"
 )
 
-// BenchmarkReadsByKey measures the reads whose answer is small beside the
-// rows of the 10-turn thread they are read against: its trace's page and
-// JSON twin, its export, the running calls' search (none running) and the
-// latency report over 90 and 30 days. Each should read a sliver of the
-// table however large it grows: rows-read and table-% show when one
-// scans again.
+// BenchmarkReadsByKey measures reads whose answer is small (a trace, an
+// export, a status search, a latency report) beside the 10-turn thread's
+// rows: table-% shows when one scans again.
 func BenchmarkReadsByKey(b *testing.B) {
 	h, conn := benchServer(b)
 	ctx := context.Background()
