@@ -42,7 +42,8 @@ otelcol:
 
 ## bench: the benchmarks BENCHMARKS.md reports: recording, ingest, drain,
 ## the storage of a recorded agent loop (both history sizes), then the
-## viewer and the cost report over ten million synthetic turns, each figure
+## viewer, the cost report and the reads by key (trace, export, status
+## search, latency) over ten million synthetic turns, each figure
 ## printed beside its baseline from the same run and their ratio. The turns
 ## are generated once (about a minute, 1.5 GB) into a ClickHouse kept in
 ## BENCH_DATA, and reused by every later run.
@@ -54,7 +55,7 @@ bench: clickhouse
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'IngestOTLPHTTP|InsertClickHouseOnly' -cpu 1 -benchtime 200x -count 3 ./collector
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'ExporterDrainAfterOutage' -benchtime 1x ./collector
 	CONVTRACE_REQUIRE_CLICKHOUSE=1 $(GO) test -run '^$$' -bench 'StorageAgentLoop' -benchtime 1x ./collector
-	$(BENCH_ENV) $(GO) test -run '^$$' -bench '^(BenchmarkViewer|BenchmarkCostAPI10M)$$' -benchtime 3x -count 1 -timeout 90m ./viewer
+	$(BENCH_ENV) $(GO) test -run '^$$' -bench '^(BenchmarkViewer|BenchmarkCostAPI10M|BenchmarkReadsByKey)$$' -benchtime 3x -count 1 -timeout 90m ./viewer
 
 ## bench-viewer: the viewer's routes over the same turns, five times each
 ## (BENCHMARKS.md, issues 5 and 13), then page loads in Chromium; benchstat

@@ -28,11 +28,16 @@ WHERE trace_id IN ?
 ORDER BY trace_id, start_ns, span_id
 LIMIT 1 BY trace_id, span_id`
 
+// namingTraces is the traces with a span that names one of the threads the
+// placeholder lists: spans are sorted by trace, not by thread.
+const namingTraces = `(SELECT trace_id FROM thread_traces WHERE thread_id IN ?)`
+
 // selectStraySpans reads the spans that name one of a set of threads but
-// belong to no trace of theirs that has a turn: one pass over the spans'
-// thread column for the whole set.
+// belong to no trace of theirs that has a turn, through the traces that
+// hold them.
 const selectStraySpans = exportSpanColumns + `
-WHERE thread_id IN ?
+WHERE trace_id IN ` + namingTraces + `
+  AND thread_id IN ?
   AND trace_id NOT IN (SELECT DISTINCT trace_id FROM conversations WHERE thread_id IN ?)
 ORDER BY trace_id, start_ns, span_id
 LIMIT 1 BY trace_id, span_id`
@@ -60,7 +65,7 @@ func (s Store) StraySpans(ctx context.Context, threads []string) (map[string][]s
 	err := s.readSpans(ctx, selectStraySpans, func(r *schema.Span) error {
 		stray[r.ThreadID] = append(stray[r.ThreadID], *r)
 		return nil
-	}, ddl.Tuple(threads), ddl.Tuple(threads))
+	}, ddl.Tuple(threads), ddl.Tuple(threads), ddl.Tuple(threads))
 	return stray, err
 }
 
@@ -73,9 +78,10 @@ WHERE thread_id IN ?`
 
 // selectGroupSpans reads the spans a group of threads' export carries:
 // those of the traces with a turn of one of them, and those that name one
-// of them. One pass over the spans for the group.
+// of them, in one query that reads only those traces.
 const selectGroupSpans = exportSpanColumns + `
-WHERE trace_id IN (SELECT DISTINCT trace_id FROM conversations WHERE thread_id IN ?) OR thread_id IN ?
+WHERE trace_id IN (SELECT DISTINCT trace_id FROM conversations WHERE thread_id IN ?)
+   OR trace_id IN ` + namingTraces + ` AND thread_id IN ?
 ORDER BY trace_id, start_ns, span_id
 LIMIT 1 BY trace_id, span_id`
 
@@ -117,7 +123,7 @@ func (s Store) ExportGroupSpans(ctx context.Context, threads []string) (map[stri
 			spans[r.ThreadID] = append(spans[r.ThreadID], *r)
 		}
 		return nil
-	}, ddl.Tuple(threads), ddl.Tuple(threads))
+	}, ddl.Tuple(threads), ddl.Tuple(threads), ddl.Tuple(threads))
 	return spans, err
 }
 

@@ -64,12 +64,12 @@ func (w Write) Done(ctx context.Context) error {
 // The statements of Begin and Done. A mark is a row of cost_days with
 // stale = 1 and a version newer than the summary it outdates.
 const (
-	// markDays marks the days of an array stale. Arguments: the days, the
-	// version. INSERT … SELECT: INSERT … VALUES with bound arguments
-	// hangs over the native protocol on 18.16.
+	// markDays marks {days}, an array, stale in {table} (cost_days or
+	// latency_days) as {version}. INSERT … SELECT: INSERT … VALUES with
+	// bound arguments hangs over the native protocol on 18.16.
 	markDays = `
-INSERT INTO cost_days (day, stale, computed_ns)
-SELECT arrayJoin(?) AS d, toUInt8(1), toUInt64(?)`
+INSERT INTO {table} (day, stale, computed_ns)
+SELECT arrayJoin({days}) AS d, toUInt8(1), toUInt64({version})`
 
 	// markDayRange marks stale the summarized days of [?, ?]: a day
 	// without a summary needs no mark. Arguments: the version, the
@@ -81,6 +81,14 @@ FROM cost_days
 WHERE day >= ? AND day <= ?
 GROUP BY day`
 
+	// markLatencyDayRange is markDayRange for the latency summaries.
+	markLatencyDayRange = `
+INSERT INTO latency_days (day, stale, computed_ns)
+SELECT day, toUInt8(1), toUInt64(?)
+FROM latency_days
+WHERE day >= ? AND day <= ?
+GROUP BY day`
+
 	// selectThreadsStarted reads the threads of a project ('' every one)
 	// with turns that started in [?, ?).
 	selectThreadsStarted = `
@@ -89,21 +97,25 @@ FROM conversations
 WHERE start_ns >= ? AND start_ns < ? AND (? = '' OR project = ?)`
 )
 
+// markDays marks the cost and latency summaries of the change's days
+// stale.
 func (w Write) markDays(ctx context.Context) error {
 	version := nextVersion()
-	var err error
-	switch {
-	case len(w.c.Days) > 0:
-		err = w.db.Exec(ctx, markDays, w.c.Days, version)
-	case w.c.Days == nil:
-		last := uint64(math.MaxUint32)
-		if w.c.ToNS != 0 {
-			last = min((w.c.ToNS-1)/schema.DayNS, last)
+	for _, days := range []struct{ table, inRange string }{{"cost_days", markDayRange}, {"latency_days", markLatencyDayRange}} {
+		var err error
+		switch {
+		case len(w.c.Days) > 0:
+			err = sqlf(markDays, holes{"table": raw(days.table), "days": arg(w.c.Days), "version": arg(version)}).exec(ctx, w.db)
+		case w.c.Days == nil:
+			last := uint64(math.MaxUint32)
+			if w.c.ToNS != 0 {
+				last = min((w.c.ToNS-1)/schema.DayNS, last)
+			}
+			err = w.db.Exec(ctx, days.inRange, version, uint32(w.c.FromNS/schema.DayNS), uint32(last))
 		}
-		err = w.db.Exec(ctx, markDayRange, version, uint32(w.c.FromNS/schema.DayNS), uint32(last))
-	}
-	if err != nil {
-		return fmt.Errorf("mark cost summaries stale: %w", err)
+		if err != nil {
+			return fmt.Errorf("mark the summaries of %s stale: %w", days.table, err)
+		}
 	}
 	return nil
 }

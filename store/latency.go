@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store/page"
 )
 
@@ -64,19 +63,9 @@ type LatencyTable struct {
 	Rows []LatencyGroup `json:"rows"`
 }
 
-// selectLatency reads the latency of a range's calls, every table in one
-// pass. A call is a span whose turns include one that ends a provider call
-// (one with a cost_source: its response or error row, which carries the
-// duration and the time to first token); it failed when any of its rows
-// in range is an error: the ending row of a failed call, or an error turn
-// a CLI agent said along the way. Grouping by span folds the copies of a
-// turn stored twice, however many, without reading them in order; every
-// row of a span carries the same model, provider, phase and speaker. The
-// range prunes partitions by ts and selects exactly by start_ns, as the
-// cost report's live rows do. The calls then add up per cell (model,
-// provider, phase, speaker), keeping their durations as quantilesExact
-// states, and arrayJoin merges the few cells into "all" and each
-// dimension's table: far cheaper than repeating every call five times.
+// selectLatency reads a range's calls, whole past days from their summaries
+// and the rest live, folding by span a call's copies and its rows on other
+// days; the cells' quantilesExact states merge into every table at once.
 const selectLatency = `
 SELECT dim.1 AS dimension, dim.2 AS dim_key,
        sum(cell_calls) AS calls,
@@ -86,11 +75,17 @@ SELECT dim.1 AS dimension, dim.2 AS dim_key,
        quantilesExactIfMerge(0.5, 0.95, 0.99)(cell_ttft) AS ttft_q
 FROM
 (
-    SELECT arrayJoin([('all', ''), ('model', CAST(call_model AS String)), ('provider', CAST(call_provider AS String)),
-                      ('phase', CAST(call_phase AS String)), ('speaker', CAST(call_speaker AS String))]) AS dim,
+    SELECT arrayJoin([('all', ''), ('model', call_model), ('provider', call_provider),
+                      ('phase', call_phase), ('speaker', call_speaker)]) AS dim,
            cell_calls, cell_failed, cell_duration, cell_ttft_calls, cell_ttft
     FROM
     (
+        SELECT CAST(model AS String) AS call_model, CAST(provider AS String) AS call_provider,
+               CAST(phase AS String) AS call_phase, CAST(speaker AS String) AS call_speaker,
+               calls AS cell_calls, failed AS cell_failed, duration AS cell_duration,
+               ttft_calls AS cell_ttft_calls, ttft AS cell_ttft
+        FROM latency_daily` + costVersionWhere + latencyCells + `
+        UNION ALL
         SELECT call_model, call_provider, call_phase, call_speaker,
                count() AS cell_calls,
                sum(call_failed) AS cell_failed,
@@ -99,25 +94,57 @@ FROM
                quantilesExactIfState(0.5, 0.95, 0.99)(call_ttft, call_ttft > 0) AS cell_ttft
         FROM
         (
-            SELECT any(model) AS call_model, any(provider) AS call_provider,
-                   any(phase) AS call_phase, any(speaker) AS call_speaker,
-                   maxIf(duration_ns, cost_source != '') AS call_duration,
-                   max(ttft_ns) AS call_ttft,
-                   max(toUInt8(role = 'error' OR status = 'error')) AS call_failed
-            FROM conversations
-            PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?)
-              AND start_ns >= ? AND start_ns < ?
-            WHERE (? = '' OR project = ?) AND (? = '' OR model = ?) AND (? = '' OR provider = ?)
-              AND (? = '' OR phase = ?) AND (? = '' OR speaker = ?)
-              AND (cost_source != '' OR role = 'error' OR status = 'error')
+            SELECT any(piece_model) AS call_model, any(piece_provider) AS call_provider,
+                   any(piece_phase) AS call_phase, any(piece_speaker) AS call_speaker,
+                   max(piece_duration) AS call_duration,
+                   max(piece_ttft) AS call_ttft,
+                   max(piece_failed) AS call_failed
+            FROM
+            (
+                SELECT trace_id, span_id,` + latencyPieceCells + `,
+                       toUInt8(1) AS piece_ends, duration_ns AS piece_duration, ttft_ns AS piece_ttft, failed AS piece_failed
+                FROM latency_crossing` + costVersionWhere + latencyCells + `
+                UNION ALL
+                SELECT trace_id, span_id,` + latencyPieceCells + `, toUInt8(0), toUInt64(0), ttft_ns, toUInt8(1)
+                FROM latency_errors` + costVersionWhere + latencyCells + `
+                  AND (trace_id, span_id) IN
+                  (
+                      SELECT trace_id, span_id
+                      FROM latency_crossing` + costVersionWhere + `
+                      UNION ALL
+                      SELECT trace_id, span_id
+                      FROM conversations
+                      PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
+                      WHERE cost_source != '' AND start_ns < ? + duration_ns
+                  )
+                UNION ALL
+                SELECT trace_id, span_id,` + latencyPieceCells + `, CAST(cost_source != '' AS UInt8),
+                       if(cost_source != '', duration_ns, 0), ttft_ns, CAST(role = 'error' OR status = 'error' AS UInt8)
+                FROM conversations
+                PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
+                      OR ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
+                WHERE (? = '' OR project = ?)` + latencyCells + `
+                  AND (cost_source != '' OR role = 'error' OR status = 'error')
+            )
             GROUP BY trace_id, span_id
-            HAVING countIf(cost_source != '') > 0
+            HAVING max(piece_ends) > 0
         )
         GROUP BY call_model, call_provider, call_phase, call_speaker
     )
 )
 GROUP BY dimension, dim_key
 ORDER BY dimension, calls DESC, dim_key`
+
+// latencyPieceCells are a piece's dimensions, cast so that the parts'
+// types agree on every server.
+const latencyPieceCells = `
+                       CAST(model AS String) AS piece_model, CAST(provider AS String) AS piece_provider,
+                       CAST(phase AS String) AS piece_phase, CAST(speaker AS String) AS piece_speaker`
+
+// latencyCells is the condition of a report's model, provider, phase and
+// speaker ("" for any), each bound twice.
+const latencyCells = `
+  AND (? = '' OR model = ?) AND (? = '' OR provider = ?) AND (? = '' OR phase = ?) AND (? = '' OR speaker = ?)`
 
 // Latency returns the latency of the calls f selects: first the row of
 // every call (nil when there is none), then one table per dimension of by
@@ -131,12 +158,16 @@ func (s Store) Latency(ctx context.Context, f LatencyFilter, by []string) (*Late
 			return nil, nil, page.BadParam("group_by", "%q is not one of %s", d, strings.Join(LatencyDimensions, ", "))
 		}
 	}
-	fromSec, toSec := schema.TSBounds(f.FromNS, f.ToNS)
-	args := []any{fromSec, toSec, f.FromNS, f.ToNS}
-	for _, v := range []string{f.Project, f.Model, f.Provider, f.Phase, f.Speaker} {
-		args = append(args, v, v)
+	p, err := s.planLatency(ctx, f, time.Now())
+	if err != nil {
+		return nil, nil, err
 	}
-	rows, err := s.db.Query(ctx, selectLatency, args...)
+	return s.latency(ctx, p, f, by)
+}
+
+// latency reads the report of f planned as p.
+func (s Store) latency(ctx context.Context, p costPlan, f LatencyFilter, by []string) (*LatencyGroup, []LatencyTable, error) {
+	rows, err := s.db.Query(costContext(ctx), selectLatency, p.latencyArgs(f)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query latency: %w", err)
 	}

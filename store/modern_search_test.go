@@ -26,6 +26,9 @@ func TestSearchFiltersOnModernClickHouse(t *testing.T) {
 		inline(t, insertNote, "th2", "d:error:1", uint8(1), uint8(1), uint8(0), "", uint64(5), "th2", "d:error:1"),
 		inline(t, insertNote, "th2", "d:error:1", uint8(1), uint8(0), uint8(0), "", uint64(6), "th2", "d:error:1"),
 		inline(t, insertNote, "th3", "e:prompt:0", uint8(1), uint8(1), uint8(0), "", uint64(5), "th3", "e:prompt:0"),
+		// The summaries a running or interrupted call is looked for in.
+		inlineSummaries(t, "p", []string{"th1", "th2"}, []uint64{0, 0}, []uint64{0, 0}),
+		inlineSummaries(t, "q", []string{"th3"}, []uint64{0}, []uint64{0}),
 	}
 	const alive = uint64(5000) // b beats at 9000: running; c started at 4000: interrupted
 	filters := []struct {

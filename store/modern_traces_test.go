@@ -41,8 +41,8 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 	window := uint64(aroundBytesBefore + len(q) + aroundBytesAfter)
 	queries := []string{
 		inline(t, selectTraceSpans, "tr"),
-		inline(t, selectTraceCalls, "tr", uint64(6000), "tr"),
-		inline(t, selectSpanTurns, uint64(spanTurnRunes), "tr", "a"),
+		inline(t, selectTraceCalls, "tr", "tr", uint64(6000), "tr", "tr"),
+		inline(t, selectSpanTurns, uint64(spanTurnRunes), "tr", "tr", "a"),
 		// The snippets of the keys the query below finds.
 		inline(t, fmt.Sprintf(selectSearchHits, searchMatchAt), q, uint64(aroundBytesBefore), window, uint64(searchTextBytes), sqlLiteral("('p', 'th1', 2000, 'a:prompt:0')")),
 		// Keys of the month of ts 0, the fixtures', by speaker: the
@@ -53,7 +53,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
-		inline(t, selectTraceCalls, "tr", uint64(9000), "tr"),
+		inline(t, selectTraceCalls, "tr", "tr", uint64(9000), "tr", "tr"),
 		inline(t, filteredKeys, append(append([]any{uint32(197001)}, filteredArgs...), uint64(101))...),
 	}
 	// The same searches in the shape the search indexes serve, which this

@@ -189,9 +189,9 @@ func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, erro
 // was interrupted. progress, when not nil, is told each step.
 //
 // The steps, each safe to run again: the shells are stored, not done;
-// the notes of the turns in scope go; the cost summaries of the days
-// before the cutoff are marked stale; partitions wholly in scope are
-// dropped and the rest of the rows deleted; the history messages of
+// the notes of the turns in scope go; the cost and latency summaries of
+// the days before the cutoff are marked stale; partitions wholly in scope
+// are dropped and the rest of the rows deleted; the history messages of
 // threads left with no turn go; the touched threads' summaries are
 // recomputed, then the shells marked done. A prune interrupted before its
 // shells are done is finished by the next one, which does not store those
@@ -223,6 +223,10 @@ func (s Store) Prune(ctx context.Context, scope PruneScope, progress func(string
 	progress(fmt.Sprintf("kept the shells of %d threads", plan.Threads))
 	return plan, s.removePruned(ctx, scope, progress)
 }
+
+// pruneTables are the tables a prune removes rows of by their start: the
+// rows, and their lookups, whose rows start with the newest they stand for.
+var pruneTables = []string{"conversations", "spans", "trace_threads", "thread_traces"}
 
 // unfinishedPrune is a prune whose shells are stored but not done.
 type unfinishedPrune struct {
@@ -269,7 +273,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 	if err != nil {
 		return err
 	}
-	for _, table := range []string{"conversations", "spans"} {
+	for _, table := range pruneTables {
 		parts, err := s.wholePartitions(ctx, table, scope)
 		if err != nil {
 			return err

@@ -41,7 +41,8 @@ const (
 
 // threadTables are the tables that hold a thread's rows, each with a
 // thread_id column: what DeleteThread removes before its summary.
-var threadTables = []string{"conversations", "spans", "messages", "turn_notes", "thread_meta", "cost_thread_daily", "thread_shells"}
+var threadTables = []string{"conversations", "spans", "messages", "turn_notes", "thread_meta", "cost_thread_daily", "thread_shells",
+	"trace_threads", "thread_traces", "latency_crossing", "latency_errors"}
 
 // ThreadSize returns what deleting thread id would remove; ErrNotFound
 // when it holds nothing.
@@ -76,8 +77,8 @@ func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, e
 // lightweight deletes the rows go through mutations, which it waits for,
 // calling progress with what is left.
 //
-// The summaries stay exact: the cost summaries of the thread's days are
-// marked stale before and after (read live meanwhile, as the writer marks
+// The summaries stay exact: the cost and latency summaries of the thread's
+// days are marked stale before and after (read live meanwhile, as the writer marks
 // late turns), and the thread's summaries are removed once its turns are
 // gone. A mutation keeps its parts' block ranges, so the summaries' change
 // detection (changes.go) would not see it: that is why they are removed

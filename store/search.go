@@ -206,6 +206,11 @@ func (s Store) Search(ctx context.Context, f SearchFilter, limit int) ([]SearchH
 // it falls short, from all the others in one query. The hits come newest
 // first whichever it is (selectSearchHits).
 func (s Store) searchKeys(ctx context.Context, f SearchFilter, limit int) ([]searchKey, error) {
+	if threads, _ := f.statusThreads(0); threads != "" {
+		if err := s.refreshSummaries(ctx); err != nil {
+			return nil, err
+		}
+	}
 	months, err := s.searchMonths(ctx, f)
 	if err != nil || len(months) == 0 {
 		return nil, err

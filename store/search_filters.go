@@ -27,6 +27,8 @@ var SearchStatuses = []string{schema.StatusOK, schema.StatusError, StatusRunning
 // page, but over the spans of every thread (of the project, when given).
 // A span's rows start no earlier than its prompt, so the spans of a month's
 // turns are read from that month on (spanScope), not from the whole table.
+// A running or interrupted call is read in the threads whose summary counts
+// a call not ended (openThreads): a call's rows are all in its thread.
 const (
 	searchProject = `
   AND project = ?`
@@ -55,6 +57,23 @@ const (
 	// spanScope narrows the rows read of spans to the months from the
 	// placeholder's on.
 	spanScope = `toYYYYMM(ts) >= ?`
+	// openThreads keeps the rows of the threads whose newest summary
+	// counts a call not ended, %s more conditions on it.
+	openThreads = `(project, thread_id) IN
+  (
+      SELECT project, thread_id
+      FROM
+      (
+          SELECT project, thread_id, turns, open_calls, alive_ns
+          FROM thread_summary
+          ORDER BY computed_ns DESC
+          LIMIT 1 BY project, thread_id
+      )
+      WHERE turns > 0 AND open_calls > 0%s
+  )`
+	// heardSince keeps, of openThreads, those heard from since the
+	// placeholder: the threads of the calls running.
+	heardSince = ` AND alive_ns >= ?`
 	// The newest note of each turn decides, merged or not. The tuple's
 	// thread_id narrows the rows read through the primary key.
 	searchStarred = `
@@ -86,11 +105,15 @@ func (f SearchFilter) filterConditions(aliveNS uint64, fromMonth uint32) (string
 	if f.Model != "" {
 		add(searchModel, f.Model)
 	}
-	// The rows of the spans: of the months from fromMonth on, and of the
-	// project.
+	// The rows of the spans: of the months from fromMonth on, of the
+	// project, and of the threads that may hold a call of the status.
 	scope, scopeArgs := spanScope, []any{fromMonth}
 	if f.Project != "" {
 		scope, scopeArgs = scope+" AND project = ?", append(scopeArgs, f.Project)
+	}
+	if threads, threadArgs := f.statusThreads(aliveNS); threads != "" {
+		add("\n  AND "+threads, threadArgs...)
+		scope, scopeArgs = scope+" AND "+threads, append(scopeArgs, threadArgs...)
 	}
 	spans := func(tmpl, cond string, args ...any) (string, []any) {
 		return fmt.Sprintf(tmpl, cond+" AND "+scope), append(args, scopeArgs...)
@@ -115,4 +138,16 @@ func (f SearchFilter) filterConditions(aliveNS uint64, fromMonth uint32) (string
 		add(searchStarred)
 	}
 	return b.String(), args
+}
+
+// statusThreads is the condition keeping the threads that may hold a call
+// of f's status, and its arguments: "" for a status any thread may hold.
+func (f SearchFilter) statusThreads(aliveNS uint64) (string, []any) {
+	switch f.Status {
+	case StatusRunning:
+		return fmt.Sprintf(openThreads, heardSince), []any{aliveNS}
+	case StatusInterrupted:
+		return fmt.Sprintf(openThreads, ""), nil
+	}
+	return "", nil
 }

@@ -57,7 +57,8 @@ func (s Store) aliveSince() uint64 {
 // request's context. Exec inserts rows of the tables a user changes
 // (thread_meta, turn_notes) and of the summaries the viewer keeps
 // (thread_summary, cost_daily, cost_thread_daily, cost_days, seen_parts,
-// thread_shells); only DeleteThread and Prune delete, on Cluster's shards.
+// thread_shells, latency_daily, latency_crossing, latency_errors,
+// latency_days); only DeleteThread and Prune delete, on Cluster's shards.
 type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error

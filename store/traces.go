@@ -40,15 +40,19 @@ WHERE trace_id = ?
 ORDER BY start_ns, span_id
 LIMIT 1 BY span_id`
 
+// traceTurns keeps the turns of the trace its two placeholders name, read
+// through the threads trace_threads lists for it: trace_id is not in the key.
+const traceTurns = `(project, thread_id) IN (SELECT project, thread_id FROM trace_threads WHERE trace_id = ?)
+      AND trace_id = ?`
+
 // selectTraceCalls adds up a trace's turns by span, without reading their
 // content. LIMIT 1 BY turn_id keeps one copy of a turn delivered twice
-// (FINAL would merge every part of the table: trace_id is not in the sort
-// key). A call's answer row starts when the call ends, carrying its
-// duration, so the last turn's start is the call's end; callEnded and
-// callAlive say whether it has ended, or is still heard from, as the
-// thread page decides it. callAlive reads every copy of the span's rows,
-// not only the one LIMIT 1 BY keeps: the newest heartbeat is in one of
-// them.
+// (FINAL would merge every part of its threads). A call's answer row
+// starts when the call ends, carrying its duration, so the last turn's
+// start is the call's end; callEnded and callAlive say whether it has
+// ended, or is still heard from, as the thread page decides it. callAlive
+// reads every copy of the span's rows, not only the one LIMIT 1 BY keeps:
+// the newest heartbeat is in one of them.
 const selectTraceCalls = `
 SELECT span_id,
        any(parent_span_id) AS call_parent,
@@ -74,7 +78,7 @@ SELECT span_id,
        (
            SELECT span_id
            FROM conversations
-           WHERE trace_id = ?
+           WHERE ` + traceTurns + `
              AND ` + callAlive + `
        )) AS call_alive
 FROM
@@ -82,7 +86,7 @@ FROM
     SELECT turn_id, span_id, parent_span_id, thread_id, phase, speaker, agent, round, operation, provider, model,
            start_ns, tokens_in, tokens_out, cost_usd, role, status, duration_ns, error, ttft_ns
     FROM conversations
-    WHERE trace_id = ?
+    WHERE ` + traceTurns + `
     ORDER BY turn_id, revision DESC
     LIMIT 1 BY turn_id
 )
@@ -95,7 +99,7 @@ FROM
 (
     SELECT 1 FROM spans WHERE trace_id = ? LIMIT 1
     UNION ALL
-    SELECT 1 FROM conversations WHERE trace_id = ? LIMIT 1
+    SELECT 1 FROM conversations WHERE ` + traceTurns + ` LIMIT 1
 )`
 
 // selectSpanTurns reads the turns of one span in the order they were said,
@@ -107,7 +111,7 @@ SELECT turn_id, thread_id, role, seq, speaker, phase, model, tool_name, status, 
        toUInt8(length(content) > length(content_head) OR truncated != 0) AS content_cut,
        content_bytes, history
 FROM conversations
-WHERE trace_id = ? AND span_id = ?
+WHERE ` + traceTurns + ` AND span_id = ?
 ORDER BY start_ns, seq, turn_id, revision DESC
 LIMIT 1 BY turn_id`
 
@@ -137,7 +141,7 @@ func (s Store) TraceRows(ctx context.Context, traceID string) ([]schema.Span, []
 		return nil, nil, fmt.Errorf("read trace spans: %w", err)
 	}
 
-	rows, err = s.db.Query(ctx, selectTraceCalls, traceID, s.aliveSince(), traceID)
+	rows, err = s.db.Query(ctx, selectTraceCalls, traceID, traceID, s.aliveSince(), traceID, traceID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query trace calls: %w", err)
 	}
@@ -165,7 +169,7 @@ func (s Store) TraceRows(ctx context.Context, traceID string) ([]schema.Span, []
 // SpanTurns returns the turns of one span of a trace, their content cut to
 // spanTurnRunes runes.
 func (s Store) SpanTurns(ctx context.Context, traceID, spanID string) ([]SpanTurn, error) {
-	rows, err := s.db.Query(ctx, selectSpanTurns, uint64(spanTurnRunes), traceID, spanID)
+	rows, err := s.db.Query(ctx, selectSpanTurns, uint64(spanTurnRunes), traceID, traceID, spanID)
 	if err != nil {
 		return nil, fmt.Errorf("query span turns: %w", err)
 	}
@@ -205,7 +209,7 @@ func (s Store) SpanTurns(ctx context.Context, traceID, spanID string) ([]SpanTur
 
 // TraceExists reports whether the trace has any span or turn.
 func (s Store) TraceExists(ctx context.Context, traceID string) (bool, error) {
-	return s.exists(ctx, "trace", selectTraceExists, traceID, traceID)
+	return s.exists(ctx, "trace", selectTraceExists, traceID, traceID, traceID)
 }
 
 // SpanTurn is one turn of a span as the trace page lists it: its content

@@ -12,9 +12,8 @@ import (
 // BenchmarkLatencyAPI measures GET /api/latency beside GET /api/cost over
 // the same ranges of the synthetic turns (a million unless
 // CONVTRACE_BENCH_TURNS says otherwise; synth's 90 days from 2026-01-01),
-// the cost report warm (its summaries current). The latency report has no
-// summary: it reads the range's call rows, so its cost grows with the
-// range where the cost report's stays flat; the ratios show by how much.
+// both warm (their day summaries current): the ratios show what merging
+// the latency states costs beside summing the cost cells.
 func BenchmarkLatencyAPI(b *testing.B) {
 	conn := benchConn(b)
 	h := viewer.New(conn, viewer.WithLogger(slog.New(slog.DiscardHandler))).Handler()

@@ -193,7 +193,7 @@ func TestSpanDetailLongTurnAndManyAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp.StartNS, sp.DurationNS = start+1000, 2000
-	insertTraceSpans(t, conn, sp)
+	testkit.InsertSpans(t, conn, sp)
 	prompt := strings.Repeat("read this line again.\n", 5000) + "END-OF-PROMPT"
 	answer := strings.Repeat("가", 30000) + "END-OF-ANSWER"
 	if len(prompt) <= store.PageContentBytes || len(answer) <= store.PageContentBytes {

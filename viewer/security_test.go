@@ -64,7 +64,7 @@ func TestEveryPageEscapesModelOutput(t *testing.T) {
 	sp := traceSpan("x1", "", evil, 10, 1)
 	sp.TraceID, sp.Project, sp.ThreadID, sp.Phase, sp.Speaker, sp.Agent = "trace-x", evil, thread, evil, evil, evil
 	sp.Provider, sp.Model, sp.Status, sp.StatusMsg = evil, evil, schema.StatusError, evil
-	insertTraceSpans(t, conn, sp)
+	testkit.InsertSpans(t, conn, sp)
 
 	pages := []struct {
 		path   string

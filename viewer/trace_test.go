@@ -1,38 +1,16 @@
 package viewer_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/viewer"
 )
-
-// insertTraceSpans writes rows to spans in one batch, in the order given.
-func insertTraceSpans(t *testing.T, conn driver.Conn, spans ...schema.Span) {
-	t.Helper()
-	ctx := context.Background()
-	batch, err := conn.PrepareBatch(ctx, "INSERT INTO spans ("+strings.Join(schema.SpanColumns, ", ")+")")
-	if err != nil {
-		t.Fatalf("prepare batch: %v", err)
-	}
-	defer batch.Close()
-	for i := range spans {
-		if err := batch.Append(spans[i].Values()...); err != nil {
-			t.Fatalf("append span %s: %v", spans[i].SpanID, err)
-		}
-	}
-	if err := batch.Send(); err != nil {
-		t.Fatalf("send batch: %v", err)
-	}
-}
 
 // traceSpan returns a finished span of trace-th1 lasting secs seconds.
 func traceSpan(id, parent, name string, start, secs int) schema.Span {
@@ -63,9 +41,9 @@ func traceFixture(t *testing.T) http.Handler {
 	failed.Status, failed.StatusMsg = schema.StatusError, "tool crashed: exit 2"
 	other := traceSpan("o1", "", "other", 0, 1)
 	other.TraceID = "other-trace"
-	insertTraceSpans(t, conn, traceSpan("root", "", "pipeline", 0, 10), traceSpan("plan", "root", "plan", 1, 3), llm, failed,
+	testkit.InsertSpans(t, conn, traceSpan("root", "", "pipeline", 0, 10), traceSpan("plan", "root", "plan", 1, 3), llm, failed,
 		traceSpan("orphan", "missing", "orphan", 2, 1), other)
-	insertTraceSpans(t, conn, llm) // delivered again
+	testkit.InsertSpans(t, conn, llm) // delivered again
 
 	p, r := call("th1", "llm", "plan", 0, "planner", "anthropic", "claude-sonnet-4-5", 1, "write a plan", "1. fix it")
 	p.ParentSpanID, r.ParentSpanID = "plan", "plan"
@@ -275,7 +253,7 @@ func TestTraceEscapesHostileText(t *testing.T) {
 		sp.Model, sp.Speaker, sp.Phase, sp.StatusMsg, sp.Status, sp.ThreadID = bad, bad, bad, bad, schema.StatusError, bad
 		sp.Kind, sp.Attributes, sp.Resource = bad, []schema.Attr{{Key: bad, Value: bad}}, []schema.Attr{{Key: bad, Value: bad}}
 		sp.EventNames, sp.EventTimesNS = []string{bad}, []uint64{at(i)}
-		insertTraceSpans(t, conn, sp)
+		testkit.InsertSpans(t, conn, sp)
 		p, r := call(bad, id, bad, 0, bad, "openai", bad, i, bad, bad)
 		p.TraceID, r.TraceID = "trace-th1", "trace-th1"
 		testkit.InsertTurns(t, conn, p, r)
@@ -310,7 +288,7 @@ func TestTraceThreads(t *testing.T) {
 	root.ThreadID = root.TraceID
 	other := traceSpan("other", "root", "side job", 1, 1)
 	other.ThreadID = "th2"
-	insertTraceSpans(t, conn, root, traceSpan("llm", "root", "chat", 2, 1), other)
+	testkit.InsertSpans(t, conn, root, traceSpan("llm", "root", "chat", 2, 1), other)
 	p, r := call("th1", "llm", "plan", 0, "planner", "openai", "gpt-5", 2, "q", "a")
 	testkit.InsertTurns(t, conn, p, r)
 	var tr viewer.Trace

@@ -361,7 +361,8 @@ func compareViewers(t *testing.T, got, want, demoThread string, threads int) {
 	t.Helper()
 	paths := []string{"/api/threads", "/api/threads?limit=5", "/api/cost", "/api/cost/csv?table=day_model", "/api/cost/csv?table=threads",
 		"/api/cost?project=demo", "/api/cost?from=2026-01-01",
-		"/api/search?q=Question", "/api/search?q=plan", "/api/threads/" + demoThread}
+		"/api/search?q=Question", "/api/search?q=plan", "/api/search?status=running", "/api/search?status=interrupted",
+		"/api/latency?from=2026-01-01", "/api/threads/" + demoThread}
 	body, err := getBody(want, "/api/threads")
 	if err != nil {
 		t.Fatal(err)

@@ -14,19 +14,30 @@ import (
 // given.
 func InsertTurns(t testing.TB, conn driver.Conn, turns ...schema.Turn) {
 	t.Helper()
-	ctx := context.Background()
-	batch, err := conn.PrepareBatch(ctx, "INSERT INTO conversations ("+strings.Join(schema.TurnColumns, ", ")+")")
+	insertRows(t, conn, "conversations", schema.TurnColumns, (*schema.Turn).Values, turns)
+}
+
+// InsertSpans writes rows to spans in one batch, in the order given.
+func InsertSpans(t testing.TB, conn driver.Conn, spans ...schema.Span) {
+	t.Helper()
+	insertRows(t, conn, "spans", schema.SpanColumns, (*schema.Span).Values, spans)
+}
+
+// insertRows writes rows to table's columns in one batch.
+func insertRows[T any](t testing.TB, conn driver.Conn, table string, columns []string, values func(*T) []any, rows []T) {
+	t.Helper()
+	batch, err := conn.PrepareBatch(context.Background(), "INSERT INTO "+table+" ("+strings.Join(columns, ", ")+")")
 	if err != nil {
-		t.Fatalf("prepare batch: %v", err)
+		t.Fatalf("prepare batch of %s: %v", table, err)
 	}
 	defer batch.Close()
-	for i := range turns {
-		if err := batch.Append(turns[i].Values()...); err != nil {
-			t.Fatalf("append turn %s: %v", turns[i].TurnID, err)
+	for i := range rows {
+		if err := batch.Append(values(&rows[i])...); err != nil {
+			t.Fatalf("append row %d to %s: %v", i, table, err)
 		}
 	}
 	if err := batch.Send(); err != nil {
-		t.Fatalf("insert turns: %v", err)
+		t.Fatalf("insert into %s: %v", table, err)
 	}
 }
 

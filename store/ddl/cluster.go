@@ -25,10 +25,16 @@ var shardKeys = map[string]string{
 	"thread_summary":    "cityHash64(thread_id)",
 	"thread_shells":     "cityHash64(thread_id)",
 	"cost_thread_daily": "cityHash64(thread_id)",
+	"trace_threads":     "cityHash64(thread_id)",
+	"latency_crossing":  "cityHash64(thread_id)",
+	"latency_errors":    "cityHash64(thread_id)",
 	"spans":             "cityHash64(trace_id)",
 	"join_staging":      "cityHash64(trace_id)",
+	"thread_traces":     "cityHash64(trace_id)",
 	"cost_daily":        "day",
 	"cost_days":         "day",
+	"latency_daily":     "day",
+	"latency_days":      "day",
 	"seen_parts":        "cityHash64(summary)",
 	"import_claims":     "cityHash64(holder)",
 	"schema_migrations": "version",
@@ -62,6 +68,8 @@ func WithDatabase(name string) Option {
 var (
 	createTable = regexp.MustCompile(`(?s)^CREATE TABLE IF NOT EXISTS (\w+)\s*(\(.*\))\s*ENGINE = (\w*MergeTree)(?:\(([^)]*)\))?(.*)$`)
 	createView  = regexp.MustCompile(`(?s)^CREATE VIEW IF NOT EXISTS (\w+)\s+(AS\s.*)$`)
+	createMV    = regexp.MustCompile(`(?s)^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+)\s+AS\s(.*)\bFROM (\w+)$`)
+	insertInto  = regexp.MustCompile(`^INSERT INTO \w+ `)
 	viewTables  = regexp.MustCompile(`\bFROM (\w+)\b`)
 	alterTable  = regexp.MustCompile(`(?s)^ALTER TABLE (\w+) (ADD (COLUMN|INDEX) .*)$`)
 )
@@ -95,6 +103,17 @@ func onCluster(stmt string, cfg config) ([]string, error) {
 		// reads are named with theirs.
 		body := viewTables.ReplaceAllString(m[2], "FROM "+strings.ReplaceAll(db, "$", "$$")+".$1")
 		return []string{fmt.Sprintf("CREATE VIEW IF NOT EXISTS %s.%s%s %s", db, m[1], on, body)}, nil
+	}
+	if m := createMV.FindStringSubmatch(stmt); m != nil {
+		// Each server fills its local table from the rows its shard
+		// stores: the view's table shares its source's shard key.
+		return []string{fmt.Sprintf("CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s%s TO %s.%s%s AS %sFROM %s.%s%s",
+			db, m[1], on, db, m[2], LocalSuffix, m[3], db, m[4], LocalSuffix)}, nil
+	}
+	if insertInto.MatchString(stmt) {
+		// It fills a new table through the Distributed tables, once, from
+		// the server that migrates.
+		return []string{stmt}, nil
 	}
 	if m := alterTable.FindStringSubmatch(stmt); m != nil {
 		table, change, what := m[1], m[2], m[3]

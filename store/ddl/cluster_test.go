@@ -20,7 +20,8 @@ import (
 func TestRenderOnCluster(t *testing.T) {
 	for _, version := range []string{"18.16.1", "26.7.2.1"} {
 		stmts := strings.Split(render(t, version, ddl.WithCluster("c"), ddl.WithDatabase("db")), ";\n")
-		allowed := regexp.MustCompile("^(CREATE (TABLE|VIEW) IF NOT EXISTS `db`\\.\\w+ ON CLUSTER `c`|ALTER TABLE `db`\\.\\w+_local ON CLUSTER `c` ADD (COLUMN|INDEX) (IF NOT EXISTS )?\\S+ |DROP TABLE IF EXISTS `db`\\.\\w+ ON CLUSTER `c`$)")
+		allowed := regexp.MustCompile("^(CREATE (TABLE|VIEW) IF NOT EXISTS `db`\\.\\w+ ON CLUSTER `c`|ALTER TABLE `db`\\.\\w+_local ON CLUSTER `c` ADD (COLUMN|INDEX) (IF NOT EXISTS )?\\S+ |DROP TABLE IF EXISTS `db`\\.\\w+ ON CLUSTER `c`$|" +
+			"CREATE MATERIALIZED VIEW IF NOT EXISTS `db`\\.\\w+ ON CLUSTER `c` TO `db`\\.\\w+_local AS (?s:.*)FROM `db`\\.\\w+_local$|INSERT INTO \\w+ \\()")
 		locals, distributed := map[string]bool{}, map[string]bool{}
 		for _, s := range stmts {
 			if !allowed.MatchString(s) {
@@ -34,7 +35,8 @@ func TestRenderOnCluster(t *testing.T) {
 			}
 		}
 		for _, table := range []string{"conversations", "spans", "messages", "thread_meta", "turn_notes", "join_staging",
-			"thread_summary", "cost_daily", "cost_thread_daily", "cost_days", "seen_parts", "import_claims"} {
+			"thread_summary", "cost_daily", "cost_thread_daily", "cost_days", "seen_parts", "import_claims",
+			"trace_threads", "thread_traces", "latency_daily", "latency_crossing", "latency_errors", "latency_days"} {
 			if !locals[table] || !distributed[table] {
 				t.Errorf("server %s: table %s: replicated local %v, distributed %v; want both", version, table, locals[table], distributed[table])
 			}

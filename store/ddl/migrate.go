@@ -185,7 +185,8 @@ const insertMigration = "INSERT INTO schema_migrations (version, name) SELECT to
 
 // Migrate applies the migrations not yet recorded in schema_migrations, in
 // version order, and records each. Running it again changes nothing. Every
-// migration creates tables or adds columns: none rewrites existing data.
+// migration creates tables or adds columns, and may fill a table it
+// creates from others: none rewrites existing data.
 // With WithCluster, it does so on every server of the cluster, from the one
 // db is connected to.
 func Migrate(ctx context.Context, db DB, opts ...Option) (Result, error) {
@@ -283,7 +284,7 @@ func createMigrations(ctx context.Context, db DB, cfg config) error {
 // execDDL runs one statement. A distributed (ON CLUSTER) one answers with
 // a row per server, once each has run it, which is read to the end.
 func execDDL(ctx context.Context, db DB, stmt, cluster string) error {
-	if cluster == "" {
+	if cluster == "" || !strings.Contains(stmt, " ON CLUSTER ") {
 		return db.Exec(ctx, stmt)
 	}
 	rows, err := db.Query(ctx, stmt)
