@@ -42,7 +42,7 @@ type load struct {
 func (l *load) exporter(t *testing.T) *otlptrace.Exporter {
 	t.Helper()
 	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(l.endpoint), otlptracehttp.WithInsecure(),
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 200 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: 2 * time.Minute}))
+		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 200 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: 4 * time.Minute}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
+	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/store/localstore"
 	"github.com/convtrace/convtrace/store/page"
 	"github.com/convtrace/convtrace/viewer"
@@ -234,12 +235,12 @@ func checkListen(flag, addr, token string) error {
 
 // limitMemory sets the Go runtime's soft memory limit from the OTLP memory
 // limit, unless GOMEMLIMIT sets it: twice the requests' share, for the
-// write queue, batches and garbage not yet collected, and 128 MiB for the
-// rest; an import raises it by its share while it runs. The collector then
+// write queue, batches and garbage not yet collected, the imports' budget
+// (transfer.MemoryBudget) and 128 MiB for the rest. The collector then
 // collects garbage sooner instead of growing.
 func limitMemory(requests int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(2*requests + 128<<20)
+		debug.SetMemoryLimit(2*requests + transfer.MemoryBudget + 128<<20)
 	}
 }
 

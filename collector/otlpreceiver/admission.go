@@ -4,9 +4,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"io"
-	"runtime/debug"
 	"strings"
-	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -25,15 +23,7 @@ var errOverloaded = errors.New("receiver at its memory limit, retry later")
 type admission struct {
 	sem   *semaphore.Weighted
 	limit int64
-	// held is what the requests in flight reserve; burst what they
-	// reserved since memory was last given back to the OS.
-	held, burst atomic.Int64
 }
-
-// giveBackAfter is how much a burst of requests reserves before its
-// memory goes back to the OS as soon as none is in flight, instead of
-// over minutes: a collector's footprint falls back after a load.
-const giveBackAfter = 64 << 20
 
 func newAdmission(limit int64) *admission {
 	return &admission{sem: semaphore.NewWeighted(limit), limit: limit}
@@ -65,17 +55,12 @@ func (t *admitted) grow(n int64) bool {
 	if !t.a.sem.TryAcquire(want - t.held) {
 		return false
 	}
-	t.a.held.Add(want - t.held)
-	t.a.burst.Add(want - t.held)
 	t.held = want
 	return true
 }
 
 func (t *admitted) release() {
 	t.a.sem.Release(t.held)
-	if t.a.held.Add(-t.held) == 0 && t.a.burst.Load() >= giveBackAfter && t.a.burst.Swap(0) >= giveBackAfter {
-		go debug.FreeOSMemory()
-	}
 	t.held = 0
 }
 

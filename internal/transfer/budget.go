@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"runtime/debug"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -52,25 +49,7 @@ func reserve(ctx context.Context, n int64, wait time.Duration) (release func(), 
 			return nil, err
 		}
 	}
-	raiseMemoryLimit(n)
-	return func() {
-		raiseMemoryLimit(-n)
-		imports.Release(n)
-	}, nil
-}
-
-// limitMu orders the changes of the runtime's soft memory limit.
-var limitMu sync.Mutex
-
-// raiseMemoryLimit moves the Go runtime's soft memory limit, when one is
-// set, by n while an import holds n of its budget: the process collects
-// garbage for what it holds, not for imports that may never come.
-func raiseMemoryLimit(n int64) {
-	limitMu.Lock()
-	defer limitMu.Unlock()
-	if cur := debug.SetMemoryLimit(-1); cur != math.MaxInt64 {
-		debug.SetMemoryLimit(cur + n)
-	}
+	return func() { imports.Release(n) }, nil
 }
 
 // waiting is ctx, ended after wait unless wait < 0.
