@@ -33,7 +33,7 @@ type ack struct {
 // reset empties the batch, keeping its memory for the next one.
 func (p *pending) reset() {
 	p.waited.reset()
-	p.kept = rows{} // handed to the buffer when not stored: not reused
+	p.kept.reset()
 	p.journaled.reset()
 	clear(p.segs)
 	p.segs = p.segs[:0]
@@ -121,7 +121,10 @@ func (w *writer) send(p *pending) {
 	if res.staged != nil {
 		w.refused.Add(int64(len(p.waited.Staged)))
 	}
-	w.keep(p.kept.failed(res))
+	if failed := p.kept.failed(res); failed.len() > 0 {
+		w.keep(failed)
+		p.kept = rows{} // the buffer holds them now
+	}
 	if len(p.segs) > 0 {
 		if failed := p.journaled.failed(res); failed.len() > 0 {
 			w.buf.spool.drop(p.segs)

@@ -24,12 +24,8 @@ func RowsOf(rss []*tracepb.ResourceSpans) ([]schema.Turn, []schema.Span) {
 
 // InsertRows writes rows with clickhouse-go batches and nothing else.
 func InsertRows(ctx context.Context, conn BatchConn, turns []schema.Turn, spans []schema.Span) error {
-	var block schema.TurnBlock
-	for i := range turns {
-		block.Add(&turns[i])
-	}
-	if err := insertColumns(ctx, conn, insertTurns, block.Columns()); err != nil {
+	if err := insertColumns(ctx, conn, insertTurns, &schema.TurnBlock{}, each([][]schema.Turn{turns})); err != nil {
 		return err
 	}
-	return insertRows(ctx, conn, insertSpans, (*schema.Span).Values, spans)
+	return insertColumns(ctx, conn, insertSpans, &schema.SpanBlock{}, each([][]schema.Span{spans}))
 }

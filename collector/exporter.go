@@ -102,14 +102,18 @@ func rowsOf(sdk *mapping.SDKReader, spans []sdktrace.ReadOnlySpan) (rows, int64)
 		r         rows
 		sanitised int64
 	)
-	mapped := make([]mapping.Span, len(spans))
-	for i, ro := range spans {
-		mapped[i] = sdk.Span(ro)
+	mapped := make([]mapping.Span, 0, 1) // on the stack for the one span of the synchronous exporter
+	for _, ro := range spans {
+		mapped = append(mapped, sdk.Span(ro))
 	}
 	mapping.FoldCalls(mapped)
 	for _, s := range mapped {
-		r.Turns = append(r.Turns, mapping.Turns(s)...)
-		row, n := mapping.SpanRow(s)
+		turns, row, n := mapping.Rows(s)
+		if r.Turns == nil {
+			r.Turns = turns // one span, as the synchronous exporter hands over: not copied
+		} else {
+			r.Turns = append(r.Turns, turns...)
+		}
 		r.Spans = append(r.Spans, row)
 		sanitised += int64(n)
 	}

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"iter"
 	"time"
 
 	"github.com/convtrace/convtrace/schema"
@@ -65,7 +66,7 @@ func (c *historyCache) split(sets [][]schema.Turn) (map[*schema.Turn]*schema.Tur
 			if t.Role != schema.RolePrompt {
 				continue
 			}
-			s := *t
+			s := *t // stays on the stack unless split
 			earlier := schema.StoreHistoryOnce(&s)
 			if earlier == nil {
 				continue
@@ -73,7 +74,8 @@ func (c *historyCache) split(sets [][]schema.Turn) (map[*schema.Turn]*schema.Tur
 			if splits == nil {
 				splits, batch = map[*schema.Turn]*schema.Turn{}, map[string]bool{}
 			}
-			splits[t] = &s
+			split := s
+			splits[t] = &split
 			for j := range earlier {
 				key := historyKey(&earlier[j])
 				if !batch[key] && !c.has(key) {
@@ -84,4 +86,19 @@ func (c *historyCache) split(sets [][]schema.Turn) (map[*schema.Turn]*schema.Tur
 		}
 	}
 	return splits, msgs
+}
+
+// withSplits is every turn of sets, in order, each split copy in place of
+// the turn it replaces.
+func withSplits(sets [][]schema.Turn, splits map[*schema.Turn]*schema.Turn) iter.Seq[*schema.Turn] {
+	return func(yield func(*schema.Turn) bool) {
+		for t := range each(sets) {
+			if s, ok := splits[t]; ok {
+				t = s
+			}
+			if !yield(t) {
+				return
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package collector
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // errShutDown means the writer was shut down: it takes no more rows.
@@ -18,6 +19,10 @@ type queue struct {
 	spare  []item // the slice taken last time, reused
 	closed bool
 	ready  chan struct{} // holds a token while items wait
+	// room and roomBytes are how many more rows, and bytes, the writer
+	// takes when its batch's timer fires, unwoken: waking it costs the
+	// caller a system call. 0 while no timer runs.
+	room, roomBytes atomic.Int64
 }
 
 func newQueue() *queue { return &queue{ready: make(chan struct{}, 1)} }
@@ -36,8 +41,22 @@ func (q *queue) put(it item, admit func() error) error {
 	}
 	q.items = append(q.items, it)
 	q.mu.Unlock()
-	q.signal()
+	rows, bytes := q.room.Add(-it.rows()), q.roomBytes.Add(-it.size())
+	if rows <= 0 || bytes <= 0 || it.early || it.flushed != nil {
+		q.signal()
+	}
 	return nil
+}
+
+// lazy lets the writer wait for its batch's timer while up to rows and
+// bytes more arrive; lazy(0, 0) makes every put wake it, and wakes it for
+// what came while it counted on a timer that no longer runs.
+func (q *queue) lazy(rows int, bytes int64) {
+	q.room.Store(int64(rows))
+	q.roomBytes.Store(bytes)
+	if rows <= 0 && !q.empty() {
+		q.signal()
+	}
 }
 
 func (q *queue) signal() {

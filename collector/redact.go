@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -81,6 +83,9 @@ var builtinPatterns = []pattern{
 type redactor struct {
 	rules  []rule
 	counts map[string]*atomic.Int64
+	// shortest is the fewest bytes a match of any rule has: shorter
+	// values (most attributes) hold no secret and are not scanned.
+	shortest int
 }
 
 // newRedactor returns the redactor of the built-in patterns followed by
@@ -89,12 +94,13 @@ func newRedactor(on bool, extra []RedactPattern) *redactor {
 	if !on {
 		return nil
 	}
-	r := &redactor{counts: map[string]*atomic.Int64{}}
+	r := &redactor{counts: map[string]*atomic.Int64{}, shortest: math.MaxInt}
 	add := func(p pattern, re *regexp.Regexp) {
 		if r.counts[p.kind] == nil {
 			r.counts[p.kind] = new(atomic.Int64)
 		}
 		r.rules = append(r.rules, rule{pattern: p, marker: "[REDACTED:" + p.kind + "]", re: re, count: r.counts[p.kind]})
+		r.shortest = min(r.shortest, minLen(re))
 	}
 	for _, p := range builtinPatterns {
 		add(p, regexp.MustCompile(p.expr))
@@ -103,6 +109,41 @@ func newRedactor(on bool, extra []RedactPattern) *redactor {
 		add(pattern{kind: p.Kind, expr: p.Regexp.String()}, p.Regexp)
 	}
 	return r
+}
+
+// minLen is the fewest bytes a match of re has.
+func minLen(re *regexp.Regexp) int {
+	parsed, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return 0 // compiled already: cannot happen
+	}
+	return syntaxMinLen(parsed)
+}
+
+func syntaxMinLen(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune) // a byte a rune at least
+	case syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return syntaxMinLen(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min * syntaxMinLen(re.Sub[0])
+	case syntax.OpConcat:
+		n := 0
+		for _, sub := range re.Sub {
+			n += syntaxMinLen(sub)
+		}
+		return n
+	case syntax.OpAlternate:
+		n := math.MaxInt
+		for _, sub := range re.Sub {
+			n = min(n, syntaxMinLen(sub))
+		}
+		return n
+	}
+	return 0 // empty, optional, repeated from zero, anchors and boundaries
 }
 
 // stats returns how many secrets of each kind were replaced, every kind
@@ -120,6 +161,9 @@ func (r *redactor) stats() map[string]int64 {
 
 // text returns s with its secrets replaced, and whether any was.
 func (r *redactor) text(s string) (string, bool) {
+	if len(s) < r.shortest {
+		return s, false
+	}
 	changed := false
 	for i := range r.rules {
 		var n bool

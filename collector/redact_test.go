@@ -203,3 +203,27 @@ func TestContainsFold(t *testing.T) {
 		}
 	}
 }
+
+// minLen is the fewest bytes a match has, counting a rune as one byte: a
+// value shorter than every rule's is not scanned, and the built-in
+// secrets are all longer than that.
+func TestMinLen(t *testing.T) {
+	for _, tc := range []struct {
+		expr string
+		want int
+	}{
+		{`abc`, 3}, {`a|bc`, 1}, {`x{3,5}`, 3}, {`(ab)+c?`, 2}, {`\bx*$`, 0}, {`(?i)key`, 3},
+		{`[a-z]{20,}`, 20}, {`é`, 1}, {`sk-(?:proj-)?[A-Za-z0-9]{20,}`, 23},
+	} {
+		if got := minLen(regexp.MustCompile(tc.expr)); got != tc.want {
+			t.Errorf("minLen(%s) = %d, want %d", tc.expr, got, tc.want)
+		}
+	}
+	r := newRedactor(true, []RedactPattern{{Kind: "pin", Regexp: regexp.MustCompile(`pin \d{4}`)}})
+	if r.shortest != len("pin 1234") {
+		t.Errorf("shortest %d, want the custom pattern's %d", r.shortest, len("pin 1234"))
+	}
+	if got, _ := r.text("pin 1234"); got != "[REDACTED:pin]" {
+		t.Errorf("a value as short as the shortest match: %q, want it redacted", got)
+	}
+}

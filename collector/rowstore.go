@@ -41,7 +41,7 @@ func (s *RowStore) Store(ctx context.Context, turns []schema.Turn, spans []schem
 		}
 	}
 	if len(spans) > 0 {
-		if err := insertRows(ctx, s.conn, insertSpans, (*schema.Span).Values, spans); err != nil {
+		if err := insertColumns(ctx, s.conn, insertSpans, &schema.SpanBlock{}, each([][]schema.Span{spans})); err != nil {
 			return fmt.Errorf("write spans: %w", err)
 		}
 	}

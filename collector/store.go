@@ -113,7 +113,7 @@ func (w *writer) store(sets ...rows) result {
 	})
 	res.turns = w.storeTurns(ctx, turns, nt)
 	res.spans = w.insert("spans", ns, func() error {
-		return insertRows(ctx, w.conn, insertSpans, (*schema.Span).Values, spans...)
+		return insertColumns(ctx, w.conn, insertSpans, &schema.SpanBlock{}, each(spans))
 	})
 	err := errors.Join(res.staged, res.turns, res.spans)
 	if err != nil {
@@ -148,7 +148,7 @@ func (w *writer) storeTurns(ctx context.Context, turns [][]schema.Turn, n int) e
 // writeTurns stores turns in order: the history their prompts repeat
 // (before the prompts, so that no reader meets a reference to a message
 // that is not there), the stale marks of their past days, the turns as
-// typed columns through insert, the marks again (stale_days.go). Every
+// typed columns through insert, the marks again (store.Begin). Every
 // path that stores turns goes through it: the writer, and RowStore for
 // rows stored before.
 func writeTurns(ctx context.Context, conn BatchConn, cache *historyCache, turns [][]schema.Turn,
@@ -166,17 +166,7 @@ func writeTurns(ctx context.Context, conn BatchConn, cache *historyCache, turns 
 		return err
 	}
 	err = insert(func() error {
-		var block schema.TurnBlock
-		for _, set := range turns {
-			for i := range set {
-				t := &set[i]
-				if s, ok := splits[t]; ok {
-					t = s
-				}
-				block.Add(t)
-			}
-		}
-		return insertColumns(ctx, conn, insertTurns, block.Columns())
+		return insertColumns(ctx, conn, insertTurns, &schema.TurnBlock{}, withSplits(turns, splits))
 	})
 	if err != nil {
 		return err
@@ -265,25 +255,6 @@ func (w *writer) insert(table string, n int, do func() error) error {
 		return fmt.Errorf("write %s: %w", table, err)
 	}
 	w.written.Add(int64(n))
-	return nil
-}
-
-// insertColumns sends one batch of typed columns, in the order of the
-// insert's column list: no value is boxed row by row.
-func insertColumns(ctx context.Context, conn BatchConn, query string, cols []any) error {
-	batch, err := conn.PrepareBatch(ctx, query)
-	if err != nil {
-		return fmt.Errorf("prepare batch: %w", err)
-	}
-	defer batch.Close()
-	for i, col := range cols {
-		if err := batch.Column(i).Append(col); err != nil {
-			return fmt.Errorf("append column %d to batch: %w", i, err)
-		}
-	}
-	if err := batch.Send(); err != nil {
-		return fmt.Errorf("send batch: %w", err)
-	}
 	return nil
 }
 

@@ -227,8 +227,9 @@ const (
 // the size of the last batch, from minGap after a small one to the flush
 // interval after one of loadRows or more: a lone sender waits milliseconds
 // for its rows to be stored, while under load each table gets about one
-// insert of thousands of rows per interval. Kept rows are retried when the
-// back-off allows, even when nothing new arrives.
+// insert of thousands of rows per interval. While a batch waits for its
+// gap, what arrives waits in the queue for the timer (queue.lazy). Kept
+// rows are retried when the back-off allows, even when nothing new arrives.
 func (w *writer) run() {
 	defer close(w.finished)
 	// Connect at once, so the first rows need not wait for it and readiness
@@ -240,7 +241,7 @@ func (w *writer) run() {
 	cancel()
 	var p pending
 	var lastSend time.Time
-	gap := minGap
+	gap, armed := minGap, false
 	timer, retry := time.NewTimer(time.Hour), time.NewTimer(0) // retry first replays the spool
 	timer.Stop()
 	scheduleRetry := func() {
@@ -250,6 +251,8 @@ func (w *writer) run() {
 	}
 	send := func() {
 		timer.Stop()
+		armed = false
+		w.queue.lazy(0, 0)
 		rows := p.size()
 		w.send(&p)
 		lastSend = time.Now()
@@ -263,43 +266,63 @@ func (w *writer) run() {
 			debug.FreeOSMemory()
 		}
 	}
+	// take adds what waits in the queue to the batch, and reports whether
+	// the queue is closed.
+	take := func() bool {
+		items, closed := w.queue.take()
+		for _, it := range items {
+			w.queued.Add(-it.rows())
+			w.queuedBytes.Add(-it.size())
+			if it.seg != nil && it.seg.released.Load() {
+				w.spooled.Add(it.rows()) // stored by the replay of its segment
+				continue
+			}
+			if it.sdk != nil {
+				it = w.mapped(&w.sdk, it)
+			}
+			if it.flushed != nil {
+				send()
+				close(it.flushed)
+				continue
+			}
+			w.add(&p, it)
+			// An early prompt is written at once: it exists to be seen
+			// while its call runs.
+			if it.early || p.size() >= w.cfg.batchRows {
+				send()
+			}
+		}
+		return closed
+	}
 	for {
 		select {
 		case <-w.queue.ready:
-			items, closed := w.queue.take()
-			for _, it := range items {
-				w.queued.Add(-it.rows())
-				w.queuedBytes.Add(-it.size())
-				if it.seg != nil && it.seg.released.Load() {
-					w.spooled.Add(it.rows()) // stored by the replay of its segment
-					continue
-				}
-				if it.sdk != nil {
-					it = w.mapped(&w.sdk, it)
-				}
-				if it.flushed != nil {
-					send()
-					close(it.flushed)
-					continue
-				}
-				wasEmpty := p.empty()
-				w.add(&p, it)
-				wait := gap - time.Since(lastSend)
-				// An early prompt is written at once: it exists to be seen
-				// while its call runs.
-				switch {
-				case it.early || wait <= 0 || p.size() >= w.cfg.batchRows:
-					send()
-				case wasEmpty:
-					timer.Reset(wait)
-				}
-			}
-			if closed {
+			if take() {
 				w.finish(&p)
 				return
 			}
+			switch wait := gap - time.Since(lastSend); {
+			case p.empty():
+			case wait <= 0:
+				send()
+			default:
+				if !armed {
+					timer.Reset(wait)
+					armed = true
+				}
+				// Half the queue's bytes are left for what comes while
+				// the batch is sent.
+				w.queue.lazy(w.cfg.batchRows-p.size(), w.cfg.queueBytes/2)
+			}
 		case <-timer.C:
-			send()
+			armed = false
+			if take() {
+				w.finish(&p)
+				return
+			}
+			if !p.empty() { // unless take sent it, full
+				send()
+			}
 		case <-retry.C:
 			if w.gate.wait() == nil {
 				_ = w.retry()

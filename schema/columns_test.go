@@ -37,11 +37,76 @@ func TestTurnBlockColumns(t *testing.T) {
 		"attributes.key": [][]string{{"k"}, {}}, "attributes.value": [][]string{{"v"}, {}}, "revision": []uint64{13, 0},
 	}
 	for i, name := range TurnColumns {
-		if w, ok := want[name]; ok && !reflect.DeepEqual(cols[i], w) {
-			t.Errorf("column %s: %#v, want %#v", name, cols[i], w)
+		if w, ok := want[name]; ok && !reflect.DeepEqual(plain(cols[i]), w) {
+			t.Errorf("column %s: %#v, want %#v", name, plain(cols[i]), w)
 		}
 	}
 	if v := turns[0].Values(); len(v) != len(TurnColumns) || v[0] != "a" || v[len(v)-1] != uint64(13) {
 		t.Errorf("Values: %v", v)
+	}
+}
+
+// A reset block holds no row of before, and the rows added after it are
+// stored as they are, arrays included, though the block reuses its memory.
+func TestBlockReset(t *testing.T) {
+	turns := []Turn{
+		{TurnID: "a", Project: "p", History: []string{"h1"}, Attributes: []Attr{{"k1", "v1"}, {"k2", "v2"}}},
+		{TurnID: "b", Project: "p", Attributes: []Attr{{"k3", "v3"}}},
+	}
+	var tb TurnBlock
+	tb.Add(&turns[0])
+	tb.Reset()
+	tb.Add(&turns[1])
+	oneRow(t, tb.Columns(), TurnColumns)
+	if got := firstRow(tb.Columns()); !reflect.DeepEqual(got, turns[1].Values()) {
+		t.Errorf("row after Reset: %v, want %v", got, turns[1].Values())
+	}
+	if tb.Bytes() != len("k3v3") {
+		t.Errorf("Bytes after Reset: %d, want %d", tb.Bytes(), len("k3v3"))
+	}
+
+	spans := []Span{
+		{SpanID: "a", Attributes: []Attr{{"k1", "v1"}}, EventNames: []string{"e"}, EventTimesNS: []uint64{1}},
+		{SpanID: "b", Resource: []Attr{{"r", "s"}}},
+	}
+	var sb SpanBlock
+	sb.Add(&spans[0])
+	sb.Reset()
+	sb.Add(&spans[1])
+	oneRow(t, sb.Columns(), SpanColumns)
+	want := map[string]any{"span_id": "b", "attributes.key": []string{}, "resource.key": []string{"r"},
+		"resource.value": []string{"s"}, "events.name": []string{}, "events.time_ns": []uint64{}}
+	for i, v := range spans[1].Values() {
+		if w, ok := want[SpanColumns[i]]; ok && !reflect.DeepEqual(v, w) {
+			t.Errorf("span column %s: %#v, want %#v", SpanColumns[i], v, w)
+		}
+	}
+}
+
+// oneRow checks that each of a block's columns holds one row.
+func oneRow(t *testing.T, cols []any, names []string) {
+	t.Helper()
+	for i, col := range cols {
+		if n := reflect.ValueOf(col).Len(); n != 1 {
+			t.Errorf("column %s: %d rows after Reset and one Add, want 1", names[i], n)
+		}
+	}
+}
+
+// A value repeated within two rows is one pointer, so that a
+// LowCardinality column sends it once; a value not seen in the two rows
+// before is a pointer of its own.
+func TestBlockSharesRuns(t *testing.T) {
+	turns := []Turn{{Project: "p"}, {Project: "p"}, {Project: "q"}, {Project: "p"}, {Project: "r"}, {Project: "s"}, {Project: "p"}}
+	var b TurnBlock
+	for i := range turns {
+		b.Add(&turns[i])
+	}
+	got := b.project
+	if got[0] != got[1] || got[1] == got[2] || got[3] != got[1] || got[6] == got[3] {
+		t.Errorf("project pointers %v: want rows 0, 1 and 3 shared, 2 and 6 not", got)
+	}
+	if p := plain(got); !reflect.DeepEqual(p, []string{"p", "p", "q", "p", "r", "s", "p"}) {
+		t.Errorf("project column %v", p)
 	}
 }

@@ -131,12 +131,39 @@ func TSBounds(fromNS, toNS uint64) (fromSec, toSec uint64) {
 func (t *Turn) Values() []any {
 	var b TurnBlock
 	b.Add(t)
-	cols := b.Columns()
+	return firstRow(b.Columns())
+}
+
+// firstRow is the first value of each of a block's columns.
+func firstRow(cols []any) []any {
 	values := make([]any, len(cols))
 	for i, col := range cols {
-		values[i] = reflect.ValueOf(col).Index(0).Interface()
+		values[i] = reflect.ValueOf(plain(col)).Index(0).Interface()
 	}
 	return values
+}
+
+// plain is a block's column with strings in place of its pointers to them.
+func plain(col any) any {
+	switch col := col.(type) {
+	case []*string:
+		return deref(col)
+	case [][]*string:
+		rows := make([][]string, len(col))
+		for i, row := range col {
+			rows[i] = deref(row)
+		}
+		return rows
+	}
+	return col
+}
+
+func deref(ps []*string) []string {
+	strs := make([]string, len(ps))
+	for i, p := range ps {
+		strs[i] = *p
+	}
+	return strs
 }
 
 // Span is one row of the spans table: every span, LLM call or not, for the
@@ -180,54 +207,32 @@ var SpanColumns = []string{
 	"events.name", "events.time_ns",
 }
 
-// Values returns the span's column values in SpanColumns order.
+// Values returns the span's column values in SpanColumns order: its row
+// of a one-row SpanBlock.
 func (s *Span) Values() []any {
-	keys, values := splitAttrs(s.Attributes)
-	rkeys, rvalues := splitAttrs(s.Resource)
-	names, times := s.EventNames, s.EventTimesNS
-	if names == nil {
-		names, times = []string{}, []uint64{}
-	}
-	return []any{
-		s.TraceID, s.SpanID, s.ParentSpanID, s.Project, s.ThreadID, s.Phase, s.Round,
-		s.Speaker, s.Agent, s.Name, s.Kind, s.StartNS, s.DurationNS, s.Status, s.StatusMsg,
-		s.Operation, s.Provider, s.Model, s.TokensIn, s.TokensOut, s.CostUSD,
-		keys, values, rkeys, rvalues,
-		names, times,
-	}
+	var b SpanBlock
+	b.Add(s)
+	return firstRow(b.Columns())
 }
 
 // costSource is the turn's CostSource, or, when a writer left it blank,
 // what the column's DEFAULT (ddl/sql/0005_cost_source.sql) would store: a cost is
 // provided, tokens without a cost are unknown. So a turn written through
 // Values never carries usage without a source, whoever wrote it.
-func (t *Turn) costSource() string {
+func (t *Turn) costSource() *string {
 	switch {
 	case t.CostSource != "":
-		return t.CostSource
+		return &t.CostSource
 	case t.CostUSD != nil:
-		return CostProvided
+		return &costProvided
 	case t.TokensIn != nil || t.TokensOut != nil:
-		return CostUnknown
+		return &costUnknown
 	}
-	return ""
+	return &t.CostSource
 }
 
-// history is ids as an Array(String) column value: empty, never nil.
-func history(ids []string) []string {
-	if ids == nil {
-		return []string{}
-	}
-	return ids
-}
-
-func splitAttrs(attrs []Attr) (keys, values []string) {
-	keys, values = make([]string, len(attrs)), make([]string, len(attrs))
-	for i, a := range attrs {
-		keys[i], values[i] = a.Key, a.Value
-	}
-	return keys, values
-}
+// costProvided and costUnknown are the sources costSource points to.
+var costProvided, costUnknown = CostProvided, CostUnknown
 
 func boolByte(b bool) uint8 {
 	if b {

@@ -26,7 +26,7 @@ func mapConvtrace(s Span, c call, prompt Event) []schema.Turn {
 	}
 	var turns []schema.Turn
 	if !prompt.Attrs.bool(schema.KeyRecordedElsewhere) {
-		turns = append(turns, ask)
+		turns = append(make([]schema.Turn, 0, 2), ask) // room for the answer
 	}
 	turns = append(turns, c.between(s)...)
 	if !s.Ended {
@@ -42,9 +42,9 @@ func mapConvtrace(s Span, c call, prompt Event) []schema.Turn {
 	if len(turns) == 0 || turns[0].Seq != 0 {
 		seq++ // the turns between, without the prompt
 	}
-	answer := c.finish(s, answerRole, uint16(seq), func(t *schema.Turn) {
+	answer := c.finish(s, answerRole, uint16(seq), func(t schema.Turn) schema.Turn {
 		if resp, ok := s.event(schema.EventResponse); ok {
-			setContent(t, resp.Attrs)
+			setContent(&t, resp.Attrs)
 		}
 		if answerRole == schema.RoleResponse && t.ToolCallID == "" && strings.HasPrefix(t.Content, "[") {
 			if ms, ok := genai.Parse(t.Content); ok {
@@ -53,6 +53,7 @@ func mapConvtrace(s Span, c call, prompt Event) []schema.Turn {
 				}
 			}
 		}
+		return t
 	})
 	return append(turns, answer)
 }

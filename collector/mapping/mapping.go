@@ -176,14 +176,22 @@ func resolve(s Span) call {
 // prompt and response events, then tool executions, then provider calls
 // with content as OTel GenAI, OpenLLMetry or OpenInference record it, then
 // GenAI calls whose content was not captured (or comes as log records).
-func Turns(s Span) []schema.Turn {
+func Turns(s Span) []schema.Turn { return turns(s, resolve(s)) }
+
+// Rows returns the turns and the spans row of a span, as Turns and SpanRow
+// do, resolving its attributes once for both.
+func Rows(s Span) ([]schema.Turn, schema.Span, int) {
+	c := resolve(s)
+	return turns(s, c), spanRow(s, c), c.sanitised
+}
+
+func turns(s Span, c call) []schema.Turn {
 	if s.duplicate || vercelWrapper(s) || agentSpan(s) {
 		return nil
 	}
 	if AgentStream(s) {
 		return agentTurns(s)
 	}
-	c := resolve(s)
 	if prompt, ok := s.convtracePrompt(); ok {
 		return mapConvtrace(s, c, prompt)
 	}
@@ -261,11 +269,12 @@ func callTurns(s Span, c call, x exchange) []schema.Turn {
 	if !s.Ended {
 		return []schema.Turn{ask}
 	}
-	answer := c.finish(s, schema.RoleResponse, 1, func(t *schema.Turn) {
-		setText(t, x.response())
+	answer := c.finish(s, schema.RoleResponse, 1, func(t schema.Turn) schema.Turn {
+		setText(&t, x.response())
 		if calls := genai.ToolCalls(x.output); len(calls) == 1 {
 			t.ToolName, t.ToolCallID = calls[0].Name, calls[0].ID
 		}
+		return t
 	})
 	return []schema.Turn{ask, answer}
 }
@@ -273,7 +282,7 @@ func callTurns(s Span, c call, x exchange) []schema.Turn {
 // finish returns the turn (seq 1) that ends a call: role with the content
 // set by content and the call's usage, or, when the call failed, an error
 // turn carrying the failure.
-func (c call) finish(s Span, role string, seq uint16, content func(*schema.Turn)) schema.Turn {
+func (c call) finish(s Span, role string, seq uint16, content func(schema.Turn) schema.Turn) schema.Turn {
 	t := c.base(s)
 	t.Seq = seq
 	t.StartNS = s.EndNS
@@ -287,14 +296,14 @@ func (c call) finish(s Span, role string, seq uint16, content func(*schema.Turn)
 			// A failed tool's output is its answer; the error message
 			// stands in when there is none.
 			t.Role = schema.RoleToolResultError
-			content(&t)
+			t = content(t)
 		}
 		if t.Content == "" {
 			setText(&t, t.Error)
 		}
 	} else {
 		t.Role = role
-		content(&t)
+		t = content(t)
 	}
 	if role == schema.RoleResponse {
 		// The turn that ends a provider call, failed or not, carries what
@@ -322,6 +331,10 @@ func setText(t *schema.Turn, content string) {
 // (content_once.go).
 func SpanRow(s Span) (schema.Span, int) {
 	c := resolve(s)
+	return spanRow(s, c), c.sanitised
+}
+
+func spanRow(s Span, c call) schema.Span {
 	row := schema.Span{
 		TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentSpanID,
 		Project: c.project, ThreadID: c.thread, Phase: c.phase, Round: c.round,
@@ -335,7 +348,7 @@ func SpanRow(s Span) (schema.Span, int) {
 		row.EventNames = append(row.EventNames, e.Name)
 		row.EventTimesNS = append(row.EventTimesNS, e.TimeNS)
 	}
-	return row, c.sanitised
+	return row
 }
 
 // base returns a turn carrying the call's identity, shared by all its rows,

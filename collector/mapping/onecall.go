@@ -21,6 +21,9 @@ import (
 // or child in spans is a call with content as duplicates, and gives that
 // call the more complete usage of the two.
 func FoldCalls(spans []Span) {
+	if len(spans) < 2 {
+		return // nothing to fold into
+	}
 	byID := make(map[string]int, len(spans))
 	children := map[string][]int{}
 	for i, s := range spans {

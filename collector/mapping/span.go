@@ -94,7 +94,10 @@ func (a Attrs) cost(keys ...string) (usd *float64, invalid bool) {
 }
 
 func (a Attrs) bool(key string) bool {
-	v, _ := a.Get(key)
+	v, ok := a.Get(key)
+	if !ok {
+		return false // no ParseBool error to allocate
+	}
 	b, _ := strconv.ParseBool(v)
 	return b
 }

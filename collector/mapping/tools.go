@@ -38,7 +38,10 @@ func toolTurns(s Span, c call, run toolRun) []schema.Turn {
 	if !s.Ended {
 		return []schema.Turn{ask}
 	}
-	return []schema.Turn{ask, c.finish(s, schema.RoleToolResult, 1, func(t *schema.Turn) { setText(t, toolText(run.result)) })}
+	return []schema.Turn{ask, c.finish(s, schema.RoleToolResult, 1, func(t schema.Turn) schema.Turn {
+		setText(&t, toolText(run.result))
+		return t
+	})}
 }
 
 // genAITool reads an OTel GenAI execute_tool span.
