@@ -2,14 +2,12 @@ package collector
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
-
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 )
 
 // One provider call may be several staged spans: a wrapper
@@ -41,26 +39,18 @@ type spanTree struct {
 	children map[joinKey][]joinKey
 }
 
-const selectTrees = `
-SELECT trace_id, span_id, parent_span_id, name, attributes.key, attributes.value, resource.key, resource.value
-FROM spans
-WHERE (project, trace_id) IN (?)`
-
-// projectTrace is a trace of a project: spans are sorted by both.
-type projectTrace struct{ project, traceID string }
-
 // tree reads the spans of traces, with the spans of the request being
 // stored (not in the table yet) added.
-func (st *stager) tree(ctx context.Context, conn stagingConn, traces []projectTrace, extra []mapping.Span) (spanTree, error) {
+func (st *stager) tree(ctx context.Context, conn stagingConn, traces []store.ProjectTrace, extra []mapping.Span) (spanTree, error) {
 	t := spanTree{spans: map[joinKey]mapping.Span{}, children: map[joinKey][]joinKey{}}
 	add := func(s mapping.Span) {
-		k := joinKey{s.TraceID, s.SpanID}
+		k := joinKey{TraceID: s.TraceID, SpanID: s.SpanID}
 		if _, ok := t.spans[k]; ok {
 			return
 		}
 		t.spans[k] = s
 		if s.ParentSpanID != "" {
-			p := joinKey{s.TraceID, s.ParentSpanID}
+			p := joinKey{TraceID: s.TraceID, SpanID: s.ParentSpanID}
 			t.children[p] = append(t.children[p], k)
 		}
 	}
@@ -70,37 +60,14 @@ func (st *stager) tree(ctx context.Context, conn stagingConn, traces []projectTr
 	if len(traces) == 0 {
 		return t, nil
 	}
-	set := make([]clickhouse.GroupSet, len(traces))
-	for i, pt := range traces {
-		set[i] = clickhouse.GroupSet{Value: []any{pt.project, pt.traceID}}
-	}
-	rows, err := conn.Query(ctx, selectTrees, set)
+	err := store.EachTraceSpan(ctx, conn, traces, func(n store.SpanNode) {
+		add(mapping.Span{TraceID: n.TraceID, SpanID: n.SpanID, ParentSpanID: n.ParentSpanID, Name: n.Name,
+			Attrs: mapping.Attrs{List: n.Attrs}, Resource: mapping.Attrs{List: n.Resource}})
+	})
 	if err != nil {
 		st.close()
-		return t, fmt.Errorf("read the spans of the calls' traces: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			s          mapping.Span
-			keys, vals []string
-			rk, rv     []string
-		)
-		if err := rows.Scan(&s.TraceID, &s.SpanID, &s.ParentSpanID, &s.Name, &keys, &vals, &rk, &rv); err != nil {
-			return t, fmt.Errorf("read the spans of the calls' traces: %w", err)
-		}
-		s.Attrs, s.Resource = attrsOfColumns(keys, vals), attrsOfColumns(rk, rv)
-		add(s)
-	}
-	return t, rows.Err()
-}
-
-func attrsOfColumns(keys, values []string) mapping.Attrs {
-	list := make([]schema.Attr, 0, len(keys))
-	for i := range min(len(keys), len(values)) {
-		list = append(list, schema.Attr{Key: keys[i], Value: values[i]})
-	}
-	return mapping.Attrs{List: list}
+	return t, err
 }
 
 // ancestors returns the keys above k, nearest first, as far as the tree
@@ -109,7 +76,7 @@ func (t spanTree) ancestors(k joinKey) []joinKey {
 	var out []joinKey
 	s, ok := t.spans[k]
 	for depth := 0; ok && s.ParentSpanID != "" && depth < maxDepth; depth++ {
-		p := joinKey{k.traceID, s.ParentSpanID}
+		p := joinKey{TraceID: k.TraceID, SpanID: s.ParentSpanID}
 		out = append(out, p)
 		s, ok = t.spans[p]
 	}
@@ -137,12 +104,12 @@ func (st *stager) units(ctx context.Context, calls []*stagedCall) ([]*unit, erro
 	if err != nil {
 		return nil, err
 	}
-	var traces []projectTrace
+	var traces []store.ProjectTrace
 	for _, c := range calls {
 		if c.span == nil {
 			continue
 		}
-		if pt := (projectTrace{mapping.Project(*c.span), c.key.traceID}); !slices.Contains(traces, pt) {
+		if pt := (store.ProjectTrace{Project: mapping.Project(*c.span), TraceID: c.key.TraceID}); !slices.Contains(traces, pt) {
 			traces = append(traces, pt)
 		}
 	}
@@ -228,7 +195,7 @@ func (g grouping) unitOf(c *stagedCall) *unit {
 	case len(kids) == 1:
 		outer, inner = c, kids[0]
 	default:
-		if p := g.callAt(joinKey{c.key.traceID, c.span.ParentSpanID}); p != nil && len(g.callsUnder(p.key)) == 1 {
+		if p := g.callAt(joinKey{TraceID: c.key.TraceID, SpanID: c.span.ParentSpanID}); p != nil && len(g.callsUnder(p.key)) == 1 {
 			outer, inner = p, c
 		}
 	}
@@ -264,7 +231,7 @@ func (g grouping) unitOf(c *stagedCall) *unit {
 	if mapping.IsTool(own) {
 		// A tool's turns sort after the answer of the call that asked for
 		// it, its parent when that is a call.
-		p := g.callAt(joinKey{top.traceID, own.ParentSpanID})
+		p := g.callAt(joinKey{TraceID: top.TraceID, SpanID: own.ParentSpanID})
 		switch {
 		case p != nil:
 			u.span.StartNS = max(u.span.StartNS, p.span.EndNS+1)
@@ -331,13 +298,4 @@ func (u *unit) marks() []schema.Staged {
 		out = append(out, f.written(f.records, true))
 	}
 	return out
-}
-
-// keySet is the argument of an IN over (trace_id, span_id).
-func keySet(keys []joinKey) []clickhouse.GroupSet {
-	set := make([]clickhouse.GroupSet, len(keys))
-	for i, k := range keys {
-		set[i] = clickhouse.GroupSet{Value: []any{k.traceID, k.spanID}}
-	}
-	return set
 }

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"strings"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
@@ -22,10 +23,33 @@ func RowsOf(rss []*tracepb.ResourceSpans) ([]schema.Turn, []schema.Span) {
 	return turns, rows
 }
 
-// InsertRows writes rows with clickhouse-go batches and nothing else.
+// InsertRows writes rows with clickhouse-go batches of typed columns and
+// nothing else.
 func InsertRows(ctx context.Context, conn BatchConn, turns []schema.Turn, spans []schema.Span) error {
-	if err := insertColumns(ctx, conn, insertTurns, &schema.TurnBlock{}, each([][]schema.Turn{turns})); err != nil {
+	var tb schema.TurnBlock
+	for i := range turns {
+		tb.Add(&turns[i])
+	}
+	var sb schema.SpanBlock
+	for i := range spans {
+		sb.Add(&spans[i])
+	}
+	if err := sendColumns(ctx, conn, "conversations", schema.TurnColumns, tb.Columns()); err != nil {
 		return err
 	}
-	return insertColumns(ctx, conn, insertSpans, &schema.SpanBlock{}, each([][]schema.Span{spans}))
+	return sendColumns(ctx, conn, "spans", schema.SpanColumns, sb.Columns())
+}
+
+func sendColumns(ctx context.Context, conn BatchConn, table string, names []string, cols []any) error {
+	batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+strings.Join(names, ", ")+")")
+	if err != nil {
+		return err
+	}
+	defer batch.Close()
+	for i, col := range cols {
+		if err := batch.Column(i).Append(col); err != nil {
+			return err
+		}
+	}
+	return batch.Send()
 }

@@ -74,8 +74,7 @@ func NewIngester(dsn string, opts ...IngesterOption) (*Ingester, error) {
 	if err != nil {
 		return nil, err
 	}
-	topo, err := topology.Parse(dsn)
-	if err != nil {
+	if _, err := topology.Parse(dsn); err != nil {
 		return nil, err
 	}
 	// A staged row is visible at most a write timeout after it is stamped;
@@ -89,8 +88,7 @@ func NewIngester(dsn string, opts ...IngesterOption) (*Ingester, error) {
 		probed:  make(chan struct{}),
 	}
 	in.st = &stager{w: in.w, window: cfg.joinWindow, grace: cfg.writeTimeout, turns: in.turns,
-		dial:    func(ctx context.Context) (stagingConn, error) { return openAs[stagingConn](ctx, dsn) },
-		cluster: topo.Name, database: topo.Database}
+		dial: func(ctx context.Context) (stagingConn, error) { return openAs[stagingConn](ctx, dsn) }}
 	in.health = newHealth(func(ctx context.Context) (pinger, error) { return openAs[pinger](ctx, dsn) })
 	go func() {
 		defer close(in.probed)

@@ -2,12 +2,11 @@ package collector
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store"
 )
 
 // inheritors returns a context record for each staged call under a donor
@@ -17,13 +16,13 @@ import (
 func (st *stager) inheritors(ctx context.Context, spans []mapping.Span) ([]schema.Staged, error) {
 	donors := map[joinKey]bool{}
 	var (
-		traces []projectTrace
+		traces []store.ProjectTrace
 		ids    []string
 	)
 	for _, s := range spans {
 		if mapping.Donor(s) {
-			donors[joinKey{s.TraceID, s.SpanID}] = true
-			if pt := (projectTrace{mapping.Project(s), s.TraceID}); !slices.Contains(traces, pt) {
+			donors[joinKey{TraceID: s.TraceID, SpanID: s.SpanID}] = true
+			if pt := (store.ProjectTrace{Project: mapping.Project(s), TraceID: s.TraceID}); !slices.Contains(traces, pt) {
 				traces, ids = append(traces, pt), append(ids, s.TraceID)
 			}
 		}
@@ -35,22 +34,11 @@ func (st *stager) inheritors(ctx context.Context, spans []mapping.Span) ([]schem
 	if err != nil {
 		return nil, err
 	}
-	rows, err := conn.Query(ctx, "SELECT DISTINCT trace_id, span_id FROM join_staging WHERE trace_id IN (?) AND kind = ?", ddl.Tuple(ids), schema.StagedSpan)
-	if err != nil {
-		st.close()
-		return nil, fmt.Errorf("find the calls under arriving spans: %w", err)
-	}
-	var calls []joinKey
-	for rows.Next() {
-		var k joinKey
-		if err := rows.Scan(&k.traceID, &k.spanID); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("find the calls under arriving spans: %w", err)
+	calls, err := store.StagedSpans(ctx, conn, ids)
+	if err != nil || len(calls) == 0 {
+		if err != nil {
+			st.close()
 		}
-		calls = append(calls, k)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(calls) == 0 {
 		return nil, err
 	}
 	tree, err := st.tree(ctx, conn, traces, spans)
@@ -61,7 +49,7 @@ func (st *stager) inheritors(ctx context.Context, spans []mapping.Span) ([]schem
 	for _, k := range calls {
 		for _, a := range tree.ancestors(k) {
 			if donors[a] {
-				out = append(out, schema.Staged{TraceID: k.traceID, SpanID: k.spanID, RecordID: "context:" + a.spanID, Kind: schema.StagedContext})
+				out = append(out, schema.Staged{TraceID: k.TraceID, SpanID: k.SpanID, RecordID: "context:" + a.SpanID, Kind: schema.StagedContext})
 			}
 		}
 	}

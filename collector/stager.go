@@ -3,7 +3,6 @@ package collector
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -11,7 +10,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
-	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/topology"
 )
 
@@ -32,9 +31,6 @@ type stager struct {
 	grace  time.Duration // the longest a staged row takes to become visible
 	turns  func([]mapping.Span) []schema.Turn
 	dial   func(ctx context.Context) (stagingConn, error)
-	// cluster and database name where join_staging's parts are: on a
-	// cluster (ddl.WithCluster), on every shard.
-	cluster, database string
 
 	mu   sync.Mutex
 	conn stagingConn
@@ -168,33 +164,16 @@ func (st *stager) complete(ctx context.Context, keys []joinKey) (int, error) {
 	return written, nil
 }
 
-const selectStaged = `
-SELECT trace_id, span_id, record_id, kind, pos, received_ns, merged, payload
-FROM join_staging
-WHERE (trace_id, span_id) IN (?)
-ORDER BY received_ns, record_id`
-
 // read returns what join_staging holds of the calls of keys.
 func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, error) {
 	conn, err := st.connection(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := conn.Query(ctx, selectStaged, keySet(keys))
-	if err != nil {
-		st.close()
-		return nil, fmt.Errorf("read join_staging: %w", err)
-	}
-	defer rows.Close()
 	calls := make(map[joinKey]*stagedCall, len(keys))
 	seen := make(map[joinKey]map[string]bool, len(keys))
-	for rows.Next() {
-		var r schema.Staged
-		var payload string
-		if err := rows.Scan(&r.TraceID, &r.SpanID, &r.RecordID, &r.Kind, &r.Pos, &r.ReceivedNS, &r.Merged, &payload); err != nil {
-			return nil, fmt.Errorf("read join_staging: %w", err)
-		}
-		k := joinKey{r.TraceID, r.SpanID}
+	err = store.EachStaged(ctx, conn, keys, func(r *schema.Staged) error {
+		k := joinKey{TraceID: r.TraceID, SpanID: r.SpanID}
 		c := calls[k]
 		if c == nil {
 			c = &stagedCall{key: k}
@@ -204,25 +183,27 @@ func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, erro
 		if r.Kind == schema.StagedWritten {
 			c.merged = max(c.merged, r.Merged)
 			c.wroteTurns = c.wroteTurns || r.Pos == 0
-			if r.Pos == 0 && payload != "" {
-				c.thread = payload
+			if r.Pos == 0 && len(r.Payload) > 0 {
+				c.thread = string(r.Payload)
 			}
-			continue
+			return nil
 		}
 		if seen[k][r.RecordID] {
-			continue // a later copy of a record delivered twice
+			return nil // a later copy of a record delivered twice
 		}
 		seen[k][r.RecordID] = true
 		if c.records == 0 || r.ReceivedNS < c.firstNS {
 			c.firstNS = r.ReceivedNS
 		}
 		c.records++
-		if err := c.add(r.Kind, r.Pos, r.ReceivedNS, []byte(payload)); err != nil {
-			return nil, fmt.Errorf("staged record %s/%s/%s: %w", r.TraceID, r.SpanID, r.RecordID, err)
+		if err := c.add(r.Kind, r.Pos, r.ReceivedNS, r.Payload); err != nil {
+			return fmt.Errorf("staged record %s/%s/%s: %w", r.TraceID, r.SpanID, r.RecordID, err)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read join_staging: %w", err)
+		return nil
+	})
+	if err != nil {
+		st.close()
+		return nil, err
 	}
 	out := make([]*stagedCall, 0, len(calls))
 	for _, k := range keys {
@@ -233,25 +214,12 @@ func (st *stager) read(ctx context.Context, keys []joinKey) ([]*stagedCall, erro
 	return out, nil
 }
 
-// sweepBytes bounds the records a sweep reads at once.
-const sweepBytes = 32 << 20
-
-// selectDue finds the calls with records not yet merged into written
-// turns whose first record was stored before the window cutoff, and the
-// calls with a span, no record stored after the settle cutoff: their
-// request may have failed to write what was complete (storage went away
-// after the records were stored), or skipped a call another goroutine
-// held. A call whose span waits for more is read again each sweep until
-// its window ends.
-const selectDue = `
-SELECT trace_id, span_id, sumIf(length(payload), kind != 2)
-FROM join_staging
-WHERE ts >= ?
-GROUP BY trace_id, span_id
-HAVING uniqExactIf(record_id, kind != 2) > maxIf(merged, kind = 2)
-   AND (minIf(received_ns, kind != 2) <= ?
-        OR (countIf(kind = 0) > 0 AND maxIf(received_ns, kind != 2) <= ?))
-LIMIT 10000`
+// sweepBytes bounds the records a sweep reads at once, sweepLimit the
+// calls it finds due.
+const (
+	sweepBytes = 32 << 20
+	sweepLimit = 10000
+)
 
 // sweep completes the calls whose window ended, including those staged by
 // another instance, or by this one before a crash, and complete calls a
@@ -268,83 +236,39 @@ func (st *stager) sweep(ctx context.Context, settle, margin time.Duration) (int,
 	if err != nil {
 		return 0, err
 	}
-	rows, err := conn.Query(ctx, selectDue, from.Truncate(time.Second),
-		uint64(now.Add(-st.window-st.grace).UnixNano()), uint64(now.Add(-settle).UnixNano()))
+	due, err := store.DueStaged(ctx, conn, from, now.Add(-st.window-st.grace), now.Add(-settle), sweepLimit)
 	if err != nil {
 		st.close()
-		return 0, fmt.Errorf("find due calls: %w", err)
+		return 0, err
 	}
-	var (
-		keys  []joinKey
-		sizes []uint64
-	)
-	for rows.Next() {
-		var k joinKey
-		var size uint64
-		if err := rows.Scan(&k.traceID, &k.spanID, &size); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("find due calls: %w", err)
-		}
-		keys, sizes = append(keys, k), append(sizes, size)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("find due calls: %w", err)
-	}
-	found := len(keys)
+	found := len(due)
 	written := 0
-	for len(keys) > 0 {
+	for len(due) > 0 {
 		// At most 500 calls and sweepBytes of records a round (but one
 		// call whatever its size), so that a sweep of large calls reads
 		// them a few at a time.
 		n, total := 0, uint64(0)
-		for n < len(keys) && n < 500 && (n == 0 || total+sizes[n] <= sweepBytes) {
-			total += sizes[n]
+		keys := make([]joinKey, 0, min(len(due), 500))
+		for n < len(due) && n < 500 && (n == 0 || total+due[n].Bytes <= sweepBytes) {
+			total += due[n].Bytes
+			keys = append(keys, due[n].SpanKey)
 			n++
 		}
-		w, err := st.complete(ctx, keys[:n])
+		w, err := st.complete(ctx, keys)
 		written += w
 		if err != nil {
 			return written, err
 		}
-		keys, sizes = keys[n:], sizes[n:]
+		due = due[n:]
 	}
-	if found < 10000 {
+	if found < sweepLimit {
 		st.sweptFrom = now.Add(-st.window - st.grace - margin)
 	}
 	if now.Sub(st.dropped) >= time.Minute {
-		if err := st.dropOld(ctx, conn, now); err != nil {
+		if err := store.DropStagingBefore(ctx, conn, now.Add(-stagingKept)); err != nil {
 			return written, err
 		}
 		st.dropped = now
 	}
 	return written, nil
-}
-
-// dropOld drops the hourly partitions of join_staging past stagingKept.
-// On a cluster, those of every shard.
-func (st *stager) dropOld(ctx context.Context, conn stagingConn, now time.Time) error {
-	rows, err := conn.Query(ctx, "SELECT DISTINCT partition FROM "+ddl.ActiveParts("join_staging", st.cluster, st.database))
-	if err != nil {
-		return fmt.Errorf("list join_staging partitions: %w", err)
-	}
-	var old []string
-	oldest := now.Add(-stagingKept).Unix() / 3600
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			rows.Close()
-			return fmt.Errorf("list join_staging partitions: %w", err)
-		}
-		if hour, err := strconv.ParseInt(p, 10, 64); err == nil && hour < oldest {
-			old = append(old, strconv.FormatInt(hour, 10))
-		}
-	}
-	rows.Close()
-	for _, p := range old {
-		if err := ddl.DropPartition(ctx, conn, "join_staging", p); err != nil {
-			return fmt.Errorf("drop join_staging partition %s: %w", p, err)
-		}
-	}
-	return nil
 }

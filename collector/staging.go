@@ -13,6 +13,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 )
 
 // OTLP GenAI instrumentations may send a call as a span without content
@@ -52,7 +53,7 @@ const recordSpan = "span"
 // recordWritten is the record id of the row that says turns were written.
 const recordWritten = "written"
 
-type joinKey struct{ traceID, spanID string }
+type joinKey = store.SpanKey
 
 // otlpSpanRef and otlpLogRef locate an OTLP span or log record in its
 // request, so that it can be staged as it came, with its resource and
@@ -144,7 +145,7 @@ func keysOf(rows []schema.Staged) []joinKey {
 	seen := make(map[joinKey]bool, len(rows))
 	var keys []joinKey
 	for _, r := range rows {
-		k := joinKey{r.TraceID, r.SpanID}
+		k := joinKey{TraceID: r.TraceID, SpanID: r.SpanID}
 		if !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)
@@ -186,7 +187,7 @@ func (c *stagedCall) spanKeyed(now time.Time, window, grace time.Duration) bool 
 func (c *stagedCall) joined() mapping.Span {
 	if c.span == nil {
 		s := logsOnly(c.logs)
-		s.TraceID, s.SpanID = c.key.traceID, c.key.spanID // an agent's records are joined under a key of their own
+		s.TraceID, s.SpanID = c.key.TraceID, c.key.SpanID // an agent's records are joined under a key of their own
 		return s
 	}
 	s := *c.span
@@ -233,7 +234,7 @@ func (c *stagedCall) sortKeys(turns []schema.Turn, now time.Time, window, grace 
 // written, or, folded, that the call's records went into another span's
 // turns.
 func (c *stagedCall) written(merged uint32, folded bool) schema.Staged {
-	w := schema.Staged{TraceID: c.key.traceID, SpanID: c.key.spanID, RecordID: recordWritten,
+	w := schema.Staged{TraceID: c.key.TraceID, SpanID: c.key.SpanID, RecordID: recordWritten,
 		Kind: schema.StagedWritten, Merged: merged}
 	if folded {
 		w.Pos = 1

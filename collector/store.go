@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
@@ -18,8 +16,7 @@ import (
 // BatchConn is what the writer needs of a ClickHouse connection: a
 // clickhouse-go driver.Conn satisfies it.
 type BatchConn interface {
-	store.DB
-	PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error)
+	store.BatchDB
 	Close() error
 }
 
@@ -43,13 +40,6 @@ func dialDSN(dsn string) dialer {
 		return conn, nil
 	}
 }
-
-var (
-	insertTurns  = "INSERT INTO conversations (" + strings.Join(schema.TurnColumns, ", ") + ")"
-	insertSpans  = "INSERT INTO spans (" + strings.Join(schema.SpanColumns, ", ") + ")"
-	insertStaged = "INSERT INTO join_staging (" + strings.Join(schema.StagedColumns, ", ") + ")"
-	insertMsgs   = "INSERT INTO messages (" + strings.Join(schema.MessageColumns, ", ") + ")"
-)
 
 // result is what became of a batch's inserts: each table's error, nil when
 // its rows were stored or it had none.
@@ -109,11 +99,11 @@ func (w *writer) store(sets ...rows) result {
 		}
 	}
 	res.staged = w.insert("join_staging", nst, func() error {
-		return insertRows(ctx, w.conn, insertStaged, (*schema.Staged).Values, staged...)
+		return store.InsertStaged(ctx, w.conn, staged...)
 	})
 	res.turns = w.storeTurns(ctx, turns, nt)
 	res.spans = w.insert("spans", ns, func() error {
-		return insertColumns(ctx, w.conn, insertSpans, &schema.SpanBlock{}, each(spans))
+		return store.InsertSpans(ctx, w.conn, spans...)
 	})
 	err := errors.Join(res.staged, res.turns, res.spans)
 	if err != nil {
@@ -135,43 +125,14 @@ func (w *writer) store(sets ...rows) result {
 	return res
 }
 
-// storeTurns stores n turns in order, counting them written (writeTurns).
+// storeTurns stores n turns in order, counting them written.
 func (w *writer) storeTurns(ctx context.Context, turns [][]schema.Turn, n int) error {
 	if n == 0 {
 		return nil
 	}
-	return writeTurns(ctx, w.conn, &w.history, turns, func(do func() error) error {
+	return store.WriteTurns(ctx, w.conn, &w.history, turns, func(do func() error) error {
 		return w.insert("conversations", n, do)
 	})
-}
-
-// writeTurns stores turns in order: the history their prompts repeat
-// (before the prompts, so that no reader meets a reference to a message
-// that is not there), the stale marks of their past days, the turns as
-// typed columns through insert, the marks again (store.Begin). Every
-// path that stores turns goes through it: the writer, and RowStore for
-// rows stored before.
-func writeTurns(ctx context.Context, conn BatchConn, cache *historyCache, turns [][]schema.Turn,
-	insert func(do func() error) error) error {
-	splits, msgs := cache.split(turns)
-	// Messages are not rows of the pipeline's: Stats does not count them.
-	if len(msgs) > 0 {
-		if err := insertRows(ctx, conn, insertMsgs, (*schema.StoredMessage).Values, msgs); err != nil {
-			return fmt.Errorf("write messages: %w", err)
-		}
-		cache.add(msgs)
-	}
-	change, err := store.Begin(ctx, conn, store.Change{Days: store.SummarizedDays(turns, time.Now())})
-	if err != nil {
-		return err
-	}
-	err = insert(func() error {
-		return insertColumns(ctx, conn, insertTurns, &schema.TurnBlock{}, withSplits(turns, splits))
-	})
-	if err != nil {
-		return err
-	}
-	return change.Done(ctx)
 }
 
 // largeBatchBytes is the batch size past which the writer lets the
@@ -255,26 +216,5 @@ func (w *writer) insert(table string, n int, do func() error) error {
 		return fmt.Errorf("write %s: %w", table, err)
 	}
 	w.written.Add(int64(n))
-	return nil
-}
-
-// insertRows sends rows as one batch: prepare, append, send, each error
-// wrapped with its step.
-func insertRows[R any](ctx context.Context, conn BatchConn, query string, values func(*R) []any, sets ...[]R) error {
-	batch, err := conn.PrepareBatch(ctx, query)
-	if err != nil {
-		return fmt.Errorf("prepare batch: %w", err)
-	}
-	defer batch.Close()
-	for _, rows := range sets {
-		for i := range rows {
-			if err := batch.Append(values(&rows[i])...); err != nil {
-				return fmt.Errorf("append to batch: %w", err)
-			}
-		}
-	}
-	if err := batch.Send(); err != nil {
-		return fmt.Errorf("send batch: %w", err)
-	}
 	return nil
 }

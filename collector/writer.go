@@ -13,6 +13,7 @@ import (
 
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 )
 
 // item is one hand-over to the writer: the rows of some spans, or a flush
@@ -89,7 +90,7 @@ type writer struct {
 	sentLarge               bool              // a large batch was sent since memory was last freed; writer goroutine only
 	redact                  *redactor         // nil when redaction is off
 	sdk                     mapping.SDKReader // writer goroutine only
-	history                 historyCache      // writer goroutine only
+	history                 store.History     // writer goroutine only
 }
 
 func newWriter(d dialer, cfg config) *writer {

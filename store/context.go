@@ -91,6 +91,23 @@ func (s Store) ThreadExists(ctx context.Context, threadID string) (bool, error) 
 	return s.exists(ctx, "thread", selectThreadExists, threadID)
 }
 
+// TurnCount counts the thread's turns as stored, copies not folded yet
+// included.
+func (s Store) TurnCount(ctx context.Context, threadID string) (uint64, error) {
+	rows, err := s.db.Query(ctx, "SELECT count() FROM conversations WHERE thread_id = ?", threadID)
+	if err != nil {
+		return 0, fmt.Errorf("count the turns of thread %s: %w", threadID, err)
+	}
+	defer rows.Close()
+	var n uint64
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return 0, fmt.Errorf("count the turns of thread %s: %w", threadID, err)
+		}
+	}
+	return n, rows.Err()
+}
+
 // exists runs a query whose one row counts found rows (at most one), for
 // what says whether a thread or trace exists.
 func (s Store) exists(ctx context.Context, what, query string, args ...any) (bool, error) {

@@ -124,10 +124,10 @@ func (w Write) markDays(ctx context.Context) error {
 // another clock may already call it yesterday.
 const midnightMargin = 10 * time.Minute
 
-// SummarizedDays returns the days, in order and each once, of the turns
+// summarizedDays returns the days, in order and each once, of the turns
 // in sets that a cost summary may hold by now: today is never summarized,
 // but just after midnight. Not nil: a write of no such day marks none.
-func SummarizedDays(sets [][]schema.Turn, now time.Time) []uint32 {
+func summarizedDays(sets [][]schema.Turn, now time.Time) []uint32 {
 	today := uint64(now.UnixNano()) / schema.DayNS
 	if uint64(now.UnixNano())%schema.DayNS < uint64(midnightMargin) {
 		today++

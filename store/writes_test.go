@@ -10,13 +10,12 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/collector"
-	"github.com/convtrace/convtrace/internal/archive"
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/archive"
+	"github.com/convtrace/convtrace/store/transfer"
 )
 
 // Every write path keeps the summaries exact through store.Begin and Done.
@@ -33,7 +32,7 @@ func TestEveryWriteKeepsSummariesExact(t *testing.T) {
 	at := func(daysBack, minute int) uint64 {
 		return today - uint64(daysBack)*schema.DayNS + uint64(minute)*uint64(time.Minute)
 	}
-	rows := collector.NewRowStore(conn)
+	rows := store.NewRowStore(conn)
 	write := func(turns ...schema.Turn) error { return rows.Store(ctx, turns, nil) }
 	if err := write(priced("a", at(3, 1)), priced("a", at(2, 1)), priced("b", at(3, 2)), priced("b", at(1, 2)),
 		priced("c", at(2, 3)), priced("d", at(3, 4)), priced("e", at(1, 5))); err != nil {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/schema/pricing"
+	"github.com/convtrace/convtrace/store/synth"
 	"github.com/convtrace/convtrace/viewer"
 )
 

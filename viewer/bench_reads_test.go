@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/convtrace/convtrace/internal/synth"
+	"github.com/convtrace/convtrace/store/synth"
 )
 
 // BenchmarkReadsByKey measures reads whose answer is small (a trace, an

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/convtrace/convtrace/internal/synth"
+	"github.com/convtrace/convtrace/store/synth"
 )
 
 // BenchmarkSearchWithoutWord measures searches by filters alone over the

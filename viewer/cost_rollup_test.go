@@ -14,11 +14,11 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/synth"
 )
 
 // costFacts is what the rollup tests compare of a report: its day × model

@@ -11,9 +11,9 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/synth"
 )
 
 // tablesOfThread are the tables a thread's rows are in.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/page"
+	"github.com/convtrace/convtrace/store/transfer"
 )
 
 // maxImportBody bounds an import's body, and the export it decompresses

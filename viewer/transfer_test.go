@@ -17,7 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/internal/transfer"
+	"github.com/convtrace/convtrace/store/transfer"
 	"github.com/convtrace/convtrace/viewer"
 )
 

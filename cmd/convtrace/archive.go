@@ -8,8 +8,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/archive"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/archive"
 	"github.com/convtrace/convtrace/store/page"
 )
 

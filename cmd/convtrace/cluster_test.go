@@ -23,10 +23,10 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/archive"
 	"github.com/convtrace/convtrace/internal/chcluster"
 	"github.com/convtrace/convtrace/internal/demo"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store/archive"
 	"github.com/convtrace/convtrace/store/ddl"
 	"github.com/convtrace/convtrace/store/topology"
 )

@@ -10,6 +10,7 @@ import (
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/internal/demo"
+	"github.com/convtrace/convtrace/store"
 )
 
 func demoCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -59,9 +60,9 @@ func recordDemo(ctx context.Context, st *storage, progress io.Writer, redact col
 		return "", fmt.Errorf("demo pipeline: %w", runErr)
 	}
 	// The exporter never fails a pipeline, so ask storage what arrived.
-	var turns uint64
-	if err := st.conn.QueryRow(ctx, "SELECT count() FROM conversations WHERE thread_id = ?", res.ThreadID).Scan(&turns); err != nil {
-		return "", fmt.Errorf("count demo turns: %w", err)
+	turns, err := store.New(st.conn, 0, 0).TurnCount(ctx, res.ThreadID)
+	if err != nil {
+		return "", err
 	}
 	if turns == 0 {
 		return "", fmt.Errorf("demo thread %s: no turns were stored (see the errors logged above)", res.ThreadID)

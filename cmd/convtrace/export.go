@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/transfer"
 )
 
 // largeExport is the number of threads from which an export shows a bar.

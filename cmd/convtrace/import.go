@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/convtrace/convtrace/internal/transfer"
+	"github.com/convtrace/convtrace/store/transfer"
 )
 
 // largeImport is the file size from which an import shows a bar.

@@ -19,8 +19,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store/synth"
 )
 
 // Two convtrace import processes of overlapping files at once store each

@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"runtime/debug"
 
-	"github.com/convtrace/convtrace/internal/mcpserver"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/mcpserver"
 )
 
 // mcpCmd serves the history over MCP on the command's standard input and

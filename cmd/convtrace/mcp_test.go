@@ -19,12 +19,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/convtrace/convtrace/internal/mcpserver"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/ddl"
 	"github.com/convtrace/convtrace/viewer"
+	"github.com/convtrace/convtrace/viewer/mcpserver"
 )
 
 // mcpSession runs `convtrace mcp` on dsn as a child process and connects

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/failpoint"
+	"github.com/convtrace/convtrace/store/synth"
 	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )

@@ -19,9 +19,9 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
-	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/store/localstore"
 	"github.com/convtrace/convtrace/store/page"
+	"github.com/convtrace/convtrace/store/transfer"
 	"github.com/convtrace/convtrace/viewer"
 )
 

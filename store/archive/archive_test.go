@@ -15,9 +15,9 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/archive"
-	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store/archive"
+	"github.com/convtrace/convtrace/store/synth"
 	"github.com/convtrace/convtrace/viewer"
 )
 

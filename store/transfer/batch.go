@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
 )
@@ -52,7 +51,7 @@ func (b *batch) add(rec *record) (full bool) {
 type importer struct {
 	conn  Conn
 	store store.Store
-	rows  *collector.RowStore
+	rows  *store.RowStore
 	res   Result // the reader writes BadLines, the storer the counts
 
 	// touched are the threads of which something was stored.
@@ -62,7 +61,7 @@ type importer struct {
 }
 
 func newImporter(conn Conn, wait time.Duration) *importer {
-	return &importer{res: Result{BadLines: []BadLine{}}, conn: conn, store: store.New(conn, 0, 0), rows: collector.NewRowStore(conn),
+	return &importer{res: Result{BadLines: []BadLine{}}, conn: conn, store: store.New(conn, 0, 0), rows: store.NewRowStore(conn),
 		touched: map[string]bool{}, seen: map[string]bool{}, wait: wait}
 }
 

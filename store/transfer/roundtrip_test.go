@@ -17,10 +17,10 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/topology"
+	"github.com/convtrace/convtrace/store/transfer"
 	"github.com/convtrace/convtrace/viewer"
 )
 

@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/convtrace/convtrace/internal/mcpserver"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/viewer/mcpserver"
 )
 
 // Serve the tools on standard input and output over a convtrace database,

@@ -1,4 +1,4 @@
-package collector
+package store_test
 
 import (
 	"context"
@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
-// On a cluster the stager finds join_staging's hours on every shard and
-// drops those past stagingKept on every server, keeping the others.
-func TestStagerDropsOldHoursOnCluster(t *testing.T) {
+// On a cluster, join_staging's old hours are found on every shard and
+// dropped on every server, the others kept.
+func TestStagingDropsOldHoursOnCluster(t *testing.T) {
 	c, conn, _ := testkit.OpenCluster(t)
 	ctx := context.Background()
 	now := time.Now()
-	old, fresh := now.Add(-2*stagingKept), now.Add(-time.Hour)
+	old, fresh := now.Add(-48*time.Hour), now.Add(-time.Hour)
 	// Traces enough that both shards hold some of each hour.
 	for i := range 16 {
 		for _, at := range []time.Time{old, fresh} {
@@ -26,8 +27,7 @@ SELECT toString(?), 's', 'r', 0, toUInt64(?)`, i, uint64(at.UnixNano()))
 			}
 		}
 	}
-	st := &stager{cluster: c.Name, database: "convtrace"}
-	if err := st.dropOld(ctx, conn, now); err != nil {
+	if err := store.DropStagingBefore(ctx, conn, now.Add(-24*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	for i, srv := range c.Servers() {

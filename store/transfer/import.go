@@ -8,15 +8,13 @@ import (
 	"io"
 	"os"
 
-	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/store"
 )
 
 // Conn is what an import needs of a connection to a migrated convtrace
 // database: a *topology.Conn satisfies it.
 type Conn interface {
-	store.DB
-	collector.BatchConn
+	store.BatchDB
 }
 
 // Result is what an import did: the rows it stored, those the database
@@ -52,7 +50,7 @@ func (r *Result) bad(line int64, err error) {
 // exported. Its format comes from name's extension (.json, .jsonl or
 // .ndjson, maybe before .zst), else from its first line. Turns and spans
 // are stored the way the collector's writer stores them
-// (collector.RowStore): the history of prompts split off again, the cost
+// (store.RowStore): the history of prompts split off again, the cost
 // summaries' past days marked stale.
 //
 // A JSON envelope is read twice: checked whole first, and refused

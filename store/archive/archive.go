@@ -16,9 +16,9 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/failpoint"
+	"github.com/convtrace/convtrace/store/transfer"
 )
 
 // Ext is the extension of an archive file: a JSONL export compressed with

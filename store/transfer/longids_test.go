@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/transfer"
 )
 
 // Ids as long as the checks allow, in batches full of them: every query an
@@ -33,7 +32,7 @@ func TestLongIDs(t *testing.T) {
 			spans = append(spans, schema.Span{TraceID: trace, SpanID: span, ThreadID: thread, Project: "long", StartNS: start + uint64(c)})
 		}
 	}
-	if err := collector.NewRowStore(src).Store(ctx, turns, spans); err != nil {
+	if err := store.NewRowStore(src).Store(ctx, turns, spans); err != nil {
 		t.Fatal(err)
 	}
 	var file bytes.Buffer

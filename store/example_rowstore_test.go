@@ -1,11 +1,11 @@
-package collector_test
+package store_test
 
 import (
 	"context"
 	"log"
 
-	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
@@ -26,7 +26,7 @@ func ExampleRowStore() {
 		Role: schema.RolePrompt, StartNS: 1777000000000000000,
 		Content: `[{"role":"user","parts":[{"type":"text","content":"Review the plan"}]}]`,
 	}}
-	if err := collector.NewRowStore(conn).Store(ctx, turns, nil); err != nil {
+	if err := store.NewRowStore(conn).Store(ctx, turns, nil); err != nil {
 		log.Fatal(err)
 	}
 }

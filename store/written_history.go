@@ -1,4 +1,4 @@
-package collector
+package store
 
 import (
 	"iter"
@@ -7,43 +7,43 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// historyCache remembers the messages of threads' history the writer has
+// History remembers the messages of threads' history a writer has
 // stored, so that a loop's prompts, which repeat them call after call,
 // store each once (schema.StoreHistoryOnce) instead of once per call. It
-// holds two generations of at most historyCacheSize keys and
-// historyCacheAge each: when the newer fills up or grows old the older is
+// holds two generations of at most historySize keys and
+// historyAge each: when the newer fills up or grows old the older is
 // dropped, so memory stays bounded and the messages of running threads
 // stay known. A message it forgets is stored again, and storage folds the
 // copies. The age bound is for removals (convtrace delete, prune,
 // archive): a message removed from storage is not taken as stored for
-// more than two generations' time. Only the writer goroutine uses it.
-type historyCache struct {
+// more than two generations' time. It is not safe for concurrent use; the zero value is empty.
+type History struct {
 	newer, older map[string]struct{}
 	since        time.Time // when newer started
 }
 
 const (
-	historyCacheSize = 1 << 16
-	historyCacheAge  = time.Hour
+	historySize = 1 << 16
+	historyAge  = time.Hour
 )
 
 func historyKey(m *schema.StoredMessage) string { return m.ThreadID + "\x00" + m.ID }
 
-func (c *historyCache) has(key string) bool {
+func (c *History) has(key string) bool {
 	_, inNewer := c.newer[key]
 	_, inOlder := c.older[key]
 	return inNewer || inOlder
 }
 
 // add remembers messages that are stored.
-func (c *historyCache) add(msgs []schema.StoredMessage) {
+func (c *History) add(msgs []schema.StoredMessage) {
 	now := time.Now()
 	for i := range msgs {
-		if len(c.newer) >= historyCacheSize || now.Sub(c.since) > historyCacheAge {
+		if len(c.newer) >= historySize || now.Sub(c.since) > historyAge {
 			c.older, c.newer = c.newer, nil
 		}
 		if c.newer == nil {
-			c.newer, c.since = make(map[string]struct{}, historyCacheSize), now
+			c.newer, c.since = make(map[string]struct{}, historySize), now
 		}
 		c.newer[historyKey(&msgs[i])] = struct{}{}
 	}
@@ -54,7 +54,7 @@ func (c *historyCache) add(msgs []schema.StoredMessage) {
 // of that history not stored yet, each once. The turns themselves are not
 // changed, so that rows kept after a failed insert are split again when
 // they are retried.
-func (c *historyCache) split(sets [][]schema.Turn) (map[*schema.Turn]*schema.Turn, []schema.StoredMessage) {
+func (c *History) split(sets [][]schema.Turn) (map[*schema.Turn]*schema.Turn, []schema.StoredMessage) {
 	var (
 		splits map[*schema.Turn]*schema.Turn
 		msgs   []schema.StoredMessage

@@ -12,12 +12,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/convtrace/convtrace/internal/mcpserver"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/genai"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/page"
+	"github.com/convtrace/convtrace/viewer/mcpserver"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }

@@ -1,4 +1,4 @@
-package collector
+package store
 
 import (
 	"context"
@@ -24,7 +24,7 @@ type block[R any] interface {
 
 // insertColumns sends rows as one insert of typed columns, in the order of
 // the insert's column list, a block at a time: no value is boxed row by row.
-func insertColumns[R any](ctx context.Context, conn BatchConn, query string, b block[R], rows iter.Seq[*R]) error {
+func insertColumns[R any](ctx context.Context, conn BatchDB, query string, b block[R], rows iter.Seq[*R]) error {
 	batch, err := conn.PrepareBatch(ctx, query)
 	if err != nil {
 		return fmt.Errorf("prepare batch: %w", err)

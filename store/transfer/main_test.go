@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
@@ -131,7 +130,7 @@ func fixture(t *testing.T) (*topology.Conn, string) {
 	conn, dsn := testkit.Open(t)
 	recordDemo(t, dsn)
 	ctx := context.Background()
-	rows := collector.NewRowStore(conn)
+	rows := store.NewRowStore(conn)
 	past := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
 	for _, th := range []struct {
 		project, id string

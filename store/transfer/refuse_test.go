@@ -10,7 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"github.com/convtrace/convtrace/internal/transfer"
+	"github.com/convtrace/convtrace/store/transfer"
 )
 
 // stored counts the rows of every table an import writes.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/synth"
 )
 
 // run is one child process's wall time and peak resident memory.
@@ -75,7 +75,7 @@ func count(b *testing.B, conn driver.Conn, q string) uint64 {
 // JSONEachRow, then INSERT ... FORMAT JSONEachRow) as the baseline. Run it
 // alone, once:
 //
-//	CONVTRACE_REQUIRE_CLICKHOUSE=1 go test ./internal/transfer -run '^$' -bench ExportImport -benchtime 1x
+//	CONVTRACE_REQUIRE_CLICKHOUSE=1 go test ./store/transfer -run '^$' -bench ExportImport -benchtime 1x
 func BenchmarkExportImport(b *testing.B) {
 	turns := testkit.BenchTurns(b, synth.DefaultTurns)
 	ctx := context.Background()

@@ -16,11 +16,11 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/instrument"
-	"github.com/convtrace/convtrace/internal/archive"
-	"github.com/convtrace/convtrace/internal/synth"
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/store"
+	"github.com/convtrace/convtrace/store/archive"
 	"github.com/convtrace/convtrace/store/failpoint"
+	"github.com/convtrace/convtrace/store/synth"
 	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )

@@ -6,9 +6,9 @@ import (
 	"log"
 	"os"
 
-	"github.com/convtrace/convtrace/internal/transfer"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/ddl"
+	"github.com/convtrace/convtrace/store/transfer"
 )
 
 // Export one project's threads as JSON lines. The example needs a

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/convtrace/convtrace/internal/transfer"
+	"github.com/convtrace/convtrace/store/transfer"
 )
 
 // digest is what a check compares: the records of an export but for its

@@ -20,10 +20,9 @@
 // its import lock (import_claims); both waits are bounded by WithWait,
 // past which an import is refused with ErrBusy.
 //
-// The reads and the existence checks are store's; turns and spans
-// are stored through the collector's writer path (collector.RowStore), so
-// that the history split and the cost summaries' stale marks are the
-// writer's own. Used by convtrace export and import and by the viewer's
+// The reads, the existence checks and the writes are store's: turns and
+// spans go through store.RowStore, the writer's own path (the history
+// split, the summaries' invalidation). Used by convtrace export and import and by the viewer's
 // export and import endpoints. The format is in README, "Export and
 // import"; the design in docs/architecture.md.
 package transfer

@@ -1,4 +1,4 @@
-package collector
+package store
 
 import (
 	"context"
@@ -19,18 +19,18 @@ import (
 // messages it stored, so that a long thread stored in several calls
 // stores each message once.
 type RowStore struct {
-	conn    BatchConn
-	history historyCache
+	db      BatchDB
+	history History
 }
 
-// NewRowStore returns a RowStore writing to conn, a connection to a
-// migrated convtrace database. It does not close conn.
-func NewRowStore(conn BatchConn) *RowStore { return &RowStore{conn: conn} }
+// NewRowStore returns a RowStore writing to db, a connection to a
+// migrated convtrace database.
+func NewRowStore(db BatchDB) *RowStore { return &RowStore{db: db} }
 
 // Store writes turns and spans; either may be empty.
 func (s *RowStore) Store(ctx context.Context, turns []schema.Turn, spans []schema.Span) error {
 	if len(turns) > 0 {
-		err := writeTurns(ctx, s.conn, &s.history, [][]schema.Turn{turns}, func(do func() error) error {
+		err := WriteTurns(ctx, s.db, &s.history, [][]schema.Turn{turns}, func(do func() error) error {
 			if err := do(); err != nil {
 				return fmt.Errorf("write conversations: %w", err)
 			}
@@ -41,7 +41,7 @@ func (s *RowStore) Store(ctx context.Context, turns []schema.Turn, spans []schem
 		}
 	}
 	if len(spans) > 0 {
-		if err := insertColumns(ctx, s.conn, insertSpans, &schema.SpanBlock{}, each([][]schema.Span{spans})); err != nil {
+		if err := InsertSpans(ctx, s.db, spans); err != nil {
 			return fmt.Errorf("write spans: %w", err)
 		}
 	}
