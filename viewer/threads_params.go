@@ -94,12 +94,15 @@ func parseCost(param, v string) (*float64, error) {
 	return &usd, nil
 }
 
-// parseDuration reads a duration bound: a Go duration (90s, 5m, 1h30m) or
-// days (2d).
+// parseDuration reads a call's duration bound: a Go duration (500ms, 90s,
+// 5m, 1h30m) or an age's units (2d).
 func parseDuration(param, v string) (*time.Duration, error) {
-	d, err := page.ParseAge(v)
+	d, err := time.ParseDuration(v)
 	if err != nil {
-		return nil, page.BadParam(param, "%q is not a duration, such as 90s, 5m or 1h30m", v)
+		d, err = page.ParseAge(v)
+	}
+	if err != nil || d < 0 {
+		return nil, page.BadParam(param, "%q is not a duration, such as 500ms, 90s, 5m or 1h30m", v)
 	}
 	return &d, nil
 }

@@ -66,8 +66,11 @@ func ageFlag(name, v string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%s: give an age, such as 180d", name)
 	}
 	age, err := page.ParseAge(v)
-	if err != nil || age <= 0 {
-		return time.Time{}, fmt.Errorf("%s: %q is not an age such as 180d or 720h", name, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if age <= 0 {
+		return time.Time{}, fmt.Errorf("%s: %q is no age: give one longer than zero, such as 180d", name, v)
 	}
 	return time.Now().Add(-age), nil
 }

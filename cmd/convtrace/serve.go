@@ -67,14 +67,20 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}
 		var keep time.Duration
 		if *retention != "" {
-			if keep, err = page.ParseAge(*retention); err != nil || keep < 24*time.Hour {
-				return fmt.Errorf("--retention: %q is not an age of a day or more, such as 180d", *retention)
+			if keep, err = page.ParseAge(*retention); err != nil {
+				return fmt.Errorf("--retention: %w", err)
+			}
+			if keep < 24*time.Hour {
+				return fmt.Errorf("--retention: %q is less than a day: give a day or more, such as 180d", *retention)
 			}
 		}
 		var idle time.Duration
 		if *archiveAfter != "" {
-			if idle, err = page.ParseAge(*archiveAfter); err != nil || idle < 24*time.Hour {
-				return fmt.Errorf("--archive-after: %q is not an age of a day or more, such as 30d", *archiveAfter)
+			if idle, err = page.ParseAge(*archiveAfter); err != nil {
+				return fmt.Errorf("--archive-after: %w", err)
+			}
+			if idle < 24*time.Hour {
+				return fmt.Errorf("--archive-after: %q is less than a day: give a day or more, such as 30d", *archiveAfter)
 			}
 			if *archiveDir == "" {
 				return errors.New("--archive-after: name the folder of the files with --archive-dir")

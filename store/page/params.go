@@ -3,6 +3,7 @@ package page
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -39,7 +40,7 @@ func ParseTime(param, value string, now time.Time) (uint64, error) {
 	}
 	at, ok := parseTime(v, now)
 	if !ok {
-		return 0, BadParam(param, "%q is not a time: use RFC 3339 (2026-05-01T09:00:00Z), 2026-05-01T09:00, 2026-05-01, or an age such as 24h or 7d", v)
+		return 0, BadParam(param, "%q is not a time: use RFC 3339 (2026-05-01T09:00:00Z), 2026-05-01T09:00, 2026-05-01, or an age such as 24h, 7d or 90min", v)
 	}
 	minT, maxT := time.Unix(0, int64(schema.MinTimeNS)), time.Unix(0, int64(schema.MaxTimeNS))
 	if at.Before(minT) || at.After(maxT) {
@@ -61,20 +62,47 @@ func parseTime(v string, now time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// ParseAge reads a Go duration, or a number of days with the suffix d.
+// ageUnits are the units an age may be written in. "m" is not one: it
+// reads as minutes to Go and as months to people, and a prune of "6m"
+// must not delete all but six minutes.
+var ageUnits = map[string]time.Duration{
+	"s": time.Second, "min": time.Minute, "h": time.Hour, "d": 24 * time.Hour,
+	"w": 7 * 24 * time.Hour, "mo": 30 * 24 * time.Hour, "y": 365 * 24 * time.Hour,
+}
+
+// ageHelp says how to write an age.
+const ageHelp = "use whole numbers with the units s, min, h, d, w, mo (30 days) or y (365 days), such as 90min, 36h, 180d, 6mo or 1y2mo"
+
+// ParseAge reads an age: one or more whole numbers each with a unit of
+// ageUnits, added up (1h30min).
 func ParseAge(v string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(v, "d"); ok {
-		n, err := strconv.ParseUint(days, 10, 16)
-		if err != nil {
-			return 0, err
+	rest := strings.TrimSpace(v)
+	if rest == "" {
+		return 0, errors.New("an age is empty: " + ageHelp)
+	}
+	var total time.Duration
+	for rest != "" {
+		digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+		unitLen := len(rest[digits:]) - len(strings.TrimLeft(rest[digits:], "abcdefghijklmnopqrstuvwxyz"))
+		num, unit := rest[:digits], rest[digits:digits+unitLen]
+		if num == "" || unit == "" {
+			return 0, fmt.Errorf("%q is not an age: %s", v, ageHelp)
 		}
-		return time.Duration(n) * 24 * time.Hour, nil
+		if unit == "m" {
+			return 0, fmt.Errorf("%q is ambiguous: write %smin for minutes or %smo for months", v, num, num)
+		}
+		size, ok := ageUnits[unit]
+		if !ok {
+			return 0, fmt.Errorf("%q has the unit %q: %s", v, unit, ageHelp)
+		}
+		n, err := strconv.ParseUint(num, 10, 32)
+		if err != nil || time.Duration(n) > (math.MaxInt64-total)/size {
+			return 0, fmt.Errorf("%q is too long an age", v)
+		}
+		total += time.Duration(n) * size
+		rest = rest[digits+unitLen:]
 	}
-	d, err := time.ParseDuration(v)
-	if err == nil && d < 0 {
-		return 0, errors.New("negative age")
-	}
-	return d, err
+	return total, nil
 }
 
 // TimeRange reads the from and to parameters; to must not be before from.
