@@ -10,25 +10,10 @@ import (
 	"github.com/convtrace/convtrace/store"
 )
 
-// One provider call may be several staged spans: a wrapper
-// instrumentation's span with the provider SDK's span nested in it, in any
-// order of arrival, in separate requests or on separate instances. And a
-// call may lack what an ancestor says: the agent that made it, its
-// provider, its system instructions or its input. The stager decides both
-// from the stored records alone, so that any instance decides the same:
-// the trace's spans rows give the tree, join_staging the calls.
-//
-// Two nested call spans, one the only call under the other, are one call.
-// It is written under the inner span's id, unless the outer one's turns
-// were written before the inner span arrived: turns once written keep
-// their ids. The other span is folded into it (a written mark with pos 1,
-// no turns of its own); the call takes the content of whichever has it
-// and the usage of whichever tells more. A call span with several calls
-// under it is a wrapper of separate calls and has no turns of its own.
-//
-// An ancestor that arrives after a call was written adds a context record
-// to the call (StagedContext), so that the call is written again, merged,
-// by whichever instance completes it.
+// Which staged spans are one provider call, and what each inherits from
+// its ancestors, is decided from the stored records alone (the trace's
+// spans rows, join_staging), so every instance decides the same. The
+// rules: docs/design/staging.md, "Which spans are one call".
 
 // maxDepth bounds a walk up a trace's tree: a sender may send a cycle.
 const maxDepth = 256
@@ -252,11 +237,8 @@ func (g grouping) span(k joinKey) mapping.Span {
 }
 
 // due reports whether the unit's turns are to be written now: records
-// arrived since the last write, and it was written before (a late record
-// merges at once), its window and grace are over, it is an agent's
-// records, or it is complete, with a span that keys it and what its sort
-// key depends on known (its ancestors up to the root when it names no
-// thread, and a tool's parent).
+// arrived since the last write and it is late, an agent's, or complete
+// with its sort key known (docs/design/staging.md, "When a unit is due").
 func (u *unit) due(merged uint32, now time.Time, window, grace time.Duration) bool {
 	c := u.call
 	switch {

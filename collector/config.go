@@ -9,16 +9,9 @@ import (
 	"github.com/convtrace/convtrace/schema/pricing"
 )
 
-// Each constructor takes the options that apply to it, so an option that
-// would be ignored does not compile:
-//
-//   - Option configures the writer that every path shares: NewExporter,
-//     NewIngester and NewTracerProvider take it.
-//   - RedactOption is an Option that SpoolSpans takes too.
-//   - PendingOption configures NewPendingProcessor, and NewTracerProvider,
-//     which builds one.
-//   - WithJoinWindow is an IngesterOption only; WithProject a
-//     ProviderOption only.
+// Each constructor takes only the options that apply to it, so an option
+// that would be ignored does not compile (docs/design/writer.md, "Options
+// per constructor").
 
 // ExporterOption configures NewExporter.
 type ExporterOption interface{ applyExporter(*config) }
@@ -158,31 +151,18 @@ func WithQueueBytes(n int64) Option { return optionFunc(func(c *config) { c.queu
 // oldest go to the spool, or without one are dropped and counted.
 func WithBufferSize(bytes int64) Option { return optionFunc(func(c *config) { c.bufferBytes = bytes }) }
 
-// WithSpool keeps in dir, in fsynced checksummed files, the rows the
-// buffer cannot hold (past WithBufferSize) and those still unstored at a
-// clean Shutdown. The writer stores them once ClickHouse answers, or the
-// next exporter or ingester on dir does when it starts; a file is removed
-// once all its rows are stored, and damaged bytes are moved to dir/damaged,
-// never deleted (Stats.SetAsideBytes).
-//
-// It holds only what reached it: a process killed (kill -9, out of memory,
-// power loss) loses the rows still queued or buffered in memory, up to
-// WithQueueBytes plus WithBufferSize (64 MiB each by default), although
-// ExportSpans accepted them. WithDurableSpool loses none of them.
+// WithSpool keeps in dir, fsynced, the rows past WithBufferSize and those
+// unstored at Shutdown, stored later by this or the next process on dir;
+// damaged bytes go to dir/damaged, never deleted. A kill loses what is
+// still in memory; WithDurableSpool does not (docs/design/writer.md).
 func WithSpool(dir string) Option {
 	return optionFunc(func(c *config) { c.spoolDir, c.durableSpool = dir, false })
 }
 
-// WithDurableSpool is WithSpool(dir), and every row nobody waits for (the
-// exporter's, the pending processor's) is written to the spool and fsynced
-// before it is queued: once ExportSpans returns, its rows survive a kill -9
-// or a power loss, and the next exporter or ingester on dir stores them.
-// Each ExportSpans, so each span.End under NewTracerProvider, pays for the
-// write and an fsync; while ClickHouse fails the rows wait in the spool,
-// not in memory. Rows the spool cannot take (an unwritable folder, a full
-// disk) are kept in memory as under WithSpool, with a warning. The
-// ingester's rows are answered to their sender, which retries: they are
-// not journaled.
+// WithDurableSpool is WithSpool(dir), and every row nobody waits for is
+// fsynced to the spool before it is queued: once ExportSpans returns, its
+// rows survive a kill -9 or a power loss. Each ExportSpans pays for a write
+// and an fsync. The ingester's rows are not journaled: their sender retries.
 func WithDurableSpool(dir string) Option {
 	return optionFunc(func(c *config) { c.spoolDir, c.durableSpool = dir, true })
 }

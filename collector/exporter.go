@@ -12,14 +12,9 @@ import (
 )
 
 // Exporter is an sdktrace.SpanExporter that stores spans and their
-// conversation turns in ClickHouse. ExportSpans only maps the spans and
-// queues the rows: it never waits on ClickHouse and never returns a storage
-// error. While ClickHouse fails, rows are kept in a buffer bounded in bytes
-// (WithBufferSize), retried with back-off and stored in order; past the
-// bound the oldest go to the spool (WithSpool) or are dropped, counted in
-// Stats and logged at most every 10 s, as are rows past the queue. With
-// WithDurableSpool, ExportSpans writes the rows to the spool, synced,
-// before it queues them, and while ClickHouse fails they wait there.
+// conversation turns in ClickHouse. ExportSpans never waits on ClickHouse
+// and never returns a storage error: rows it cannot store yet are kept,
+// spooled (WithSpool) or dropped and counted in Stats (docs/design/writer.md).
 type Exporter struct {
 	w *writer
 }
@@ -27,13 +22,9 @@ type Exporter struct {
 var _ sdktrace.SpanExporter = (*Exporter)(nil)
 
 // NewExporter returns an exporter writing to the ClickHouse database named by
-// dsn (a clickhouse-go DSN such as clickhouse://127.0.0.1:9000/convtrace).
-// An empty dsn names the local store the convtrace commands share (the one
-// `make run` and `convtrace serve` start: $CONVTRACE_DATA, else
-// $XDG_DATA_HOME/convtrace, else ~/.local/share/convtrace), and is an error
-// when it has never been started. It connects lazily, creating and
-// migrating the database on first write, so it can start while ClickHouse
-// is down.
+// dsn (a clickhouse-go DSN such as clickhouse://127.0.0.1:9000/convtrace);
+// an empty dsn names the local store `convtrace serve` starts, an error when
+// it was never started. It connects lazily, so ClickHouse may be down.
 func NewExporter(dsn string, opts ...ExporterOption) (*Exporter, error) {
 	cfg, err := configure(opts, ExporterOption.applyExporter)
 	if err != nil {

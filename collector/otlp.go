@@ -63,12 +63,9 @@ func spansFromOTLP(rss []*tracepb.ResourceSpans) []mapping.Span {
 }
 
 // validSpans returns the spans of a request that can be stored, in their
-// order and in spans' backing array. A span whose trace or span id is
-// invalid is refused: its turns would share ids with every other such span.
-// So is one with a time convtrace does not store (schema.CheckTime): an
-// export of it could not be imported. Copies of one span (same trace and
-// span id) fold into the most complete: ended over running, else the
-// later in the request.
+// order and in spans' backing array, refusing invalid ids and times
+// (docs/design/otlp.md). Copies of one span fold into the most complete:
+// ended over running, else the later in the request.
 func validSpans(spans []mapping.Span) ([]mapping.Span, Result) {
 	type id struct{ trace, span string }
 	var res Result

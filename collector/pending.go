@@ -12,17 +12,10 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// PendingProcessor stores the prompt of a provider call that is still
-// running after a delay (default 1 s), so a long call shows in the viewer
-// while it runs and a call whose process dies keeps its prompt. While the
-// call runs it stores that prompt again every heartbeat (default 1 min),
-// stamped with the time, so the viewer can tell a live call from one whose
-// process died. When the call ends, the exporter does not store that
-// prompt again.
-//
-// Register it on the tracer provider before the exporter's processor: the
-// SDK ends spans through processors in registration order, which keeps the
-// early prompt ahead of the call's final rows.
+// PendingProcessor stores the prompt of a provider call still running
+// after a delay, and again every heartbeat, so the viewer shows a live call
+// and a dead process's call keeps its prompt. Register it before the
+// exporter's processor (docs/design/writer.md, "Early prompts").
 type PendingProcessor struct {
 	w         *writer
 	after     time.Duration

@@ -21,12 +21,9 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// Secrets in prompts and tool output (API keys, bearer tokens, private
-// keys) are replaced by a marker naming their kind, [REDACTED:openai_key],
-// before a row is stored: the writer redacts every row handed to it
-// (write), whatever path it came by, and SpoolSpans before rows reach the
-// disk. Patterns are Go regexps (RE2), so redaction takes time linear in
-// the content, however large or hostile.
+// Secrets are replaced by a marker naming their kind, [REDACTED:openai_key],
+// by the writer for every row and by SpoolSpans before the disk; RE2
+// patterns keep it linear in the content (docs/design/writer.md).
 
 // RedactPattern is one kind of secret: what Regexp matches is replaced by
 // [REDACTED:Kind], or, when Regexp has a capture group, what its first
@@ -332,14 +329,9 @@ func (r *redactor) message(m protoreflect.Message) bool {
 var kindName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // ParseRedactPatterns reads user patterns, one a line: a kind name
-// (letters, digits, _ . -), blank space, and a Go regexp (RE2 syntax), such
-// as
-//
-//	internal_host  \b[a-z0-9-]+\.corp\.example\.com\b
-//	password       (?i)password\s*[:=]\s*(\S+)
-//
-// Blank lines and lines starting with # are skipped. A regexp that
-// matches empty text is refused: it would put markers everywhere.
+// (letters, digits, _ . -), blank space and a Go regexp, such as
+// `password (?i)password\s*[:=]\s*(\S+)`. Blank lines and # lines are
+// skipped; a regexp that matches empty text is refused.
 func ParseRedactPatterns(r io.Reader) ([]RedactPattern, error) {
 	var ps []RedactPattern
 	sc := bufio.NewScanner(r)

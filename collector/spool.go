@@ -20,18 +20,10 @@ import (
 	"github.com/convtrace/convtrace/collector/mapping"
 )
 
-// spool keeps rows on disk, in segment files of checksummed records
-// (spoolrecord.go). A process locks (flock) the segments it appends to;
-// another segment is replayed by the one process that locks it, then
-// removed, so concurrent processes on one folder never store a segment
-// twice. Nothing is removed before it is stored or set aside in the
-// damaged folder.
-//
-// Rows with no copy in memory (evicted, spilled, SpoolSpans') are released
-// as they are written: they wait for replay. With WithDurableSpool, the
-// rows nobody waits for are journaled before they are queued: their
-// segment is held, and removed once the writer stored them all, or
-// released when it drops them because storage failed.
+// spool keeps rows on disk in segment files of checksummed records
+// (spoolrecord.go). Each segment is replayed by the one process that locks
+// it, and nothing is removed before it is stored or set aside in the
+// damaged folder (docs/design/writer.md, "The spool").
 type spool struct {
 	dir      string
 	logger   *slog.Logger

@@ -14,13 +14,10 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// A spool segment is a run of records, each a 16-byte header and a payload:
-// rows in msgpack, which (unlike gob or JSON) keeps a pointer to zero apart
-// from nil, NaN and invalid UTF-8 as they are. The header is a marker, the
-// payload's length and CRC-32C, and the CRC-32C of those three, so that a
-// reader past damaged bytes finds the next record: the next marker whose
-// header verifies. Segments of the first format (legacyExt: a length and a
-// CRC-32C, no marker) are still read; damage ends them.
+// A spool segment is a run of records: a 16-byte header (marker, payload
+// length and CRC-32C, the header's own CRC-32C) and msgpack rows, so a
+// reader resumes past damage at the next verified header. legacyExt
+// segments are still read. The format: docs/design/writer.md.
 const (
 	segmentExt      = ".seg"
 	legacyExt       = ".spool"

@@ -16,26 +16,10 @@ import (
 	"github.com/convtrace/convtrace/store"
 )
 
-// OTLP GenAI instrumentations may send a call as a span without content
-// and log records that carry it, in separate requests that reach
-// different collector instances in any order. Both halves are stored in
-// join_staging (store/ddl/sql/0008_join_staging.sql) before the request is
-// acknowledged; a stager then writes a call's turns once it is complete
-// (its span, an input and an answer), or once the join window and a grace
-// have passed since its first record, from whatever instance gets there
-// first. A record arriving later makes the stager write the call again,
-// merged, under the same turn ids.
-//
-// Every copy of a turn has the same sort key, whoever writes it, because
-// the key follows from the stored records alone: the span's when the span
-// was stored within the window of the call's first record, else the one
-// the log records stored within that window imply. The grace (the longest
-// a staged row takes to become visible) makes sure that whoever writes
-// first sees every record stored within the window.
-//
-// A writer that has written a call reads its records again afterwards and
-// writes again when more arrived meanwhile, so the last copy written holds
-// every acknowledged record.
+// A call's span and log records are staged in join_staging before the
+// request is acknowledged; any instance writes the call from the stored
+// records alone, under the same turn ids and sort key, and again, merged,
+// when more arrive. Why that is exact: docs/design/staging.md.
 
 // stagingKept is how long staged records are kept: a record arriving
 // later than this after its call's first one can no longer be merged.

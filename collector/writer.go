@@ -108,13 +108,10 @@ func newWriter(d dialer, cfg config) *writer {
 	return w
 }
 
-// write hands rows to the writer without waiting. It returns false when the
-// queue is full or the writer stopped; the rows are then refused to a
-// caller that waits for them, spooled when journaled, or lost.
-//
-// Rows are prepared here, on the caller's goroutine, so that requests
-// prepare theirs in parallel; in-process spans are mapped and prepared on
-// the writer's (mapped), unless they are journaled first.
+// write hands rows to the writer without waiting, preparing them on the
+// caller's goroutine (in-process spans on the writer's, unless journaled).
+// It returns false when the queue is full or the writer stopped: the rows
+// are then refused, spooled when journaled, or lost (docs/design/writer.md).
 func (w *writer) write(it item) bool {
 	journal := w.cfg.durableSpool && it.stored == nil
 	switch {
@@ -223,14 +220,10 @@ const (
 	loadRows = 5000
 )
 
-// run gathers rows into batches (group commit): a batch is sent when it is
-// full, or once a gap has passed since the last send. The gap grows with
-// the size of the last batch, from minGap after a small one to the flush
-// interval after one of loadRows or more: a lone sender waits milliseconds
-// for its rows to be stored, while under load each table gets about one
-// insert of thousands of rows per interval. While a batch waits for its
-// gap, what arrives waits in the queue for the timer (queue.lazy). Kept
-// rows are retried when the back-off allows, even when nothing new arrives.
+// run gathers rows into batches (group commit): a batch is sent when full,
+// or once a gap, growing with the last batch from minGap to the flush
+// interval, has passed since the last send; kept rows are retried when the
+// back-off allows. Why: docs/design/writer.md, "Group commit".
 func (w *writer) run() {
 	defer close(w.finished)
 	// Connect at once, so the first rows need not wait for it and readiness

@@ -6,12 +6,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Step runs fn, one stage of a pipeline (a phase, an agent's tool loop, a
-// whole run), inside a span named name, so that the provider calls and tool
-// executions fn makes nest under it in the trace waterfall. The span carries
-// the context's thread, phase, round, speaker and agent. It returns fn's
-// error unchanged and marks the span failed with it; a panic in fn is
-// recorded and re-raised.
+// Step runs fn, one stage of a pipeline (a phase, a tool loop, a run), in a
+// span named name that carries the context's thread, phase, round, speaker
+// and agent, so the calls fn makes nest under it. It returns fn's error
+// unchanged, marking the span failed; a panic is recorded and re-raised.
 func (r *Recorder) Step(ctx context.Context, name string, fn func(context.Context) error) error {
 	ctx, span := r.tracer.Start(ctx, name,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(Attributes(ctx)...))

@@ -21,12 +21,10 @@ func (m *StoredMessage) Values() []any {
 	return []any{m.Project, m.ThreadID, m.ID, m.Message}
 }
 
-// StoreHistoryOnce splits a prompt turn that repeats earlier messages
-// (genai.SplitHistory): t keeps the new messages as its Content and the
-// ids of the earlier ones as its History, and the earlier messages are
-// returned, to be stored in messages before t is. Any other turn, and a
-// prompt already split or cut at the content limit, is left as it is.
-// ContentBytes keeps the size of the whole prompt.
+// StoreHistoryOnce splits a prompt turn (genai.SplitHistory): t keeps its
+// new messages as Content and the earlier ones' ids as History, and the
+// earlier messages are returned, to be stored before t. Other turns, split
+// or cut prompts are left as they are (docs/design/messages.md).
 func StoreHistoryOnce(t *Turn) []StoredMessage {
 	if t.Role != RolePrompt || t.Truncated || t.History != nil {
 		return nil
@@ -46,12 +44,10 @@ func StoreHistoryOnce(t *Turn) []StoredMessage {
 	return msgs
 }
 
-// WholeContentSQL is a conversations row's whole content in SQL: a prompt
-// that repeats history put back together from the messages table, byte for
-// byte, the content of any other row as it is. It reads the columns ids and
-// messages that HistoryJoinSQL adds. (ClickHouse 18.16 does not let a
-// lambda read another column of a subquery: replicate hands the arrays to
-// it instead.)
+// WholeContentSQL is a conversations row's whole content in SQL, a prompt's
+// history put back from messages byte for byte, over the columns ids and
+// messages that HistoryJoinSQL adds. It uses replicate because 18.16's
+// lambdas cannot read a subquery's other columns.
 const WholeContentSQL = `if(empty(history), content, concat('[',
     arrayStringConcat(arrayMap((i, d, m) -> m[indexOf(d, i)], history, replicate(ids, history), replicate(messages, history)), ','),
     if(content = '[]', ']', concat(',', substring(content, 2)))))`

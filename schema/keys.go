@@ -105,12 +105,10 @@ const (
 	// OTEL_RESOURCE_ATTRIBUTES.
 	KeyRecordedBy = "convtrace.recorded_by"
 
-	// KeyRecordedElsewhere (a bool) on a prompt event says the call's
-	// input is already a turn (an agent run's prompt, the tool results
-	// before the call), and on a response event that the answer is (the
-	// run's last call's): the call stores no prompt, or no response, turn
-	// of its own. A span whose response event says so ends with its prompt
-	// turn, which then carries the span's duration.
+	// KeyRecordedElsewhere (a bool) on a prompt or response event says the
+	// call's input, or answer, is already a turn: the call stores none of
+	// its own for it. A span whose answer is elsewhere ends with its prompt
+	// turn, which carries the span's duration (docs/design/mapping.md).
 	KeyRecordedElsewhere = "convtrace.recorded_elsewhere"
 
 	// KeyContentInTurns, on a spans row, says with the value ContentInTurns

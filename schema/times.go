@@ -6,16 +6,9 @@ import (
 	"time"
 )
 
-// The times convtrace stores: every start, heartbeat and event time of a
-// row, and a span's end, lies in [MinTimeNS, MaxTimeNS]. The end is the
-// last second the ts column (a DateTime, start_ns in seconds) holds:
-// later starts would wrap it. The start is 2000-01-01: an earlier time is
-// an unset clock (0, OTLP's "unknown") or a time in the wrong unit
-// (seconds, milliseconds or microseconds sent as nanoseconds all land in
-// 1970), and no recorded conversation is that old. Every entrance checks
-// it: OTLP ingest and import with CheckTime, the time parameters of the
-// viewer and the CLI (page.ParseTime) against the same bounds, so that
-// whatever is stored exports and imports back.
+// The times convtrace stores: every time of a row lies in [MinTimeNS,
+// MaxTimeNS], checked at every entrance so that what is stored exports and
+// imports back. Why these bounds: docs/design/otlp.md, "The range of times".
 const (
 	MinTimeNS uint64 = 946_684_800 * uint64(time.Second)    // 2000-01-01T00:00:00Z
 	MaxTimeNS uint64 = math.MaxUint32 * uint64(time.Second) // 2106-02-07T06:28:15Z

@@ -2,13 +2,10 @@ package schema
 
 import "math"
 
-// InputTokens returns a call's input token count under the one rule every
-// source follows, the OTel GenAI conventions': input includes the tokens
-// read from and written to the prompt cache. excludesCache says the source
-// counts input without them, as Anthropic's API and Claude Code do; a
-// source that does not say is taken to follow the conventions (OpenAI,
-// Codex and the GenAI instrumentations do) unless its input is smaller than
-// its cache tokens, which only a count that leaves the cache out can be.
+// InputTokens returns a call's input token count under the OTel GenAI rule
+// every source is stored in: input includes prompt cache reads and writes.
+// excludesCache says the source counts input without them; input smaller
+// than its cache tokens is taken to (docs/design/mapping.md).
 func InputTokens(input, cacheRead, cacheWrite uint64, excludesCache bool) uint64 {
 	if excludesCache || input < cacheRead+cacheWrite {
 		return input + cacheRead + cacheWrite

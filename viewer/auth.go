@@ -85,12 +85,10 @@ func (s *Server) sameOrigin() gin.HandlerFunc {
 	}
 }
 
-// allowedHost refuses (421) a request whose Host names the viewer by a name
-// it does not answer to, so a page of another site whose name was made to
-// resolve to the viewer's address (DNS rebinding) can neither read nor
-// change anything. An IP address, localhost and its subdomains, and names
-// (WithHosts: the listen address's, --public-url's) are accepted: only a
-// name can be rebound, an address needs no resolving.
+// allowedHost refuses (421) a request whose Host is a name the viewer does
+// not answer to, so a DNS-rebound page of another site can neither read nor
+// change anything. IP addresses, localhost and its subdomains, and the names
+// of WithHosts pass: only a name can be rebound.
 func allowedHost(names []string) gin.HandlerFunc {
 	allowed := map[string]bool{}
 	for _, n := range names {

@@ -29,14 +29,10 @@ type diffChunk struct {
 // answer stay far below (BenchmarkWordDiff60KB*).
 const diffTimeout = 500 * time.Millisecond
 
-// wordDiff returns the word-level diff that turns a into b. Like
-// diffmatchpatch's own line mode, it diffs lines first, then each run of
-// replaced lines word by word: the second pass then only sees what
-// changed. Each pass maps its units (a line; a word, a run of white
-// space, another character) to runes, one per distinct unit, as
-// diffmatchpatch's DiffLinesToRunes does, diffs the runes and maps them
-// back. The chunks' texts joined give a (without the inserts) or b
-// (without the deletes), white space and line breaks included.
+// wordDiff returns the word-level diff that turns a into b, lines first
+// and then the replaced lines word by word (docs/design/compare.md). The
+// chunks' texts joined give a (without the inserts) or b (without the
+// deletes), white space and line breaks included.
 func wordDiff(a, b string) []diffChunk {
 	deadline := time.Now().Add(diffTimeout)
 	var (
@@ -124,13 +120,9 @@ func diffUnits(a, b []string, timeout time.Duration, semantic bool) []diffChunk 
 	return chunks
 }
 
-// runeDiff diffs a and b, the bisection giving up at deadline.
-// DiffMainRunes with a timeout first looks for a common run half as long
-// as the longer text, which costs the product of the lengths on
-// repetitive text whatever the timeout; without a timeout (dmp's
-// DiffTimeout 0) it does not, and DiffBisect honours the deadline it is
-// given. DiffBisect needs two runes a side: below, DiffMainRunes is
-// linear.
+// runeDiff diffs a and b, the bisection giving up at deadline. It calls
+// DiffBisect itself: DiffMainRunes with a timeout first seeks a half match,
+// quadratic on repetitive text whatever the timeout (docs/design/compare.md).
 func runeDiff(dmp *diffmatchpatch.DiffMatchPatch, a, b []rune, deadline time.Time) []diffmatchpatch.Diff {
 	dmp.DiffTimeout = 0
 	if min(len(a), len(b)) < 2 {

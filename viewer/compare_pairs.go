@@ -124,16 +124,8 @@ const maxSpeakerPairs = 8
 
 // comparePairs returns the natural partners of each call of turns (a
 // thread's, in the order said), keyed by the call's id and by the id of
-// each of its turns:
-//   - the same speaker's call in the previous and the next round, of the
-//     same phase when there is one;
-//   - each other speaker's call in the same phase and round, the nearest
-//     in time;
-//   - the same speaker's previous and next call of the same phase and
-//     round (a retry, the next step of a loop).
-//
-// A tool execution pairs with the previous and next run of the same tool
-// by the same speaker.
+// each of its turns: the same speaker's neighbouring rounds and calls, and
+// the other speakers of its round (docs/design/compare.md).
 func comparePairs(turns []store.Turn) map[string][]pairLink {
 	x := newPairIndex(groupCalls(turns))
 	pairs := make(map[string][]pairLink, len(turns))

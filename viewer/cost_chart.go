@@ -7,12 +7,10 @@ import (
 	"github.com/convtrace/convtrace/store"
 )
 
-// chart is a stacked bar chart of one value per day and model, drawn by the
-// server as SVG so that it reads without JavaScript. Geometry is in the
-// SVG's own units; colours come from cost.css classes (m0…m7) since the
-// Content-Security-Policy forbids inline style. Colours repeat every eight
-// models, so each model also has a series class of its own (s0, s1, …) by
-// which cost.js picks it out.
+// chart is a stacked bar chart of one value per day and model, drawn as SVG
+// on the server so it reads without JavaScript. Colours are cost.css classes
+// (m0…m7: the Content-Security-Policy forbids inline style) and repeat, so
+// each model also has a series class (s0, s1, …) that cost.js picks out.
 type chart struct {
 	Title         string
 	Width, Height float64

@@ -75,14 +75,11 @@ func exportName(id string) string {
 	return "convtrace-" + strings.TrimLeft(name, ".")
 }
 
-// importExport answers POST /api/import, whose body is an export (JSON or
-// JSON lines, or an archive file of either compressed with zstd, sent as
-// application/json like every write), with what was
-// imported and skipped and the JSONL lines refused (transfer.Result). An
-// export that is refused whole is answered 400, one over maxImportBody
-// (sent or decompressed) 413, before anything is stored; one that finds
-// the process's imports at their memory budget, or another import storing
-// into the database, for importWait is answered 503 with Retry-After.
+// importExport answers POST /api/import, an export (JSON or JSON lines,
+// zstd-compressed or not, sent as application/json) with transfer.Result.
+// Before anything is stored: 400 for an export refused whole, 413 past
+// maxImportBody (sent or decompressed). 503 with Retry-After when the
+// imports' memory budget or another import's lock stays taken importWait.
 func (s *Server) importExport(c *gin.Context) {
 	conn, ok := s.db.(transfer.Conn)
 	if !ok {

@@ -134,11 +134,10 @@ type provider interface {
 	Shutdown(context.Context) error
 }
 
-// runProvider returns the tracer provider of a run, a function saying after
-// its Shutdown what was not delivered (empty when all was), and one that
-// releases the storage. It never connects first: the agent starts whatever
-// the state of ClickHouse or the collector, and what cannot be delivered
-// goes to the spool of the data folder. Rows are redacted as redact says,
+// runProvider returns a run's tracer provider, a function saying after its
+// Shutdown what was not delivered ("" when all was), and one releasing the
+// storage. It never connects first, so the agent starts whatever storage's
+// state, and spools what is not delivered. Rows are redacted as redact says,
 // spooled ones too; over OTLP the collector redacts as it is told.
 func runProvider(ctx context.Context, sf *storageFlags, otlp, project string, stderr io.Writer, redact collector.RedactOption) (provider, func() string, func(), error) {
 	if otlp != "" {

@@ -12,17 +12,10 @@ import (
 	"github.com/convtrace/convtrace/schema/genai"
 )
 
-// Claude Code (CLAUDE_CODE_ENABLE_TELEMETRY=1) and Codex ([otel] in its
-// config.toml) export their own telemetry: log records, one per thing that
-// happened (a prompt, a provider request, a tool decision, a tool result),
-// not GenAI events. A session's records are joined like a GenAI call's
-// (staging.go), under a key of their own: a Claude Code prompt (its
-// prompt.id) or a Codex conversation, whose ids every record carries,
-// whether or not the agent also exports traces. Each provider request
-// becomes a call, each tool run a tool call and its result, in one thread
-// per session id. Their spans stay in the spans table only: the records
-// say everything the spans do and more, and the spans come only with a
-// beta flag (Claude Code) or are hundreds of internal steps (Codex).
+// Claude Code's and Codex's own log records, joined per Claude Code prompt
+// or Codex conversation: a call per provider request, a tool call per tool
+// run, a thread per session; their spans make no turns
+// (docs/design/mapping.md, "Claude Code and Codex").
 
 // Record names (normalized: Claude Code's attribute event.name lacks the
 // prefix its body has; Codex's eventName is a source location and its

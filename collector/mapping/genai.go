@@ -10,21 +10,9 @@ import (
 	"github.com/convtrace/convtrace/schema/genai"
 )
 
-// OTel GenAI semantic conventions record a call's content in one of three
-// ways, depending on their version and the instrumentation's settings:
-//
-//   - span attributes gen_ai.input.messages, gen_ai.output.messages and
-//     gen_ai.system_instructions (JSON with parts; v1.37 on);
-//   - the event gen_ai.client.inference.operation.details carrying the same
-//     three as attributes (v1.37 on);
-//   - one event per message: gen_ai.system.message, gen_ai.user.message,
-//     gen_ai.assistant.message, gen_ai.tool.message and gen_ai.choice, the
-//     message in the event body (deprecated by v1.37).
-//
-// Events come as span events or as log records, which attachLogs turns
-// into span events, so both read the same. Earlier still, the events were
-// gen_ai.content.prompt and gen_ai.content.completion with the messages in
-// their gen_ai.prompt and gen_ai.completion attributes; they are read too.
+// OTel GenAI content, in each of the ways the conventions' versions record
+// it: span attributes, the operation details event, one event per message,
+// and the earliest gen_ai.content.* events (docs/design/mapping.md).
 
 // Events of the earliest GenAI conventions, and their attributes.
 const (

@@ -8,13 +8,8 @@ import (
 	"github.com/convtrace/convtrace/schema/genai"
 )
 
-// One provider call may reach the collector as several signals: a wrapper
-// instrumentation's span and the provider SDK's own span nested in it, a
-// span and log records repeating its content, in-progress copies of a
-// span, and content or names that sit on an ancestor span. The OTLP path
-// stages every provider call span (collector/staging.go) and decides from
-// the stored records which of them is the call; these functions are the
-// pure part of that decision.
+// The pure part of the OTLP path's decision of which signals are one
+// provider call (docs/design/staging.md).
 
 // Attributes that mark an in-progress copy of a span: Pydantic Logfire
 // sends one when a span starts (span type pending_span, its real span as

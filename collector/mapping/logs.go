@@ -12,15 +12,13 @@ import (
 // GenAI instrumentations may send a call's content as OTLP log records
 // (events) linked to the call's span by trace and span id, in another
 // request than the span, before or after it. Whoever joins them hands the
-// span its records through attachLogs, or, when the span never arrives,
+// span its records through AttachLogs, or, when the span never arrives,
 // maps spanFromLogs of the records alone.
 
 // AttachLogs adds each log record to s.events as an event named by its
-// event name, its body filed under gen_ai.event.content, so GenAI mapping
-// reads span events and log records the same way. Events stay in time
-// order. Records of the same instant, which instrumentations send in
-// separate requests as often as in one, go system messages first and
-// answers last, and else in the order of their request.
+// event name, its body under gen_ai.event.content, so GenAI mapping reads
+// both alike. Events stay in time order; within an instant, system messages
+// first and answers last, whatever the batching (docs/design/mapping.md).
 func (s *Span) AttachLogs(logs []LogRecord) {
 	if len(logs) == 0 {
 		return

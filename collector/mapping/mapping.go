@@ -169,13 +169,9 @@ func resolve(s Span) call {
 }
 
 // Turns returns the conversation turns of a span: none for a span that is
-// neither a provider call nor a tool execution. A span still running yields
-// only its prompt.
-//
-// The first convention that recognises the span maps it: convtrace's own
-// prompt and response events, then tool executions, then provider calls
-// with content as OTel GenAI, OpenLLMetry or OpenInference record it, then
-// GenAI calls whose content was not captured (or comes as log records).
+// neither a provider call nor a tool execution, only its prompt for a span
+// still running. The first convention that recognises the span maps it
+// (the order: docs/design/mapping.md).
 func Turns(s Span) []schema.Turn { return turns(s, resolve(s)) }
 
 // Rows returns the turns and the spans row of a span, as Turns and SpanRow

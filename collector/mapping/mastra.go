@@ -9,15 +9,8 @@ import (
 	"github.com/convtrace/convtrace/schema/genai"
 )
 
-// Mastra (@mastra/otel-exporter) marks its spans with mastra.span.type. An
-// agent run (agent_run) holds a model generation (model_generation, a
-// GenAI chat span that sums the usage of every provider call of the run and
-// has no messages attribute) which holds one model_step span per provider
-// call: its input is the request ({"body": {...}}, Chat Completions or
-// Responses), its output the answer ({"text", "toolCalls"}), and, when the
-// call was not streamed, body is the raw response with the call's usage.
-// A tool's run is a tool_call span. The generation folds into its step when
-// it has one (collector/callgroup.go), which gives a streamed step its usage.
+// Mastra (@mastra/otel-exporter): a model_step span per provider call, a
+// tool_call span per tool run (the span tree: docs/design/mapping.md).
 
 const (
 	mastraSpanType  = "mastra.span.type"

@@ -6,20 +6,10 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// Several spans may describe one provider call: a provider SDK's own GenAI
-// span (usage, no content: the Anthropic TypeScript SDK makes one) beside
-// an instrumentation's span of the same call (OpenLLMetry's,
-// OpenInference's), nested one in the other. Stored as they come they are
-// two calls, one empty, with two input counts. foldCalls keeps one: the
-// span with content maps the call, with the usage of whichever span tells
-// more of it; the other keeps only its spans row. The spans must arrive
-// together, in one request or export (an SDK's batch holds a parent and
-// the child that ended just before it); a content-less span that arrives
-// alone waits for log records as any other.
-
 // FoldCalls marks the content-less GenAI call spans of spans whose parent
 // or child in spans is a call with content as duplicates, and gives that
-// call the more complete usage of the two.
+// call the more complete usage of the two: one call is stored once. It
+// sees one batch only (docs/design/staging.md, "Within one export").
 func FoldCalls(spans []Span) {
 	if len(spans) < 2 {
 		return // nothing to fold into

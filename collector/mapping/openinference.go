@@ -7,13 +7,9 @@ import (
 	"github.com/convtrace/convtrace/schema/genai"
 )
 
-// OpenInference (Arize, Phoenix) marks every span with
-// openinference.span.kind. An LLM span records its messages as indexed
-// attributes llm.input_messages.N.message.* and llm.output_messages.N.message.*
-// (role, content or contents.M.message_content.*, tool_calls.M.tool_call.*,
-// tool_call_id), or, when it has none, its raw input.value and output.value;
-// a TOOL span records the tool's name and call id with its input and output
-// values.
+// OpenInference (Arize, Phoenix): LLM spans with indexed
+// llm.input_messages.N.* and llm.output_messages.N.* attributes (else
+// input.value, output.value), and TOOL spans (docs/design/mapping.md).
 
 const (
 	oiSpanKind         = "openinference.span.kind"

@@ -9,12 +9,9 @@ import (
 	"github.com/convtrace/convtrace/schema/genai"
 )
 
-// OpenLLMetry (Traceloop) records a call's messages as indexed span
-// attributes: gen_ai.prompt.N.role / content / tool_call_id /
-// tool_calls.M.{id,name,arguments}, and gen_ai.completion.N.role / content
-// / finish_reason / tool_calls.M.{id,name,arguments} (function_call.* in
-// older versions). Its tool spans are traceloop.span.kind "tool" with the
-// function's input and output in traceloop.entity.input / output.
+// OpenLLMetry (Traceloop): messages as indexed gen_ai.prompt.N.* and
+// gen_ai.completion.N.* attributes, tools as traceloop.span.kind "tool"
+// (docs/design/mapping.md).
 
 const (
 	olPromptPrefix        = "gen_ai.prompt."

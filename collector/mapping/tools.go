@@ -59,11 +59,8 @@ func genAITool(s Span) (toolRun, bool) {
 var _ = keys(schema.KeyToolCallArguments, schema.KeyToolCallResult)
 
 // toolText is a tool's arguments or result as the tool had them, out of
-// the wrappers instrumentations put around them: a JSON string of the
-// value (Traceloop's entity output, the AI SDK's result), Traceloop's
-// {"args": [], "kwargs": {...}}, and a serialized LangChain message
-// ({"lc": 1, "type": "constructor", "kwargs": {"content": ...}}, alone or
-// as {"output": ...}).
+// the wrappers instrumentations put around them (a JSON string, Traceloop's
+// args and kwargs, a serialized LangChain message: docs/design/mapping.md).
 func toolText(v string) string {
 	t := strings.TrimSpace(v)
 	if t == "" || (t[0] != '"' && t[0] != '{') {

@@ -9,13 +9,9 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// Where the conventions put a streamed call's time to first token. OTel
-// GenAI's gen_ai.response.time_to_first_chunk (seconds) is what package
-// instrument writes; the Vercel AI SDK gives milliseconds on its doStream
-// spans, Langfuse the time the completion started. OpenLLMetry and
-// OpenInference record it only as a metric, if at all, and the metric
-// gen_ai.server.time_to_first_token, which some SDKs copy onto spans in
-// milliseconds against its seconds, is not read: its unit is not known.
+// Where the conventions put a streamed call's time to first token, besides
+// OTel GenAI's gen_ai.response.time_to_first_chunk; which are not read, and
+// why: docs/design/mapping.md.
 const (
 	vcMsToFirstChunk  = "ai.response.msToFirstChunk"
 	lfCompletionStart = "langfuse.observation.completion_start_time"

@@ -7,17 +7,9 @@ import (
 	"github.com/convtrace/convtrace/schema/genai"
 )
 
-// The Vercel AI SDK's telemetry (experimental_telemetry) records each
-// generateText / streamText / generateObject / streamObject as a wrapper
-// span (ai.generateText…) and each provider call under it as its own span
-// (ai.generateText.doGenerate, ai.streamText.doStream…), tool executions as
-// ai.toolCall spans. The provider spans carry the call: the prompt as
-// ai.prompt.messages (the SDK's message shape), the answer as
-// ai.response.text and ai.response.toolCalls (or ai.response.object), and
-// usage as ai.usage.*. A wrapper only repeats what its provider spans say,
-// so it is kept in spans alone: a call is stored once. A pipeline's
-// ai.telemetry.functionId and ai.telemetry.metadata.{thread, phase, round,
-// speaker, agent} name its thread, phase, round and speaker.
+// The Vercel AI SDK's telemetry: its provider spans (doGenerate, doStream)
+// carry the calls, its wrapper spans are kept in spans alone, and
+// ai.telemetry.* names the thread (docs/design/mapping.md).
 const (
 	vcOperationID     = "ai.operationId"
 	vcPromptMessages  = "ai.prompt.messages"

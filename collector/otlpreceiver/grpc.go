@@ -21,12 +21,10 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
-// NewGRPCServer returns a gRPC server with the OTLP trace and logs services
-// registered. It accepts gzip-compressed requests and refuses messages over
-// the body limit (after decompression) with ResourceExhausted; malformed
-// requests get InvalidArgument, requests that could not be stored
-// Unavailable with a RetryInfo delay. The caller serves it on a listener and
-// stops it.
+// NewGRPCServer returns a gRPC server with the OTLP services registered,
+// taking gzip. A message over the body limit (decompressed) gets
+// ResourceExhausted, a malformed one InvalidArgument, one not stored
+// Unavailable with a RetryInfo delay. The caller serves and stops it.
 func NewGRPCServer(ing Ingester, opts ...Option) *grpc.Server {
 	cfg := newConfig(opts)
 	r := newReceiver(ing, cfg)
@@ -51,13 +49,10 @@ func NewGRPCServer(ing Ingester, opts ...Option) *grpc.Server {
 
 const maxInt = int(^uint(0) >> 1)
 
-// The services are described here rather than registered with the
-// generated RegisterTraceServiceServer because the generated method
-// handler decodes with the server codec, and gRPC turns every codec error
-// into codes.Internal: a malformed request must be InvalidArgument, and a
-// request with invalid UTF-8 must be repaired, not refused. These handlers
-// take the raw message (see codec) and decode it themselves; names and
-// paths are the generated ones.
+// The services are described here, with the generated names and paths,
+// so that their handlers decode the raw message themselves (see codec): a
+// malformed request is InvalidArgument, not Internal, and invalid UTF-8 is
+// repaired (docs/design/otlp.md, "gRPC").
 var (
 	traceServiceDesc = grpc.ServiceDesc{
 		ServiceName: "opentelemetry.proto.collector.trace.v1.TraceService",

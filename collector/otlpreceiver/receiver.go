@@ -19,14 +19,11 @@ import (
 	"github.com/convtrace/convtrace/collector/otlpwire"
 )
 
-// Ingester stores what a request carries. It returns only once the
-// request's rows are stored (or fails). Both methods are called
-// concurrently, once per request, and ctx ends when the sender gives up.
-//
-// A Result with Rejected > 0 or a Message is reported to the sender as a
-// partial success: the request is acknowledged and those items are not
-// sent again. An error means nothing was stored and the sender should retry
-// later; the receiver does not retry itself.
+// Ingester stores what a request carries, returning only once its rows are
+// stored or have failed. Both methods are called concurrently, once per
+// request; ctx ends when the sender gives up. A Result with Rejected > 0 or
+// a Message is a partial success (acknowledged, not resent); an error means
+// nothing was stored and the sender retries (the receiver does not).
 type Ingester interface {
 	Traces(ctx context.Context, rs []*tracepb.ResourceSpans) (collector.Result, error)
 	Logs(ctx context.Context, rl []*logspb.ResourceLogs) (collector.Result, error)

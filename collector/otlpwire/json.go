@@ -16,13 +16,10 @@ var jsonOptions = protojson.UnmarshalOptions{DiscardUnknown: true}
 // replacement stands in for every invalid UTF-8 sequence.
 var replacement = []byte("\uFFFD")
 
-// DecodeJSON decodes an OTLP/JSON body into msg, following the OTLP/HTTP
-// specification: trace and span ids are hex strings, enums may be numbers,
-// 64-bit integers may be strings or numbers, keys are lowerCamelCase (the
-// original snake_case names are accepted too) and unknown fields are
-// ignored. Invalid UTF-8 is replaced with U+FFFD rather than refused. An id
-// that is not hex is left to protojson, which reads it as base64, so bodies
-// written by a protojson encoder still decode.
+// DecodeJSON decodes an OTLP/JSON body into msg as the OTLP/HTTP
+// specification writes it (hex ids, lowerCamelCase or snake_case keys,
+// unknown fields ignored), and protojson's base64 ids too. Invalid UTF-8 is
+// replaced with U+FFFD rather than refused (docs/design/otlp.md).
 func DecodeJSON(data []byte, msg proto.Message) error {
 	if !utf8.Valid(data) {
 		data = bytes.ToValidUTF8(data, replacement)
@@ -33,12 +30,10 @@ func DecodeJSON(data []byte, msg proto.Message) error {
 	return nil
 }
 
-// hexIDsToBase64 rewrites the string values of id keys (traceId, spanId,
-// parentSpanId and their snake_case names) from hex to the base64 protojson
-// reads, in one pass without building a tree. OTLP/JSON has no user-chosen
-// object keys (attributes are lists of {key, value} objects), so these keys
-// can only be id fields. Input the scan does not understand is copied as is
-// for protojson to report.
+// hexIDsToBase64 rewrites the hex values of the id keys (traceId, spanId,
+// parentSpanId, snake_case too) to the base64 protojson reads, in one pass;
+// OTLP/JSON has no user-chosen keys, so these are ids. What it does not
+// understand is copied as is, for protojson to report.
 func hexIDsToBase64(data []byte) []byte {
 	var out []byte // nil until the first rewrite
 	copied := 0    // data[:copied] is already in out

@@ -11,12 +11,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// DecodeProto decodes a binary protobuf body into msg. Go's decoder refuses
-// a proto3 string field holding invalid UTF-8 and proto.UnmarshalOptions has
-// no switch to turn that check off, so when decoding fails DecodeProto
-// rewrites the body with every invalid string repaired (invalid sequences
-// replaced with U+FFFD) and decodes again. A body that is malformed for any
-// other reason returns the decoder's error.
+// DecodeProto decodes a binary protobuf body into msg, with invalid UTF-8
+// in strings replaced by U+FFFD rather than refused (docs/design/otlp.md).
+// A body malformed for any other reason returns the decoder's error.
 func DecodeProto(data []byte, msg proto.Message) error {
 	err := proto.Unmarshal(data, msg)
 	if err == nil {

@@ -53,15 +53,11 @@ func WithFormat(f Format) Option {
 	return optionFunc(func(c *config) { c.format = f })
 }
 
-// Command runs cmd, an agent, and records its run as one call: turn
-// describes it (its Prompt, when empty, is taken from cmd's arguments or,
-// failing those, from its stdin). The agent's stdin, stdout and stderr pass
-// through unchanged; its stdout is read as it streams for the events of the
-// run (see the package documentation).
-//
-// It returns the agent's exit code (-1 when it was killed by a signal or
-// did not start) and the error of cmd.Run: an *exec.ExitError when the
-// agent exited non-zero.
+// Command runs cmd, an agent, and records its run as one call described by
+// turn (an empty Prompt is taken from cmd's arguments, else its stdin). Its
+// stdio passes through unchanged, stdout read as it streams. It returns the
+// exit code (-1 when killed by a signal or not started) and cmd.Run's error
+// (an *exec.ExitError when the agent exited non-zero).
 func Command(ctx context.Context, cmd *exec.Cmd, turn instrument.Turn, opts ...Option) (int, error) {
 	cfg := config{}
 	for _, o := range opts {

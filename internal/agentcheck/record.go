@@ -12,13 +12,10 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 )
 
-// WriteFixtures writes the captured telemetry into dir as
-// PREFIX.traces.json, PREFIX.logs.json and PREFIX.metrics.json: for each
-// signal, every captured export request merged into one OTLP/JSON
-// export request. A signal with nothing captured gets no file.
-//
-// If replace is not nil it is applied to the JSON text, e.g. to swap a
-// temporary home directory for a stable placeholder.
+// WriteFixtures writes the captured telemetry into dir as PREFIX.traces.json,
+// PREFIX.logs.json and PREFIX.metrics.json, each signal's captured requests
+// merged into one OTLP/JSON request (no file for an empty signal). A non-nil
+// replace is applied to the JSON text, e.g. to swap a temporary home out.
 func WriteFixtures(dir, prefix string, c *testkit.OTLPCapture, replace *strings.Replacer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

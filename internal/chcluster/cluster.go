@@ -119,13 +119,10 @@ func waitZooKeeper(ctx context.Context, srv *chserver.Server) error {
 	}
 }
 
-// Profile is what convtrace needs of its user's profile on a cluster, in
-// the server's users configuration (ClickHouse 18.16 takes no string
-// setting from clickhouse-go): a subquery over a Distributed table inside a
-// query over another runs once, its result sent to every shard; reads go
-// to the first replica of a shard that answers, so that the queries of one
-// summary refresh read the same replica (README, "Scaling out"); and, on
-// 18.x, the distributed DDL queue may create LowCardinality columns.
+// Profile is the user profile convtrace needs on a cluster, set in the
+// servers' users configuration since clickhouse-go sends 18.16 no string
+// setting. Why each setting: README, "Scaling out"; docs/architecture.md,
+// "Cluster".
 const Profile = `<distributed_product_mode>global</distributed_product_mode>
 <load_balancing>in_order</load_balancing>
 <allow_experimental_low_cardinality_type>1</allow_experimental_low_cardinality_type>`

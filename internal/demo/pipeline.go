@@ -101,24 +101,11 @@ type ToolRun struct {
 	Err                     error
 }
 
-// Run drives one demo pipeline run against the OpenAI-compatible API at
-// baseURL (ending in /v1, e.g. Server.URL), recording every provider call
-// and tool execution with rec on a new thread:
-//
-//   - plan: claude-planner and codex-planner write plans A and B in
-//     parallel; claude-critic critiques plan B and codex-critic plan A, each
-//     turn's parent being the plan it critiques; the adjudicator chooses a
-//     plan, which becomes its parent;
-//   - review: the reviewer reviews the chosen plan and requests changes;
-//   - revision round 1: the chosen planner revises (phase revision) and the
-//     reviewer approves (phase review), both with round 1;
-//   - execute: the executor calls read_file, run_tests and apply_patch,
-//     each recorded as a tool execution, then reports;
-//   - verify: the verifier reports; the demo Provider refuses its first
-//     attempt with 529 overloaded and Run retries.
-//
-// Run returns what it did so far along with the first error that stopped
-// it. Recording never fails a call; only the provider's answers can.
+// Run drives one demo pipeline run (the script: docs/design/demo.md)
+// against the OpenAI-compatible API at baseURL (ending in /v1, e.g.
+// Server.URL), recording every call and tool execution with rec on a new
+// thread. It returns what it did so far with the first error that stopped
+// it; recording never fails a call, only the provider's answers can.
 func Run(ctx context.Context, rec *instrument.Recorder, baseURL string) (Result, error) {
 	if rec == nil {
 		return Result{}, errors.New("recorder must not be nil")

@@ -23,20 +23,10 @@ const ChatPath = "/v1/chat/completions"
 // maxRequestBytes bounds a request body.
 const maxRequestBytes = 8 << 20
 
-// Provider is a fake OpenAI-compatible chat completions API that answers
-// the demo pipeline's agents from a script. It speaks the real wire format:
-// requests, responses, tool calls, usage and OpenAI-style error bodies.
-//
-// It finds who is asking in the first system message ("You are
-// claude-planner, ..." and "Phase: plan."), answers deterministically,
-// derives token counts from text lengths, and reports usage and cost the
-// way the provider behind each model would: OpenRouter models report
-// usage.cost, first-party models report tokens only, and the local model
-// reports no usage at all. The first request of OverloadedSpeaker in each
-// conversation (the request's user field) is refused with 529 overloaded,
-// as a provider under load would.
-//
-// A Provider is safe for concurrent use.
+// Provider is a fake OpenAI-compatible chat completions API, in the real
+// wire format, that answers the demo pipeline's agents deterministically
+// from a script, with each model's provider's way of reporting usage
+// (docs/design/demo.md). A Provider is safe for concurrent use.
 type Provider struct {
 	mu      sync.Mutex
 	refused map[string]bool // conversation ids whose overload happened

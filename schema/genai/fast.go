@@ -6,16 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// The fast path. Most messages arrive in the stored shape already (every
-// OTel GenAI instrumentation's, and the prompts convtrace's own recorders
-// write), with text parts only. Reading those through maps of
-// json.RawMessage and writing them back through reflection was most of the
-// collector's CPU, so both directions have a direct path here for exactly
-// that shape: messages of role, text or reasoning parts and finish_reason,
-// with any spacing and key order. Anything else (other part types, other
-// keys, duplicate keys, null, a string escape the decoder would repair)
-// takes the general path, which gives the same result for these inputs:
-// TestFastPathMatchesGeneral checks both directions against it.
+// The fast path: a direct parser and writer for messages of text and
+// reasoning parts only, the shape most arrive in. Anything else takes the
+// general path, which gives the same result (TestFastPathMatchesGeneral).
+// Why: docs/design/messages.md.
 
 // parseTextMessages reads s when it is a JSON array of messages with text
 // and reasoning parts only; ok is false for anything else.

@@ -7,23 +7,15 @@ import (
 	"strings"
 )
 
-// History stored once. An agent's prompt repeats the whole conversation so
-// far; stored as it is, a 50-call loop stores its first messages 50 times.
-// SplitHistory cuts a stored prompt after its last assistant message: the
-// messages up to there are history (the next call of the loop repeats
-// them, so each is stored once, by MessageID), the ones after are what the
-// prompt says that is new. JoinHistory puts the two back together, byte
-// for byte.
+// History stored once: SplitHistory cuts a prompt after its last assistant
+// message, so the history an agent's loop repeats is stored once per
+// message (docs/design/messages.md); JoinHistory undoes it, byte for byte.
 
-// SplitHistory splits content, a prompt as Render writes it, after its
-// last assistant message. earlier are the messages up to and including
-// it, each its JSON text exactly as in content; rest is the stored JSON of
-// the messages after it ("[]" when there are none). ok is false, and
-// content is to be stored whole, when content is not such an array or
-// has no assistant message.
-//
-// The cut is on byte positions, so that JoinHistory(earlier, rest) is
-// content again whatever the messages hold.
+// SplitHistory splits content, a prompt as Render writes it, after its last
+// assistant message: earlier are the messages up to it, each its JSON text
+// exactly as in content, rest the JSON of the others ("[]" for none), and
+// JoinHistory(earlier, rest) == content. ok is false, and content is stored
+// whole, when it is not such an array or has no assistant message.
 func SplitHistory(content string) (earlier []string, rest string, ok bool) {
 	bounds, ok := messageBounds(content)
 	if !ok {

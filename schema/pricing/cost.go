@@ -17,14 +17,9 @@ type costTerm struct {
 	price  func(Price) float64
 }
 
-// costTerms is the one cost rule. The counts follow the OTel GenAI
-// conventions, which every source is stored in (schema.InputTokens):
-//
-//   - input tokens include cache reads and writes. Input smaller than its
-//     cache tokens can only be a count that leaves the cache out: then all
-//     of it is uncached.
-//   - reasoning tokens are part of the output tokens (as OpenAI reports
-//     them), unless there are more of them than output tokens.
+// costTerms is the one cost rule, over counts stored as schema.InputTokens
+// says: input includes cache tokens (unless smaller than them), output
+// includes reasoning (unless smaller than it); see docs/design/mapping.md.
 var costTerms = []costTerm{
 	{
 		tokens: func(u Usage) float64 {
