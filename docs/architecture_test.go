@@ -77,14 +77,29 @@ func declared(t *testing.T, root string) map[string]map[string]bool {
 }
 
 // TestArchitectureNamesExist: every package.Identifier (or
-// package.Type.Method) that docs/architecture.md names in code spans, of
-// a package of this module, is declared there.
+// package.Type.Method) that docs/architecture.md and docs/design/*.md name
+// in code spans, of a package of this module, is declared there.
 func TestArchitectureNamesExist(t *testing.T) {
-	doc, err := os.ReadFile("architecture.md")
+	docs, err := filepath.Glob("design/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	names := declared(t, "..")
+	for _, path := range append([]string{"architecture.md"}, docs...) {
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := checkNames(t, "docs/"+path, doc, names)
+		if path == "architecture.md" && checked < 10 {
+			t.Fatalf("only %d names checked: the reading of the document is broken", checked)
+		}
+	}
+}
+
+// checkNames reports every name of this module's packages in doc's code
+// spans that is not declared, and returns how many it checked.
+func checkNames(t *testing.T, path string, doc []byte, names map[string]map[string]bool) int {
 	doc = regexp.MustCompile("(?s)```.*?```").ReplaceAll(doc, nil) // diagrams, not code spans
 	spans := regexp.MustCompile("`[^`\n]+`").FindAll(doc, -1)
 	ref := regexp.MustCompile(`\b([a-z][a-z0-9]*)\.([A-Z]\w*)(?:\.([A-Z]\w*))?`)
@@ -101,11 +116,9 @@ func TestArchitectureNamesExist(t *testing.T) {
 				name += "." + m[3]
 			}
 			if !set[name] {
-				t.Errorf("docs/architecture.md names %s.%s, which package %s does not declare", m[1], name, m[1])
+				t.Errorf("%s names %s.%s, which package %s does not declare", path, m[1], name, m[1])
 			}
 		}
 	}
-	if checked < 10 {
-		t.Fatalf("only %d names checked: the reading of the document is broken", checked)
-	}
+	return checked
 }
