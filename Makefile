@@ -3,15 +3,28 @@ GO   ?= go
 BIN  := bin/convtrace
 ROOT := $(shell id -u 2>/dev/null)
 
-.PHONY: run test build otelcol bench bench-viewer bench-cost clickhouse zookeeper chdb chromium agents lint
+.PHONY: run test build install otelcol bench bench-viewer bench-cost clickhouse zookeeper chdb chromium agents lint
 
 build:
+	@[ -x $(BIN) ] || echo "building convtrace: the first build compiles every dependency, about 2 to 5 minutes; later builds take seconds"
 	$(GO) build -o $(BIN) ./cmd/convtrace
 
-## run: build, start a local ClickHouse, migrate, load the demo and serve the
-## viewer on http://127.0.0.1:8080 (Ctrl-C stops both).
+## install: put convtrace on PATH (go install, into $(go env GOPATH)/bin
+## unless GOBIN says otherwise).
+install:
+	@[ -x $(BIN) ] || echo "building convtrace: the first build compiles every dependency, about 2 to 5 minutes"
+	$(GO) install ./cmd/convtrace
+	@bin=$$($(GO) env GOBIN); bin=$${bin:-$$($(GO) env GOPATH)/bin}; \
+	  case ":$$PATH:" in *":$$bin:"*) echo "installed $$bin/convtrace";; \
+	  *) echo "installed $$bin/convtrace; $$bin is not on PATH: add it, e.g. export PATH=\"$$bin:\$$PATH\"";; esac
+
+## run: build, start a local ClickHouse, migrate, record the demo once per
+## store and serve the viewer on http://127.0.0.1:$(PORT) (Ctrl-C stops
+## both). PORT=8081 make run moves the viewer; DEMO_AGAIN=1 records
+## another demo run.
+PORT ?= 8080
 run: clickhouse build
-	./$(BIN) serve --demo
+	./$(BIN) serve --demo --listen 127.0.0.1:$(PORT) $(if $(DEMO_AGAIN),--demo-again)
 
 ## test: install what the tests need, then vet, check formatting and run
 ## every test against real servers the tests start themselves: this module's

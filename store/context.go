@@ -108,6 +108,23 @@ func (s Store) TurnCount(ctx context.Context, threadID string) (uint64, error) {
 	return n, rows.Err()
 }
 
+// AnyThread returns a thread of project, if it has any.
+func (s Store) AnyThread(ctx context.Context, project string) (string, bool, error) {
+	rows, err := s.db.Query(ctx, "SELECT thread_id FROM conversations WHERE project = ? LIMIT 1", project)
+	if err != nil {
+		return "", false, fmt.Errorf("find a thread of project %s: %w", project, err)
+	}
+	defer rows.Close()
+	var id string
+	found := rows.Next()
+	if found {
+		if err := rows.Scan(&id); err != nil {
+			return "", false, fmt.Errorf("find a thread of project %s: %w", project, err)
+		}
+	}
+	return id, found, rows.Err()
+}
+
 // exists runs a query whose one row counts found rows (at most one), for
 // what says whether a thread or trace exists.
 func (s Store) exists(ctx context.Context, what, query string, args ...any) (bool, error) {

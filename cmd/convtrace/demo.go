@@ -37,6 +37,31 @@ func demoCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	}
 }
 
+// demoProject is the project demo runs are recorded in.
+const demoProject = "demo"
+
+// demoOnce records a demo run unless the store holds one (or again says
+// to), and returns the thread to open.
+func demoOnce(ctx context.Context, st *storage, out streams, redact collector.RedactOption, again bool) (string, error) {
+	if !again {
+		thread, found, err := store.New(st.conn, 0, 0).AnyThread(ctx, demoProject)
+		if err != nil {
+			return "", err
+		}
+		if found {
+			fmt.Fprintf(out.stderr, "the store holds a demo run already (serve --demo --demo-again records another)\n")
+			fmt.Fprintf(out.stdout, "demo thread %s\n", thread)
+			return thread, nil
+		}
+	}
+	thread, err := recordDemo(ctx, st, out.stderr, redact)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(out.stdout, "demo thread %s\n", thread)
+	return thread, nil
+}
+
 // recordDemo drives one demo pipeline run against a local fake provider,
 // exporting in-process to st redacted as redact says, and returns its thread id once its
 // rows are stored.
@@ -46,7 +71,7 @@ func recordDemo(ctx context.Context, st *storage, progress io.Writer, redact col
 		return "", fmt.Errorf("start demo provider: %w", err)
 	}
 	defer provider.Shutdown(context.Background())
-	tp, err := collector.NewTracerProvider(st.dsn, redact, collector.WithProject("demo"))
+	tp, err := collector.NewTracerProvider(st.dsn, redact, collector.WithProject(demoProject))
 	if err != nil {
 		return "", err
 	}

@@ -106,6 +106,12 @@ func TestLocalStoreSharedFromAnywhere(t *testing.T) {
 		t.Errorf("no server in the per-user data directory %s: %v", data, err)
 	}
 
+	// One serve per store: a second, on other ports, is refused at once
+	// and names the first; status keeps showing the first.
+	code, out := convtraceIn(t, t.TempDir(), env, "serve", "--demo", "--listen", "127.0.0.1:0", "--otlp-http", "", "--otlp-grpc", "")
+	if code != 1 || !strings.Contains(out, "already serves the local store") || !strings.Contains(out, "http://"+srv.Viewer) {
+		t.Errorf("a second serve on the store: exit %d, want 1 and the first serve named:\n%s", code, out)
+	}
 	code, status := convtraceIn(t, t.TempDir(), env, "status")
 	dsn, _ := localstore.DSN(data)
 	if code != 0 || !strings.Contains(status, dsn+"  running") || !strings.Contains(status, "http://"+srv.Viewer) ||
@@ -117,9 +123,14 @@ func TestLocalStoreSharedFromAnywhere(t *testing.T) {
 	if code, status := convtraceIn(t, t.TempDir(), env, "status"); code != 3 || !strings.Contains(status, "not running") {
 		t.Errorf("status with no serve: exit %d, want 3 and not running:\n%s", code, status)
 	}
-	again := testkit.Serve(t, env)
-	if got, _ := localstore.DSN(data); got != dsn || !strings.Contains(strings.Join(threadIDs(t, again.Viewer), ","), "from-elsewhere") {
+	// make run again: the store's demo run is shown, not recorded twice.
+	again := testkit.Serve(t, env, "--demo")
+	ids = strings.Join(threadIDs(t, again.Viewer), ",")
+	if got, _ := localstore.DSN(data); got != dsn || !strings.Contains(ids, "from-elsewhere") {
 		t.Errorf("after a restart the store is at %s, want %s with its threads", got, dsn)
+	}
+	if n := strings.Count(ids, "demo-"); n != 1 || !strings.Contains(again.Output(), "open the demo run: http://"+again.Viewer+"/threads/"+demo[1]) {
+		t.Errorf("serve --demo on a store with a demo run: %d demo threads (%s), want the one recorded before opened:\n%s", n, ids, again.Output())
 	}
 }
 

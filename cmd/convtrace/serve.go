@@ -23,6 +23,7 @@ import (
 	"github.com/convtrace/convtrace/store/page"
 	"github.com/convtrace/convtrace/store/transfer"
 	"github.com/convtrace/convtrace/viewer"
+	"syscall"
 )
 
 func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
@@ -35,7 +36,8 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	otlpGRPC := fs.String("otlp-grpc", "127.0.0.1:4317", "address of the OTLP/gRPC receiver (empty: off)")
 	maxBody := fs.Int("otlp-max-body", 16<<20, "largest OTLP request accepted, in bytes after decompression")
 	joinWindow := fs.Duration("join-window", 30*time.Second, "how long an OTLP call whose content comes as log records waits to be complete before its turns are written with what is known (later records merge into them)")
-	withDemo := fs.Bool("demo", false, "record one demo pipeline run before serving")
+	withDemo := fs.Bool("demo", false, "record a demo pipeline run before serving, unless the store holds one")
+	demoAgain := fs.Bool("demo-again", false, "with --demo, record another demo run even if the store holds one")
 	prices := fs.String("prices", "", "price file (YAML or JSON) whose entries add to and override the built-in price table")
 	interruptedAfter := fs.Duration("interrupted-after", viewer.DefaultInterruptedAfter, "show a call that has not ended as interrupted once its recorder sent no heartbeat for this long")
 	token := fs.String("token", os.Getenv("CONVTRACE_TOKEN"), "token every viewer page and API request must carry (env CONVTRACE_TOKEN), and OTLP requests and /metrics too unless --otlp-token is set; without one the viewer and OTLP listen on loopback only")
@@ -86,6 +88,20 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 				return errors.New("--archive-after: name the folder of the files with --archive-dir")
 			}
 		}
+		if sf.dsn == "" && sf.cluster == "" {
+			unlock, err := localstore.LockServe(sf.dataDir)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+		}
+		// Every address is taken before anything is recorded: a busy port
+		// fails the serve before it records a demo run.
+		lns, err := listenAll([]listenAddr{{"convtrace viewer", "--listen", *listen}, {"OTLP/HTTP receiver", "--otlp-http", *otlpHTTP}, {"OTLP/gRPC receiver", "--otlp-grpc", *otlpGRPC}})
+		if err != nil {
+			return err
+		}
+		defer closeAll(lns)
 		st, err := sf.open(ctx, out.stderr)
 		if err != nil {
 			return err
@@ -99,10 +115,9 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}()
 		var demoThread string
 		if *withDemo {
-			if demoThread, err = recordDemo(ctx, st, out.stderr, redact); err != nil {
+			if demoThread, err = demoOnce(ctx, st, out, redact, *demoAgain); err != nil {
 				return err
 			}
-			fmt.Fprintf(out.stdout, "demo thread %s\n", demoThread)
 		}
 
 		reg := prometheus.NewRegistry()
@@ -133,16 +148,12 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 
 		var servers []*http.Server
 		served := make(chan error, 3)
-		serveHTTP := func(addr string, h http.Handler, what string) (string, error) {
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return "", fmt.Errorf("listen for %s: %w", what, err)
-			}
+		serveHTTP := func(ln net.Listener, h http.Handler, what string) string {
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 			servers = append(servers, srv)
 			go func() { served <- srv.Serve(ln) }()
 			fmt.Fprintf(out.stdout, "%s on http://%s\n", what, ln.Addr())
-			return ln.Addr().String(), nil
+			return ln.Addr().String()
 		}
 		hosts, err := viewerHosts(*listen, *publicURL)
 		if err != nil {
@@ -150,10 +161,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		}
 		v := viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter),
 			viewer.WithHosts(hosts...), viewer.WithReplicas(st.replicaDialer()))
-		viewerAddr, err := serveHTTP(*listen, v.Handler(), "convtrace viewer")
-		if err != nil {
-			return err
-		}
+		viewerAddr := serveHTTP(lns[0], v.Handler(), "convtrace viewer")
 		if *summarizeEvery > 0 {
 			go v.KeepSummarized(ctx, *summarizeEvery)
 		}
@@ -166,22 +174,14 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		local := localstore.Endpoints{PID: os.Getpid(), Viewer: "http://" + viewerAddr}
 		recvOpts := []otlpreceiver.Option{otlpreceiver.WithRegistry(reg), otlpreceiver.WithMaxBodySize(int64(*maxBody)),
 			otlpreceiver.WithMemoryLimit(*memoryLimit), otlpreceiver.WithStoreTimeout(*storeTimeout), otlpreceiver.WithToken(ingestToken)}
-		if *otlpHTTP != "" {
+		if lns[1] != nil {
 			mux := http.NewServeMux()
 			mux.Handle("/v1/", otlpreceiver.NewHTTPHandler(ing, recvOpts...))
 			mux.Handle("/", otlpreceiver.NewOpsHandler(reg, ing.Ready, otlpreceiver.WithToken(ingestToken)))
-			addr, err := serveHTTP(*otlpHTTP, mux, "OTLP/HTTP receiver")
-			if err != nil {
-				return err
-			}
-			local.OTLPHTTP = "http://" + addr
+			local.OTLPHTTP = "http://" + serveHTTP(lns[1], mux, "OTLP/HTTP receiver")
 		}
 		var grpcSrv *grpc.Server
-		if *otlpGRPC != "" {
-			ln, err := net.Listen("tcp", *otlpGRPC)
-			if err != nil {
-				return fmt.Errorf("listen for OTLP/gRPC: %w", err)
-			}
+		if ln := lns[2]; ln != nil {
 			grpcSrv = otlpreceiver.NewGRPCServer(ing, recvOpts...)
 			go func() { served <- grpcSrv.Serve(ln) }()
 			fmt.Fprintf(out.stdout, "OTLP/gRPC receiver on %s\n", ln.Addr())
@@ -222,6 +222,41 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 // checkListen refuses an address other than loopback for what flag
 // serves when no token guards it: the viewer shows everything the agents
 // said, and OTLP lets anyone write. An empty address serves nothing.
+// listenAddr is an address serve listens on: what for, and its flag.
+type listenAddr struct{ what, flag, addr string }
+
+// listenAll listens on every address, nil for an empty one; a busy port
+// says which flag moves it.
+func listenAll(addrs []listenAddr) ([]net.Listener, error) {
+	lns := make([]net.Listener, len(addrs))
+	for i, a := range addrs {
+		if a.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			closeAll(lns)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return nil, fmt.Errorf("%s: %s is in use by another program: give another address, such as %s 127.0.0.1:0 (any free port), or stop that program",
+					a.flag, a.addr, a.flag)
+			}
+			return nil, fmt.Errorf("listen for %s: %w", a.what, err)
+		}
+		lns[i] = ln
+	}
+	return lns, nil
+}
+
+// closeAll closes the listeners not handed to a server yet (closing one
+// twice does no harm).
+func closeAll(lns []net.Listener) {
+	for _, ln := range lns {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
 func checkListen(flag, addr, token string) error {
 	if token != "" || addr == "" {
 		return nil

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/convtrace/convtrace/internal/testkit"
+	"net"
 )
 
 // served is a running `convtrace serve` and the addresses it printed.
@@ -342,5 +343,26 @@ func TestServeIngestToken(t *testing.T) {
 		if (res.StatusCode == http.StatusOK) != tc.stored {
 			t.Errorf("GET /metrics with token %q: %d", tc.token, res.StatusCode)
 		}
+	}
+}
+
+// A busy port fails serve before it records anything: no demo run is
+// stored for a viewer that never served, and the error says which flag
+// moves it.
+func TestServeBusyPortRecordsNothing(t *testing.T) {
+	conn, dsn := testkit.Open(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	code, _, stderr := runCapture(t, "serve", "--demo", "--clickhouse", dsn, "--listen", busy.Addr().String(),
+		"--otlp-http", "", "--otlp-grpc", "")
+	if code != 1 || !strings.Contains(stderr, "--listen: "+busy.Addr().String()+" is in use by another program") {
+		t.Errorf("serve on a busy port: exit %d, stderr %q; want 1 and the flag that moves it", code, stderr)
+	}
+	var turns uint64
+	if err := conn.QueryRow(context.Background(), "SELECT count() FROM conversations").Scan(&turns); err == nil && turns != 0 {
+		t.Errorf("serve on a busy port recorded %d turns of a demo run", turns)
 	}
 }

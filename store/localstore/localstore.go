@@ -106,3 +106,39 @@ func readEndpoints(data string) (Endpoints, bool) {
 	}
 	return e, true
 }
+
+// ServingError is what LockServe returns while another serve holds the
+// data directory.
+type ServingError struct {
+	Data string
+	Endpoints
+}
+
+func (e *ServingError) Error() string {
+	if e.PID == 0 {
+		return fmt.Sprintf("a convtrace serve is starting on the local store in %s: one serve per store; wait for it, or stop it first", e.Data)
+	}
+	return fmt.Sprintf("a convtrace serve (pid %d) already serves the local store in %s at %s: open that one, or stop it (kill %d) first; one serve per store (another store: --data DIR)",
+		e.PID, e.Data, e.Viewer, e.PID)
+}
+
+// LockServe makes this process the one serve of the data directory until
+// unlock, or returns a *ServingError naming the serve that is.
+func LockServe(data string) (unlock func(), err error) {
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(data, "serve.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+		e, _ := ServeEndpoints(data)
+		return nil, &ServingError{Data: data, Endpoints: e}
+	}
+	return func() { f.Close() }, nil
+}
