@@ -6,9 +6,13 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"errors"
+	"fmt"
 	"github.com/convtrace/convtrace/collector/mapping"
+	"github.com/convtrace/convtrace/store/chserver"
 	"github.com/convtrace/convtrace/store/localstore"
 	"github.com/convtrace/convtrace/store/topology"
+	"time"
 )
 
 // Exporter is an sdktrace.SpanExporter that stores spans and their
@@ -16,15 +20,18 @@ import (
 // and never returns a storage error: rows it cannot store yet are kept,
 // spooled (WithSpool) or dropped and counted in Stats (docs/design/writer.md).
 type Exporter struct {
-	w *writer
+	w     *writer
+	local *chserver.Server // the local store's server, when this exporter started it
 }
 
 var _ sdktrace.SpanExporter = (*Exporter)(nil)
 
 // NewExporter returns an exporter writing to the ClickHouse database named by
 // dsn (a clickhouse-go DSN such as clickhouse://127.0.0.1:9000/convtrace);
-// an empty dsn names the local store `convtrace serve` starts, an error when
-// it was never started. It connects lazily, so ClickHouse may be down.
+// an empty dsn names the local store, whose ClickHouse it starts unless it
+// runs (as convtrace run does; Shutdown stops it) and whose spool keeps
+// what Shutdown could not store, for the next serve or run. It connects
+// lazily, so ClickHouse may be down.
 func NewExporter(dsn string, opts ...ExporterOption) (*Exporter, error) {
 	cfg, err := configure(opts, ExporterOption.applyExporter)
 	if err != nil {
@@ -34,16 +41,49 @@ func NewExporter(dsn string, opts ...ExporterOption) (*Exporter, error) {
 }
 
 func newExporter(dsn string, cfg config) (*Exporter, error) {
-	var err error
+	var local *chserver.Server
 	if dsn == "" {
-		if dsn, err = localstore.DSN(localstore.Dir()); err != nil {
+		var err error
+		if dsn, local, err = localStore(&cfg); err != nil {
 			return nil, err
 		}
 	}
 	if _, err := topology.Parse(dsn); err != nil {
 		return nil, err
 	}
-	return &Exporter{w: newWriter(dialDSN(dsn), cfg)}, nil
+	return &Exporter{w: newWriter(dialDSN(dsn), cfg), local: local}, nil
+}
+
+// localStartTimeout bounds how long NewExporter waits for the local
+// store's ClickHouse to start.
+const localStartTimeout = time.Minute
+
+// localStore returns the local store's DSN, starting its server unless one
+// runs (the server, when this process started it), and spools in the
+// store's folder unless cfg names a spool. A server that does not start
+// leaves the rows to the spool.
+func localStore(cfg *config) (string, *chserver.Server, error) {
+	data := localstore.Dir()
+	if cfg.spoolDir == "" {
+		cfg.spoolDir = localstore.SpoolDir(data)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), localStartTimeout)
+	defer cancel()
+	srv, err := chserver.Ensure(ctx, localstore.ClickHouseDir(data))
+	if err != nil {
+		dsn, dsnErr := localstore.DSN(data)
+		if dsnErr != nil {
+			return "", nil, fmt.Errorf("start the local store's ClickHouse in %s: %w", data, err)
+		}
+		cfg.logger.Warn("convtrace: the local store's ClickHouse did not start; rows not stored by Shutdown are spooled for the next convtrace serve or run",
+			"err", err, "spool", cfg.spoolDir)
+		return dsn, nil, nil
+	}
+	dsn := srv.DSN(topology.DefaultDatabase)
+	if !srv.Owned() {
+		return dsn, nil, nil
+	}
+	return dsn, srv, nil
 }
 
 // ExportSpans hands spans to the writer, which maps them to rows and
@@ -118,7 +158,13 @@ func (e *Exporter) ForceFlush(ctx context.Context) error { return e.w.flush(ctx)
 // Shutdown writes what is queued and kept, making one last attempt, spools
 // what ClickHouse does not take (WithSpool) and stops the exporter. Spans
 // exported after it are dropped. It is safe to call more than once.
-func (e *Exporter) Shutdown(ctx context.Context) error { return e.w.shutdown(ctx) }
+func (e *Exporter) Shutdown(ctx context.Context) error {
+	err := e.w.shutdown(ctx)
+	if e.local != nil {
+		err = errors.Join(err, e.local.Stop(ctx))
+	}
+	return err
+}
 
 // Stats reports what happened to the rows exported so far.
 func (e *Exporter) Stats() Stats { return e.w.stats() }

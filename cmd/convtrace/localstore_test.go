@@ -212,3 +212,55 @@ func TestServeRestartsItsClickHouse(t *testing.T) {
 		t.Errorf("threads after the restart: %d %s", res.StatusCode, body)
 	}
 }
+
+// The README's Go pipeline with the local store stopped: NewTracerProvider("")
+// starts its ClickHouse, as convtrace run does, stores the calls and stops
+// it at Shutdown. Before, the rows were lost with a warning and the
+// program exited 0. A serve started meanwhile, which attached to that
+// ClickHouse, starts it again once the pipeline stops it, and shows the
+// pipeline's threads.
+func TestGoPipelineStartsTheLocalStore(t *testing.T) {
+	env, data := localEnv(t)
+	if code, out := convtraceIn(t, t.TempDir(), env, "status"); code != 3 {
+		t.Fatalf("a fresh store is running: exit %d\n%s", code, out)
+	}
+	pipeline := func(thread string, meanwhile func()) {
+		t.Helper()
+		tp, err := collector.NewTracerProvider("", collector.WithProject("shipcode"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		meanwhile()
+		rec := instrument.NewRecorder(instrument.WithTracerProvider(tp))
+		if _, err := rec.Call(instrument.WithThread(context.Background(), thread), instrument.Turn{Provider: "openai", Model: "gpt-5", Prompt: "plan"},
+			func(context.Context) (instrument.Response, error) {
+				return instrument.Response{Content: "the plan"}, nil
+			}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Shutdown(context.Background()); err != nil || tp.Stats().Written == 0 || tp.Stats().Lost != 0 {
+			t.Fatalf("shutdown: %v, stats %+v; want the rows written", err, tp.Stats())
+		}
+	}
+	pipeline("store-was-stopped", func() {})
+	if srv := localstore.Running(context.Background(), data); srv != nil {
+		t.Errorf("the pipeline left the ClickHouse it started running")
+	}
+
+	var srv *testkit.Process
+	pipeline("serve-attached", func() { srv = testkit.Serve(t, env) })
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ids := strings.Join(threadIDs(t, srv.Viewer), ",")
+		if strings.Contains(ids, "store-was-stopped") && strings.Contains(ids, "serve-attached") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the pipeline stopped its ClickHouse the viewer lists %q:\n%s", ids, srv.Output())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if !strings.Contains(srv.Output(), "starting it here") {
+		t.Errorf("serve did not say it took the local ClickHouse over:\n%s", srv.Output())
+	}
+}

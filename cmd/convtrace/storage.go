@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -68,7 +67,7 @@ func (s *storage) dialReplica(_ context.Context, addr string) (store.DB, error) 
 
 // spoolDir is where rows that could not be stored wait for the next
 // convtrace run or serve on this data folder.
-func (f *storageFlags) spoolDir() string { return filepath.Join(f.dataDir, "spool") }
+func (f *storageFlags) spoolDir() string { return localstore.SpoolDir(f.dataDir) }
 
 // openExisting connects to the DSN, or to the local store (reusing its
 // server, else starting it), for a command that only reads: it creates no
@@ -167,18 +166,23 @@ func (s *storage) close() {
 // will not start.
 const maxRestarts = 5
 
-// supervise restarts the local ClickHouse this process started whenever it
-// exits, until ctx ends, logging each time; after maxRestarts failed starts
-// in a row it gives up (readiness, a ping, keeps saying it is down). The
-// returned function waits for it to return, before the server is stopped.
+// supervise keeps the local ClickHouse running until ctx ends, logging
+// what it does: one this process started is restarted whenever it exits;
+// one another process started (a Go pipeline, convtrace run) is taken over
+// once that process stops it. After maxRestarts failed starts in a row it
+// gives up (readiness keeps saying storage is down). The returned function
+// waits for it to return, before the server is stopped.
 func (s *storage) supervise(ctx context.Context, log io.Writer) (wait func()) {
 	done := make(chan struct{})
-	if s.server == nil || !s.server.Owned() {
+	if s.server == nil {
 		close(done)
 		return func() {}
 	}
 	go func() {
 		defer close(done)
+		if !s.server.Owned() && !s.takeOver(ctx, log) {
+			return
+		}
 		for {
 			select {
 			case <-ctx.Done():
@@ -189,26 +193,70 @@ func (s *storage) supervise(ctx context.Context, log io.Writer) (wait func()) {
 				return
 			}
 			fmt.Fprintf(log, "local ClickHouse exited (%v): restarting it\n", s.server.ExitErr())
-			for attempt := 1; ; attempt++ {
-				err := s.server.Restart(ctx)
-				if err == nil {
-					fmt.Fprintf(log, "local ClickHouse restarted (%s)\n", s.dsn)
-					break
-				}
-				if ctx.Err() != nil {
-					return
-				}
-				if attempt == maxRestarts {
-					fmt.Fprintf(log, "local ClickHouse did not restart after %d attempts, giving up: %v\n", attempt, err)
-					return
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Duration(attempt) * time.Second):
-				}
+			if !retry(ctx, log, s.server.Restart) {
+				return
 			}
+			fmt.Fprintf(log, "local ClickHouse restarted (%s)\n", s.dsn)
 		}
 	}()
 	return func() { <-done }
+}
+
+// attachedPoll is how often serve checks that a ClickHouse another process
+// owns still runs.
+var attachedPoll = 2 * time.Second
+
+// takeOver waits for the process that owns the local ClickHouse to stop it,
+// then starts it again, on the same ports, as this process's own. It
+// reports whether this process owns a running server.
+func (s *storage) takeOver(ctx context.Context, log io.Writer) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(attachedPoll):
+		}
+		if chserver.Running(ctx, s.server.Dir()) != nil {
+			continue
+		}
+		fmt.Fprintf(log, "the local ClickHouse was stopped by the process that started it: starting it here\n")
+		dir := s.server.Dir()
+		ok := retry(ctx, log, func(ctx context.Context) error {
+			srv, err := chserver.Ensure(ctx, dir)
+			if err == nil {
+				s.server = srv
+			}
+			return err
+		})
+		if !ok {
+			return false
+		}
+		if s.server.Owned() {
+			fmt.Fprintf(log, "local ClickHouse started (%s)\n", s.dsn)
+			return true
+		}
+	}
+}
+
+// retry runs start until it succeeds, at most maxRestarts times with a
+// growing pause, and reports whether it did.
+func retry(ctx context.Context, log io.Writer, start func(context.Context) error) bool {
+	for attempt := 1; ; attempt++ {
+		err := start(ctx)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if attempt == maxRestarts {
+			fmt.Fprintf(log, "local ClickHouse did not start after %d attempts, giving up: %v\n", attempt, err)
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Duration(attempt) * time.Second):
+		}
+	}
 }

@@ -174,6 +174,9 @@ func (s *Server) Exited() <-chan struct{} { return s.exited }
 // ExitErr is how the server ended, once Exited is closed.
 func (s *Server) ExitErr() error { return s.waitErr }
 
+// Dir is the server's folder.
+func (s *Server) Dir() string { return s.dir }
+
 // Owned reports whether this process started the server (and Stop stops it).
 func (s *Server) Owned() bool { return s.cmd != nil }
 

@@ -40,6 +40,10 @@ func Dir() string {
 // data and configuration.
 func ClickHouseDir(data string) string { return filepath.Join(data, "clickhouse") }
 
+// SpoolDir is where rows not stored yet wait for the next process on
+// data to store them.
+func SpoolDir(data string) string { return filepath.Join(data, "spool") }
+
 // ErrNoStore means the data directory has never had a server.
 var ErrNoStore = errors.New("no local convtrace store")
 
