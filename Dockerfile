@@ -10,7 +10,12 @@ FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/convtrace /usr/local/bin/convtrace
-USER nobody
+# A user of its own, and a data folder it writes: the spool of rows not
+# stored yet, the archive journal. Mount a volume there to keep them.
+RUN useradd --system --uid 10001 --home-dir /var/lib/convtrace --create-home convtrace
+ENV CONVTRACE_DATA=/var/lib/convtrace
+VOLUME /var/lib/convtrace
+USER convtrace
 # The viewer, OTLP/HTTP (with /metrics, /healthz and /readyz) and OTLP/gRPC.
 EXPOSE 8080 4318 4317
 # /readyz answers 200 while ClickHouse answers its pings; it needs no token.
