@@ -95,6 +95,19 @@ func (f CostFilter) costArgs() []any {
 	return []any{fromSec, toSec, f.FromNS, f.ToNS, f.Project, f.Project}
 }
 
+// startedIn is the condition on the rows that started in [fromNS, toNS):
+// on ts first, the partition key, then exactly on start_ns.
+func startedIn(fromNS, toNS uint64) sqlText {
+	fromSec, toSec := schema.TSBounds(fromNS, toNS)
+	return sqlf(`ts >= toDateTime({from_sec}) AND ts <= toDateTime({to_sec}) AND start_ns >= {from} AND start_ns < {to}`,
+		holes{"from_sec": arg(fromSec), "to_sec": arg(toSec), "from": arg(fromNS), "to": arg(toNS)})
+}
+
+// ofProject is the condition on the rows of project, every row when "".
+func ofProject(project string) sqlText {
+	return sqlf(`({project} = '' OR project = {project})`, holes{"project": arg(project)})
+}
+
 // PhaseTotal is a thread's usage in one phase.
 type PhaseTotal struct {
 	Phase string `json:"phase"`

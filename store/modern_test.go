@@ -38,6 +38,12 @@ func inline(t *testing.T, query string, args ...any) string {
 	return b.String()
 }
 
+// inlineSQL is inline of q's text and arguments.
+func inlineSQL(t *testing.T, q sqlText) string {
+	t.Helper()
+	return inline(t, q.text, q.args...)
+}
+
 // quoteString is s as a ClickHouse string literal, as clickhouse-go
 // quotes a bound string.
 func quoteString(s string) string {

@@ -50,7 +50,7 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthIs, searchMatch)+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
 		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th1', 'th2')"), sqlLiteral("('th1', 'th2')")) + " ORDER BY thread_id",
-		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
+		inlineSQL(t, contextQuery("th1", &contextCursor{StartNS: 9000}, 12)),
 		inline(t, selectThreadExists, "th1"),
 		inline(t, selectThreadExists, "nope"),
 		inline(t, selectTraceCalls, "tr", "tr", uint64(9000), "tr", "tr"),

@@ -7,67 +7,222 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/convtrace/convtrace/schema"
+	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store/ddl"
 )
 
 var updateSQL = flag.Bool("update-sql", false, "rewrite testdata/sql/*.sql from the queries as built now")
 
-// Every query built from named holes is rendered into testdata/sql, one
-// file each, with its arguments: a change to a query shows in review as a
-// change to its file. The table holes take each layout's table: one
-// server's, and a cluster's local table where a query reads a replica.
-func TestSQLGolden(t *testing.T) {
-	scope := PruneScope{BeforeNS: 1_700_000_000_000_000_000, Project: "p"}
-	queries := map[string]sqlText{
-		"insert_summaries": sqlf(insertSummaries, holes{"computed": arg(uint64(1)), "counts": arg([]uint64{3}),
-			"hashes": arg([]uint64{7}), "ids": arg([]string{"th"}), "summaries": summarizeThreads(ofThreads("p", []string{"th"}))}),
-		"insert_plain_summaries": sqlf(insertSummaries, holes{"computed": arg(uint64(1)), "counts": arg([]uint64{3}),
-			"hashes": arg([]uint64{7}), "ids": arg([]string{"th"}), "summaries": summarizePlainThreads(ofThreads("p", []string{"th"}))}),
-		"insert_all_summaries": sqlf(insertAllSummaries, holes{"computed": arg(uint64(1)), "summaries": summarizeAllThreads}),
-		"select_fingerprints":  sqlf(selectFingerprints, holes{"cond": ofThreads("p", []string{"th"})}),
-		"insert_shells": sqlf(insertShells, holes{"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS),
-			"now": arg(uint64(2)), "summaries": summarizeShells(scope.cond())}),
-		"pruned_notes": notesOf(scope, ddl.Mutator{}),
-		"delete_pruned_messages": sqlf(deletePrunedMessages, holes{"shells": raw("thread_shells"), "turns": raw("conversations"),
-			"scope": arg("p"), "cutoff": arg(scope.BeforeNS)}),
-		"select_whole_partitions": sqlf(selectWholePartitions, holes{"table": raw("spans"), "cutoff": arg(scope.BeforeNS), "project": arg("p")}),
-		"mark_days":               sqlf(markDays, holes{"table": raw("cost_days"), "days": arg([]uint32{20000}), "version": arg(uint64(3))}),
-		"select_shards":           sqlf(selectShards, holes{"cluster": arg("c")}),
-	}
-	for _, table := range []string{"conversations", "conversations" + ddl.LocalSuffix} {
-		parts := arg(ddl.Tuple([]string{"202611_1_1_0"}))
-		queries["select_active_parts."+table] = sqlf(selectActiveParts, holes{"table": arg(table)})
-		queries["select_touched_threads."+table] = sqlf(selectTouchedThreads, holes{"table": raw(table), "parts": parts})
-		queries["invalidate_touched_days."+table] = sqlf(invalidateTouchedDays, holes{"version": arg(uint64(3)), "table": raw(table), "parts": parts})
-		queries["mark_touched_latency."+table] = sqlf(markTouchedLatency, holes{"version": arg(uint64(3)), "table": raw(table), "parts": parts})
-	}
-	dir := filepath.Join("testdata", "sql")
-	if *updateSQL {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+// A sqlLayout is where a query runs: one ClickHouse 18.16 server, one
+// 26.x server, or a cluster, whose replicas hold the _local tables.
+type sqlLayout struct {
+	name    string // the golden file's infix: "" for one 18.16 server
+	tables  *layout
+	caps    ddl.Capabilities
+	mutated func(table string) string // how a mutation names table (ddl.Mutator.Table)
+}
+
+func sqlLayouts(t *testing.T) []sqlLayout {
+	caps := func(version string) ddl.Capabilities {
+		c, err := ddl.DetectCapabilities(version)
+		if err != nil {
 			t.Fatal(err)
 		}
+		return c
 	}
-	for name, q := range queries {
-		got := render(q)
-		path := filepath.Join(dir, name+".sql")
-		if *updateSQL {
-			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+	same := func(table string) string { return table }
+	return []sqlLayout{
+		{name: "", tables: &layout{known: true}, caps: caps("18.16.1"), mutated: same},
+		{name: "modern", tables: &layout{known: true, search: true}, caps: caps("26.7.2.1"), mutated: same},
+		{name: "cluster", tables: &layout{known: true, cluster: "c", database: "convtrace"}, caps: caps("18.16.1"),
+			mutated: func(table string) string { return "`" + table + ddl.LocalSuffix + "`" }},
+	}
+}
+
+// A sqlCase is a query as a layout builds it, with example arguments.
+type sqlCase struct {
+	name  string
+	query func(x sqlLayout) sqlText
+}
+
+// bound is a query that every layout runs as it is, with args.
+func bound(text string, args ...any) func(sqlLayout) sqlText {
+	return func(sqlLayout) sqlText { return sqlText{text, args} }
+}
+
+// built is a query that every layout builds alike.
+func built(q sqlText) func(sqlLayout) sqlText { return func(sqlLayout) sqlText { return q } }
+
+func sqlCases() []sqlCase {
+	scope := PruneScope{BeforeNS: 1_700_000_000_000_000_000, Project: "p"}
+	parts := arg(ddl.Tuple([]string{"202611_1_1_0"}))
+	ids := ddl.Tuple([]string{"th1", "th2"})
+	cost, maxCost, minDur := 0.5, 2.0, time.Minute
+	price := pricing.Price{Pattern: "gpt-*", Input: 1, Output: 2}
+	return []sqlCase{
+		// summary.go, summary_sql.go
+		{"insert_summaries", built(sqlf(insertSummaries, holes{"computed": arg(uint64(1)), "counts": arg([]uint64{3}),
+			"hashes": arg([]uint64{7}), "ids": arg([]string{"th"}), "summaries": summarizeThreads(ofThreads("p", []string{"th"}))}))},
+		{"insert_plain_summaries", built(sqlf(insertSummaries, holes{"computed": arg(uint64(1)), "counts": arg([]uint64{3}),
+			"hashes": arg([]uint64{7}), "ids": arg([]string{"th"}), "summaries": summarizePlainThreads(ofThreads("p", []string{"th"}))}))},
+		{"insert_all_summaries", built(sqlf(insertAllSummaries, holes{"computed": arg(uint64(1)), "summaries": summarizeAllThreads}))},
+		{"select_fingerprints", built(sqlf(selectFingerprints, holes{"cond": ofThreads("p", []string{"th"})}))},
+		{"select_touched_threads", func(x sqlLayout) sqlText {
+			return sqlf(selectTouchedThreads, holes{"table": raw(x.tables.dataTable()), "parts": parts})
+		}},
+		// prune.go, remove.go
+		{"insert_shells", built(sqlf(insertShells, holes{"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS),
+			"now": arg(uint64(2)), "summaries": summarizeShells(scope.cond())}))},
+		{"pruned_notes", func(x sqlLayout) sqlText {
+			return sqlf(prunedNotes, holes{"scope": scope.cond(), "turns": raw(x.mutated("conversations")), "notes": raw(x.mutated("turn_notes"))})
+		}},
+		{"delete_pruned_messages", func(x sqlLayout) sqlText {
+			return sqlf(deletePrunedMessages, holes{"shells": raw(x.mutated("thread_shells")), "turns": raw(x.mutated("conversations")),
+				"scope": arg("p"), "cutoff": arg(scope.BeforeNS)})
+		}},
+		{"select_whole_partitions", built(sqlf(selectWholePartitions, holes{"table": raw("spans"), "cutoff": arg(scope.BeforeNS), "project": arg("p")}))},
+		{"select_prune_size", bound(selectPruneSize, scope.args()...)},
+		{"select_prune_whole", bound(selectPruneWhole, "p", "p", scope.BeforeNS)},
+		{"select_unfinished_prunes", bound(selectUnfinishedPrunes)},
+		{"insert_shells_done", bound(insertShellsDone, uint64(2), "p", scope.BeforeNS)},
+		{"select_thread_rest", bound(selectThreadRest, "th", "th", "th", "th")},
+		// invalidate.go, changes.go, cost_rollup.go, latency_rollup.go
+		{"mark_days", built(sqlf(markDays, holes{"table": raw("cost_days"), "days": arg([]uint32{20000}), "version": arg(uint64(3))}))},
+		{"mark_day_range", bound(markDayRange, uint64(3), uint32(20000), uint32(20001))},
+		{"select_threads_started", bound(selectThreadsStarted, uint64(1), uint64(2), "p", "p")},
+		{"select_active_parts", func(x sqlLayout) sqlText {
+			return sqlf(selectActiveParts, holes{"table": arg(x.tables.dataTable())})
+		}},
+		{"insert_seen_parts", bound(insertSeenParts, "cost", uint64(1), "cost", []string{"202611"}, []uint64{1}, []uint64{2})},
+		{"invalidate_touched_days", func(x sqlLayout) sqlText {
+			return sqlf(invalidateTouchedDays, holes{"version": arg(uint64(3)), "table": raw(x.tables.dataTable()), "parts": parts})
+		}},
+		{"mark_touched_latency", func(x sqlLayout) sqlText {
+			return sqlf(markTouchedLatency, holes{"version": arg(uint64(3)), "table": raw(x.tables.dataTable()), "parts": parts})
+		}},
+		{"insert_latency_daily", bound(insertLatencyDaily, uint64(3), uint32(1), uint32(2), uint64(3), uint64(4), []uint32{1})},
+		{"select_shards", built(sqlf(selectShards, holes{"cluster": arg("c")}))},
+		// threads_filter.go
+		{"threads_newest", built(threadsSQL(ThreadFilter{Limit: 50}, 0))},
+		{"threads_filtered", built(threadsSQL(ThreadFilter{Project: "p", Provider: "openai", Query: "bug", Archived: true,
+			Status: StatusRunning, MinCostUSD: &cost, MaxCostUSD: &maxCost, MinDuration: &minDur, MaxDuration: &minDur,
+			Attrs: map[string]string{"team": "a", "env": "prod"}, After: &Cursor{LastNS: 5, ID: "th"}, Limit: 50}, 4))},
+		// export.go, export_spans.go
+		{"export_threads", built(sqlf(selectExportThreads, holes{"cond": ExportFilter{ThreadID: "th", Project: "p", FromNS: 1, ToNS: 2}.cond()}))},
+		{"export_turns", bound(selectExportTurns, "th", uint64(1), uint64(1), "t", uint64(100))},
+		{"export_group_turns", bound(selectGroupTurns, ids)},
+		{"export_spans", bound(selectExportSpans, ids)},
+		{"stray_spans", bound(selectStraySpans, ids, ids, ids)},
+		{"group_traces", bound(selectGroupTraces, ids)},
+		{"group_spans", bound(selectGroupSpans, ids, ids, ids)},
+		{"threads_notes", bound(selectThreadsNotes, ids)},
+		// reprice.go
+		{"select_reprice_models", built(sqlf(selectRepriceModels, holes{"scope": RepriceRange{FromNS: 1, Project: "p"}.scope()}))},
+		{"update_priced", func(x sqlLayout) sqlText {
+			return repriceOf(x.mutated("conversations"), RepriceRange{FromNS: 1, ToNS: 2}, &price, []string{"gpt-4o"})
+		}},
+		{"update_unpriced", func(x sqlLayout) sqlText {
+			return repriceOf(x.mutated("conversations"), RepriceRange{FromNS: 1, ToNS: 2}, nil, []string{"mystery"})
+		}},
+		// calls.go, context.go, graph.go, facets.go, attributes.go, turn_content.go
+		{"call_turns", built(callTurns("th", 10))},
+		{"call_of", built(callOf("th", "a:prompt:0"))},
+		{"context_turns", built(contextQuery("th", nil, 12))},
+		{"context_turns_older", built(contextQuery("th", &contextCursor{StartNS: 9, Seq: 1, TurnID: "t"}, 12))},
+		{"select_thread_exists", bound(selectThreadExists, "th")},
+		{"graph_turns", bound(selectGraphTurns, "th")},
+		{"phase_counts", bound(selectPhaseCounts, uint8(0), "th")},
+		{"facets", bound(selectFacets, "th")},
+		{"thread_traces", bound(selectTraces, "th")},
+		{"select_attributes", bound(selectAttributes, "th", "t")},
+		{"select_content", bound(selectContent, "th", "t")},
+		{"select_history", bound(selectHistory, "th", ddl.Tuple([]string{"m1"}))},
+		// cost.go, latency.go
+		{"phase_totals", bound(selectPhaseTotals, "th")},
+		// traces.go, detail.go
+		{"trace_spans", bound(selectTraceSpans, "tr")},
+		{"trace_calls", bound(selectTraceCalls, "tr", "tr", uint64(9), "tr", "tr")},
+		{"trace_exists", bound(selectTraceExists, "tr", "tr", "tr")},
+		{"span_turns", bound(selectSpanTurns, uint64(spanTurnRunes), "tr", "tr", "sp")},
+		{"span_attributes", bound(selectSpanAttributes, uint64(1), uint64(2), uint64(1), uint64(1), uint64(2), uint64(1), uint64(1), uint64(1),
+			schema.KeyContentInTurns, schema.ContentInTurns, "tr", "sp")},
+		// meta.go, notes.go, sessions.go, archive.go, import.go, import_claims.go
+		{"insert_thread_meta", bound(insertThreadMeta, "th", uint8(1), "title", uint8(0), uint8(0), uint64(9), "th")},
+		{"select_notes", bound(selectNotes, "th")},
+		{"insert_note", bound(insertNote, "th", "t", uint8(1), uint8(1), uint8(0), "", uint64(9), "th", "t")},
+		{"current_session", bound(selectCurrentSession, "th", "claude", "claude")},
+		{"thread_of_session", bound(selectThreadOfSession, "s")},
+		{"idle_threads", bound(selectIdleThreads, "p", "p", uint64(9))},
+		{"stored_turns", bound(selectStoredTurns, ids, ddl.Tuple([]string{"t"}))},
+		{"note_versions", bound(selectNoteVersions, ids)},
+		{"import_holder", bound(selectImportHolder, uint64(9))},
+	}
+}
+
+// threadsSQL is threadsQuery as an sqlText.
+func threadsSQL(f ThreadFilter, aliveSince uint64) sqlText {
+	text, args := threadsQuery(f, aliveSince)
+	return sqlText{text, args}
+}
+
+// Every query is rendered into testdata/sql, with its arguments, for one
+// 18.16 server (name.sql) and, where its text differs, for a 26.x server
+// (name.modern.sql) and a cluster (name.cluster.sql): a change to a query
+// shows in review as a change to its files.
+func TestSQLGolden(t *testing.T) {
+	dir := filepath.Join("testdata", "sql")
+	if *updateSQL {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
+		for _, f := range files {
+			if err := os.Remove(f); err != nil {
 				t.Fatal(err)
 			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Errorf("%s: %v (go test ./store -run TestSQLGolden -update-sql writes it)", name, err)
-			continue
-		}
-		if got != string(want) {
-			t.Errorf("%s is no longer what %s holds (review, then -update-sql):\n%s", name, path, got)
 		}
 	}
-	if files, _ := filepath.Glob(filepath.Join(dir, "*.sql")); len(files) != len(queries) {
-		t.Errorf("%d golden files for %d queries: remove the files of queries that are gone", len(files), len(queries))
+	want := map[string]bool{}
+	for _, c := range sqlCases() {
+		var first string
+		for _, x := range sqlLayouts(t) {
+			q := c.query(x)
+			if n := placeholders(q.text); n != len(q.args) {
+				t.Errorf("%s (%s): %d placeholders, %d arguments", c.name, x.name, n, len(q.args))
+			}
+			got := render(q)
+			file := c.name + ".sql"
+			if x.name != "" {
+				if got == first {
+					continue
+				}
+				file = c.name + "." + x.name + ".sql"
+			} else {
+				first = got
+			}
+			want[file] = true
+			path := filepath.Join(dir, file)
+			if *updateSQL {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			stored, err := os.ReadFile(path)
+			if err != nil {
+				t.Errorf("%s: %v (go test ./store -run TestSQLGolden -update-sql writes it)", file, err)
+				continue
+			}
+			if got != string(stored) {
+				t.Errorf("%s is no longer what %s holds (review, then -update-sql):\n%s", c.name, path, got)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
+	for _, f := range files {
+		if !want[filepath.Base(f)] {
+			t.Errorf("%s is the golden file of no query: remove it", f)
+		}
 	}
 }
 
@@ -80,4 +235,25 @@ func render(q sqlText) string {
 		fmt.Fprintf(&b, "-- $%d = %v\n", i+1, a)
 	}
 	return b.String()
+}
+
+// placeholders counts the ? of sql outside its quoted strings and names.
+func placeholders(sql string) int {
+	n := 0
+	var quote byte
+	for i := 0; i < len(sql); i++ {
+		c := sql[i]
+		switch {
+		case quote != 0 && c == '\\':
+			i++
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+		case c == '\'' || c == '`' || c == '"':
+			quote = c
+		case c == '?':
+			n++
+		}
+	}
+	return n
 }
