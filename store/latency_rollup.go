@@ -220,21 +220,3 @@ func (s Store) markAllLatency(ctx context.Context) error {
 	_, err := Begin(ctx, s.db, Change{})
 	return err
 }
-
-// latencyArgs are the arguments of selectLatency for f planned as p.
-func (p costPlan) latencyArgs(f LatencyFilter) []any {
-	versions := p.args()[:5:5] // costVersionWhere's
-	cells := []any{f.Model, f.Model, f.Provider, f.Provider, f.Phase, f.Phase, f.Speaker, f.Speaker}
-	summarized := append(versions, cells...)
-	args := append(append(append([]any{}, summarized...), summarized...), summarized...)
-	args = append(append(args, versions...), liveRange(p.tail)...)
-	args = append(args, p.tail.FromNS)
-	args = append(append(args, liveRange(p.head)...), liveRange(p.tail)...)
-	return append(append(args, f.Project, f.Project), cells...)
-}
-
-// liveRange binds the PREWHERE of the rows of a live range.
-func liveRange(f CostFilter) []any {
-	fromSec, toSec := schema.TSBounds(f.FromNS, f.ToNS)
-	return []any{fromSec, toSec, f.FromNS, f.ToNS}
-}

@@ -32,8 +32,8 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	p := planCost(CostFilter{FromNS: day, ToNS: 2*day + 1, Project: "p"}, time.Unix(0, 5*day))
 	p.versions = []string{costVersion(1, 100)}
 	queries := []string{
-		inline(t, selectCostCells, sqlArgs(p.args())...),
-		inline(t, selectCostThreads, sqlArgs(append(p.args(), uint64(10)))...),
+		inlineSQL(t, p.costCellsQuery()),
+		inlineSQL(t, p.costThreadsQuery(10)),
 		inline(t, selectPhaseTotals, "th1"),
 		inline(t, selectCostStates, uint32(0), uint32(3)),
 		sqlf(selectActiveParts, holes{"table": raw("'conversations'")}).text,

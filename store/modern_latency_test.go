@@ -32,13 +32,7 @@ func TestLatencyQueryOnModernClickHouse(t *testing.T) {
 	summarized := costPlan{project: "p", fromDay: 0, toDay: 2, versions: []string{"0/5", "1/5"}}
 	var queries []string
 	for _, p := range []costPlan{live, summarized} {
-		args := p.latencyArgs(f)
-		for i, a := range args {
-			if versions, ok := a.([]string); ok {
-				args[i] = sqlArray(versions)
-			}
-		}
-		queries = append(queries, inline(t, selectLatency, args...))
+		queries = append(queries, inlineSQL(t, latencyQuery(p, f)))
 	}
 	out := runModern(t, fixtures, queries)
 	want := "[all/ calls=4 failed=2 d=[1000 2000 2000] ttft(2)=[300 300 300] model/gpt-5 calls=2 failed=1 d=[2000 2000 2000] ttft(1)=[300 300 300] model/qwen calls=2 failed=1 d=[1000 1000 1000] ttft(1)=[100 100 100]]"

@@ -38,10 +38,10 @@ func inline(t *testing.T, query string, args ...any) string {
 	return b.String()
 }
 
-// inlineSQL is inline of q's text and arguments.
+// inlineSQL is inline of q's text and arguments (sqlArgs).
 func inlineSQL(t *testing.T, q sqlText) string {
 	t.Helper()
-	return inline(t, q.text, q.args...)
+	return inline(t, q.text, sqlArgs(q.args)...)
 }
 
 // quoteString is s as a ClickHouse string literal, as clickhouse-go

@@ -62,6 +62,9 @@ func sqlCases() []sqlCase {
 	ids := ddl.Tuple([]string{"th1", "th2"})
 	cost, maxCost, minDur := 0.5, 2.0, time.Minute
 	price := pricing.Price{Pattern: "gpt-*", Input: 1, Output: 2}
+	plan := planCost(CostFilter{FromNS: schema.DayNS + 1, ToNS: 3*schema.DayNS + 1, Project: "p"}, time.Unix(0, int64(5*schema.DayNS)))
+	plan.versions = []string{costVersion(2, 100)}
+	latency := LatencyFilter{FromNS: plan.head.FromNS, ToNS: plan.tail.ToNS, Project: "p", Model: "gpt-5"}
 	return []sqlCase{
 		// summary.go, summary_sql.go
 		{"insert_summaries", built(sqlf(insertSummaries, holes{"computed": arg(uint64(1)), "counts": arg([]uint64{3}),
@@ -142,6 +145,14 @@ func sqlCases() []sqlCase {
 		{"select_history", bound(selectHistory, "th", ddl.Tuple([]string{"m1"}))},
 		// cost.go, latency.go
 		{"phase_totals", bound(selectPhaseTotals, "th")},
+		{"cost_cells", built(plan.costCellsQuery())},
+		{"cost_threads", built(plan.costThreadsQuery(10))},
+		{"latency", func(x sqlLayout) sqlText {
+			if x.tables.cluster != "" {
+				return latencyQuery(liveLatency(latency), latency) // planLatency's on a cluster
+			}
+			return latencyQuery(plan, latency)
+		}},
 		// traces.go, detail.go
 		{"trace_spans", bound(selectTraceSpans, "tr")},
 		{"trace_calls", bound(selectTraceCalls, "tr", "tr", uint64(9), "tr", "tr")},
