@@ -56,14 +56,14 @@ func contextQuery(threadID string, before *contextCursor, limit int) sqlText {
 	return sqlf(selectContextTurns, holes{"thread": arg(threadID), "older": older, "limit": arg(uint64(limit))})
 }
 
-// selectThreadExists is 1 when the thread has a turn, else 0.
+// selectThreadExists is 1 when {thread} has a turn, else 0.
 const selectThreadExists = `
 SELECT count() AS found
 FROM
 (
     SELECT 1
     FROM conversations
-    WHERE thread_id = ?
+    WHERE thread_id = {thread}
     LIMIT 1
 )`
 
@@ -92,13 +92,13 @@ func (s Store) contextTurns(ctx context.Context, threadID string, before *contex
 
 // ThreadExists reports whether the thread has any turn.
 func (s Store) ThreadExists(ctx context.Context, threadID string) (bool, error) {
-	return s.exists(ctx, "thread", selectThreadExists, threadID)
+	return s.exists(ctx, "thread", sqlf(selectThreadExists, holes{"thread": arg(threadID)}))
 }
 
 // exists runs a query whose one row counts found rows (at most one), for
 // what says whether a thread or trace exists.
-func (s Store) exists(ctx context.Context, what, query string, args ...any) (bool, error) {
-	rows, err := s.db.Query(ctx, query, args...)
+func (s Store) exists(ctx context.Context, what string, q sqlText) (bool, error) {
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return false, fmt.Errorf("query %s exists: %w", what, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,10 +118,10 @@ func sqlCases() []sqlCase {
 		{"export_threads", built(sqlf(selectExportThreads, holes{"cond": ExportFilter{ThreadID: "th", Project: "p", FromNS: 1, ToNS: 2}.cond()}))},
 		{"export_turns", bound(selectExportTurns, "th", uint64(1), uint64(1), "t", uint64(100))},
 		{"export_group_turns", bound(selectGroupTurns, ids)},
-		{"export_spans", bound(selectExportSpans, ids)},
-		{"stray_spans", bound(selectStraySpans, ids, ids, ids)},
+		{"export_spans", built(sqlf(selectExportSpans, holes{"traces": arg(ddl.Tuple([]string{"tr"}))}))},
+		{"stray_spans", built(ofThreadGroup(selectStraySpans, []string{"th1", "th2"}))},
 		{"group_traces", bound(selectGroupTraces, ids)},
-		{"group_spans", bound(selectGroupSpans, ids, ids, ids)},
+		{"group_spans", built(ofThreadGroup(selectGroupSpans, []string{"th1", "th2"}))},
 		{"threads_notes", bound(selectThreadsNotes, ids)},
 		// reprice.go
 		{"select_reprice_models", built(sqlf(selectRepriceModels, holes{"scope": RepriceRange{FromNS: 1, Project: "p"}.scope()}))},
@@ -135,7 +136,7 @@ func sqlCases() []sqlCase {
 		{"call_of", built(callOf("th", "a:prompt:0"))},
 		{"context_turns", built(contextQuery("th", nil, 12))},
 		{"context_turns_older", built(contextQuery("th", &contextCursor{StartNS: 9, Seq: 1, TurnID: "t"}, 12))},
-		{"select_thread_exists", bound(selectThreadExists, "th")},
+		{"select_thread_exists", built(sqlf(selectThreadExists, holes{"thread": arg("th")}))},
 		{"graph_turns", bound(selectGraphTurns, "th")},
 		{"phase_counts", bound(selectPhaseCounts, uint8(0), "th")},
 		{"facets", bound(selectFacets, "th")},
@@ -154,16 +155,15 @@ func sqlCases() []sqlCase {
 			return latencyQuery(plan, latency)
 		}},
 		// traces.go, detail.go
-		{"trace_spans", bound(selectTraceSpans, "tr")},
-		{"trace_calls", bound(selectTraceCalls, "tr", "tr", uint64(9), "tr", "tr")},
-		{"trace_exists", bound(selectTraceExists, "tr", "tr", "tr")},
-		{"span_turns", bound(selectSpanTurns, uint64(spanTurnRunes), "tr", "tr", "sp")},
-		{"span_attributes", bound(selectSpanAttributes, uint64(1), uint64(2), uint64(1), uint64(1), uint64(2), uint64(1), uint64(1), uint64(1),
-			schema.KeyContentInTurns, schema.ContentInTurns, "tr", "sp")},
+		{"trace_spans", built(ofTrace(selectTraceSpans, "tr"))},
+		{"trace_calls", built(traceCalls("tr", 9))},
+		{"trace_exists", built(ofTrace(selectTraceExists, "tr"))},
+		{"span_turns", built(spanTurns("tr", "sp"))},
+		{"span_attributes", built(spanAttributes("tr", "sp", DetailAttributes, DetailValueRunes))},
 		// meta.go, notes.go, sessions.go, archive.go, import.go, import_claims.go
-		{"insert_thread_meta", bound(insertThreadMeta, "th", uint8(1), "title", uint8(0), uint8(0), uint64(9), "th")},
+		{"insert_thread_meta", built(ThreadChange{Title: ptr("title")}.insert("th", 9))},
 		{"select_notes", bound(selectNotes, "th")},
-		{"insert_note", bound(insertNote, "th", "t", uint8(1), uint8(1), uint8(0), "", uint64(9), "th", "t")},
+		{"insert_note", built(NoteChange{Starred: ptr(true)}.insert("th", "t", 9))},
 		{"current_session", bound(selectCurrentSession, "th", "claude", "claude")},
 		{"thread_of_session", bound(selectThreadOfSession, "s")},
 		{"idle_threads", bound(selectIdleThreads, "p", "p", uint64(9))},
@@ -201,6 +201,9 @@ func TestSQLGolden(t *testing.T) {
 			if n := placeholders(q.text); n != len(q.args) {
 				t.Errorf("%s (%s): %d placeholders, %d arguments", c.name, x.name, n, len(q.args))
 			}
+			if h := unfilled.FindString(q.text); h != "" {
+				t.Errorf("%s (%s): hole %s not filled", c.name, x.name, h)
+			}
 			got := render(q)
 			file := c.name + ".sql"
 			if x.name != "" {
@@ -236,6 +239,9 @@ func TestSQLGolden(t *testing.T) {
 		}
 	}
 }
+
+// unfilled finds a hole left in a query's text.
+var unfilled = regexp.MustCompile(`\{[a-z_]+\}`)
 
 // render is a query's text, then its arguments, one per line, as a comment.
 func render(q sqlText) string {

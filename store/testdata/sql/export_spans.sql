@@ -5,4 +5,4 @@ FROM spans
 WHERE trace_id IN ?
 ORDER BY trace_id, start_ns, span_id
 LIMIT 1 BY trace_id, span_id
--- $1 = {[th1 th2]}
+-- $1 = {[tr]}

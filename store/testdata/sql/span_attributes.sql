@@ -7,19 +7,17 @@ SELECT arraySlice(attributes.key, 1, ?) AS attr_keys,
        arraySlice(events.name, 1, ?) AS event_names,
        arraySlice(events.time_ns, 1, ?) AS event_times,
        length(events.name) AS events_total,
-       arrayExists((k, v) -> k = ? AND v = ?, attributes.key, attributes.value) AS content_in_turns
+       arrayExists((k, v) -> k = 'convtrace.content' AND v = 'turns', attributes.key, attributes.value) AS content_in_turns
 FROM spans
 WHERE trace_id = ? AND span_id = ?
 LIMIT 1
--- $1 = 1
--- $2 = 2
--- $3 = 1
--- $4 = 1
--- $5 = 2
--- $6 = 1
--- $7 = 1
--- $8 = 1
--- $9 = convtrace.content
--- $10 = turns
--- $11 = tr
--- $12 = sp
+-- $1 = 50
+-- $2 = 1024
+-- $3 = 50
+-- $4 = 50
+-- $5 = 1024
+-- $6 = 50
+-- $7 = 50
+-- $8 = 50
+-- $9 = tr
+-- $10 = sp
