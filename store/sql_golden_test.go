@@ -88,11 +88,15 @@ func sqlCases() []sqlCase {
 				"scope": arg("p"), "cutoff": arg(scope.BeforeNS)})
 		}},
 		{"select_whole_partitions", built(sqlf(selectWholePartitions, holes{"table": raw("spans"), "cutoff": arg(scope.BeforeNS), "project": arg("p")}))},
-		{"select_prune_size", bound(selectPruneSize, scope.args()...)},
-		{"select_prune_whole", bound(selectPruneWhole, "p", "p", scope.BeforeNS)},
+		{"select_prune_size", built(sqlf(selectPruneSize, holes{"scope": scope.cond()}))},
+		{"select_prune_whole", built(scope.whole())},
+		{"select_prune_spans", built(sqlf(selectPruneSpans, holes{"scope": scope.cond()}))},
+		{"select_prune_notes", built(sqlf(selectPruneNotes, holes{"notes": notesOf(scope, ddl.Mutator{})}))},
 		{"select_unfinished_prunes", bound(selectUnfinishedPrunes)},
-		{"insert_shells_done", bound(insertShellsDone, uint64(2), "p", scope.BeforeNS)},
-		{"select_thread_rest", bound(selectThreadRest, "th", "th", "th", "th")},
+		{"insert_shells_done", built(scope.done(2))},
+		{"select_shell_threads", bound(selectShellThreads, "p", scope.BeforeNS)},
+		{"select_thread_turns", built(sqlf(selectThreadTurns, holes{"thread": arg("th")}))},
+		{"select_thread_rest", built(sqlf(selectThreadRest, holes{"thread": arg("th")}))},
 		// invalidate.go, changes.go, cost_rollup.go, latency_rollup.go
 		{"mark_days", built(sqlf(markDays, holes{"table": raw("cost_days"), "days": arg([]uint32{20000}), "version": arg(uint64(3))}))},
 		{"mark_day_range", bound(markDayRange, uint64(3), uint32(20000), uint32(20001))},
@@ -100,7 +104,8 @@ func sqlCases() []sqlCase {
 		{"select_active_parts", func(x sqlLayout) sqlText {
 			return sqlf(selectActiveParts, holes{"table": arg(x.tables.dataTable())})
 		}},
-		{"insert_seen_parts", bound(insertSeenParts, "cost", uint64(1), "cost", []string{"202611"}, []uint64{1}, []uint64{2})},
+		{"insert_seen_parts", built(sqlf(insertSeenParts, holes{"summary": arg("cost"), "now": arg(uint64(1)),
+			"partitions": arg([]string{"202611"}), "min_blocks": arg([]int64{1}), "max_blocks": arg([]int64{2})}))},
 		{"invalidate_touched_days", func(x sqlLayout) sqlText {
 			return sqlf(invalidateTouchedDays, holes{"version": arg(uint64(3)), "table": raw(x.tables.dataTable()), "parts": parts})
 		}},
@@ -164,9 +169,9 @@ func sqlCases() []sqlCase {
 		{"insert_thread_meta", built(ThreadChange{Title: ptr("title")}.insert("th", 9))},
 		{"select_notes", bound(selectNotes, "th")},
 		{"insert_note", built(NoteChange{Starred: ptr(true)}.insert("th", "t", 9))},
-		{"current_session", bound(selectCurrentSession, "th", "claude", "claude")},
-		{"thread_of_session", bound(selectThreadOfSession, "s")},
-		{"idle_threads", bound(selectIdleThreads, "p", "p", uint64(9))},
+		{"current_session", built(sqlf(selectCurrentSession, holes{"thread": arg("th"), "provider": arg("claude")}))},
+		{"thread_of_session", built(sqlf(selectThreadOfSession, holes{"session": arg("s")}))},
+		{"idle_threads", built(sqlf(selectIdleThreads, holes{"project": arg("p"), "cutoff": arg(uint64(9))}))},
 		{"stored_turns", bound(selectStoredTurns, ids, ddl.Tuple([]string{"t"}))},
 		{"note_versions", bound(selectNoteVersions, ids)},
 		{"import_holder", bound(selectImportHolder, uint64(9))},

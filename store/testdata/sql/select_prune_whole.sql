@@ -3,7 +3,7 @@ FROM
 (
     SELECT project, thread_id
     FROM conversations
-    WHERE ? = '' OR project = ?
+    WHERE (? = '' OR project = ?)
     GROUP BY project, thread_id
     HAVING max(start_ns) < ?
 )
