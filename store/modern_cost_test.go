@@ -89,9 +89,12 @@ const activeParts = "(SELECT name FROM system.parts WHERE database = currentData
 func sqlArgs(args []any) []any {
 	out := make([]any, len(args))
 	for i, a := range args {
-		if ss, ok := a.([]string); ok {
-			out[i] = sqlArray(ss)
-		} else {
+		switch a := a.(type) {
+		case []string:
+			out[i] = sqlArray(a)
+		case []uint32:
+			out[i] = sqlArray(a)
+		default:
 			out[i] = a
 		}
 	}

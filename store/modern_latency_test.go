@@ -18,15 +18,11 @@ func TestLatencyQueryOnModernClickHouse(t *testing.T) {
 	      ('c:response:1', 't', 'c', 'p', 'th', 'qwen', 'response', 1, 'ok', 'none', 4000, 500, 100),
 	      ('f:error:1', 't', 'f', 'p', 'th', 'qwen', 'error', 1, 'error', '', %d, 0, 0),
 	      ('f:response:2', 't', 'f', 'p', 'th', 'qwen', 'response', 2, 'ok', 'none', %d, 1000, 0)`, day-50, day+100)
-	days := sqlArray([]uint32{0, 1})
-	summarize := []any{uint64(5)}
-	summarize = append(append(summarize, dayArgs(0, 2)...), days)
-	fixtures := []string{cols + rows, cols + rows,
-		inline(t, insertLatencyDaily, summarize...),
-		inline(t, insertLatencyCrossing, summarize...),
-		inline(t, insertLatencyErrors, summarize...),
-		inline(t, insertLatencyStates, days, uint64(5)),
+	fixtures := []string{cols + rows, cols + rows}
+	for _, insert := range latencyInserts([]uint32{0, 1}, 5) {
+		fixtures = append(fixtures, inlineSQL(t, insert))
 	}
+	fixtures = append(fixtures, inline(t, insertLatencyStates, sqlArray([]uint32{0, 1}), uint64(5)))
 	f := LatencyFilter{FromNS: 1, ToNS: 2 * day, Project: "p"}
 	live := liveLatency(f)
 	summarized := costPlan{project: "p", fromDay: 0, toDay: 2, versions: []string{"0/5", "1/5"}}

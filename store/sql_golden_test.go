@@ -112,7 +112,13 @@ func sqlCases() []sqlCase {
 		{"mark_touched_latency", func(x sqlLayout) sqlText {
 			return sqlf(markTouchedLatency, holes{"version": arg(uint64(3)), "table": raw(x.tables.dataTable()), "parts": parts})
 		}},
-		{"insert_latency_daily", bound(insertLatencyDaily, uint64(3), uint32(1), uint32(2), uint64(3), uint64(4), []uint32{1})},
+		{"insert_latency_daily", built(latencyInserts([]uint32{1, 2}, 3)[0])},
+		{"insert_latency_crossing", built(latencyInserts([]uint32{1, 2}, 3)[1])},
+		{"insert_latency_errors", built(latencyInserts([]uint32{1, 2}, 3)[2])},
+		{"select_latency_states", bound(selectLatencyStates, uint32(1), uint32(3))},
+		{"insert_latency_states", bound(insertLatencyStates, []uint32{1, 2}, uint64(3))},
+		{"mark_latency_day_range", bound(markLatencyDayRange, uint64(3), uint32(20000), uint32(20001))},
+		{"select_seen_parts", bound(selectSeenParts, "cost")},
 		{"select_shards", built(sqlf(selectShards, holes{"cluster": arg("c")}))},
 		// threads_filter.go
 		{"threads_newest", built(threadsSQL(ThreadFilter{Limit: 50}, 0))},

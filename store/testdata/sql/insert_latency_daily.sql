@@ -21,8 +21,8 @@ FROM
 WHERE piece_ends AND piece_whole
 GROUP BY piece_project, piece_day, piece_model, piece_provider, piece_phase, piece_speaker
 -- $1 = 3
--- $2 = 1
--- $3 = 2
--- $4 = 3
--- $5 = 4
--- $6 = [1]
+-- $2 = 86400
+-- $3 = 259200
+-- $4 = 86400000000000
+-- $5 = 259200000000000
+-- $6 = [1 2]
