@@ -135,9 +135,17 @@ WHERE scope = ? AND cutoff_ns = ?`
   AND thread_id NOT IN (SELECT thread_id FROM {turns})`
 )
 
-// notesOf is prunedNotes of scope, with the tables as m names them.
-func notesOf(scope PruneScope, m ddl.Mutator) sqlText {
-	return sqlf(prunedNotes, holes{"scope": scope.cond(), "turns": raw(m.Table("conversations")), "notes": raw(m.Table("turn_notes"))})
+// notesOf is prunedNotes of scope, with the tables as a mutation names
+// them (ddl.Mutator.Table).
+func notesOf(scope PruneScope, table func(string) string) sqlText {
+	return sqlf(prunedNotes, holes{"scope": scope.cond(), "turns": raw(table("conversations")), "notes": raw(table("turn_notes"))})
+}
+
+// messagesOf is deletePrunedMessages of scope, with the tables as a
+// mutation names them.
+func messagesOf(scope PruneScope, table func(string) string) sqlText {
+	return sqlf(deletePrunedMessages, holes{"shells": raw(table("thread_shells")), "turns": raw(table("conversations")),
+		"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS)})
 }
 
 // whole is selectPruneWhole of p.
@@ -168,7 +176,7 @@ func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, erro
 		{"turns", sqlf(selectPruneSize, holes{"scope": scope.cond()}), []any{&p.Threads, &p.Turns, &p.Bytes}},
 		{"threads left empty", scope.whole(), []any{&p.WholeThreads}},
 		{"spans", sqlf(selectPruneSpans, holes{"scope": scope.cond()}), []any{&p.Spans}},
-		{"notes", sqlf(selectPruneNotes, holes{"notes": notesOf(scope, ddl.Mutator{})}), []any{&p.Notes}},
+		{"notes", sqlf(selectPruneNotes, holes{"notes": notesOf(scope, ddl.Mutator{}.Table)}), []any{&p.Notes}},
 	}
 	for _, r := range reads {
 		if err := queryRow(ctx, s.db, r.q.text, r.q.args, r.dest...); err != nil {
@@ -275,7 +283,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 			progress(fmt.Sprintf("deleting: %d mutations, %d parts to rewrite", mutations, parts))
 		}
 	}
-	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notesOf(scope, m), waiting); err != nil {
+	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notesOf(scope, m.Table), waiting); err != nil {
 		return err
 	}
 	w, err := Begin(ctx, s.db, Change{ToNS: scope.BeforeNS})
@@ -300,9 +308,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 	if err := w.Done(ctx); err != nil {
 		return err
 	}
-	messages := sqlf(deletePrunedMessages, holes{"shells": raw(m.Table("thread_shells")), "turns": raw(m.Table("conversations")),
-		"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS)})
-	if err := s.deleteFrom(ctx, m, []string{"messages"}, messages, waiting); err != nil {
+	if err := s.deleteFrom(ctx, m, []string{"messages"}, messagesOf(scope, m.Table), waiting); err != nil {
 		return err
 	}
 	failpoint.Hit(FailPruneRemoved)

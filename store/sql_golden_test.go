@@ -20,10 +20,23 @@ var updateSQL = flag.Bool("update-sql", false, "rewrite testdata/sql/*.sql from 
 // A sqlLayout is where a query runs: one ClickHouse 18.16 server, one
 // 26.x server, or a cluster, whose replicas hold the _local tables.
 type sqlLayout struct {
-	name    string // the golden file's infix: "" for one 18.16 server
-	tables  *layout
-	caps    ddl.Capabilities
-	mutated func(table string) string // how a mutation names table (ddl.Mutator.Table)
+	name   string // the golden file's infix: "" for one 18.16 server
+	tables *layout
+	caps   ddl.Capabilities
+}
+
+// mutated is how a mutation names table (ddl.Mutator.Table).
+func (x sqlLayout) mutated(table string) string { return ddl.MutatedTable(x.tables.cluster, table) }
+
+// deletes are the statements ddl.Mutator.Delete runs to delete the rows
+// cond selects from each of tables, one a line.
+func (x sqlLayout) deletes(tables []string, cond sqlText) sqlText {
+	var q sqlText
+	for _, table := range tables {
+		q.text += ddl.DeleteOn(x.caps, x.tables.cluster, table, cond.text) + ";\n"
+		q.args = append(q.args, cond.args...)
+	}
+	return q
 }
 
 func sqlLayouts(t *testing.T) []sqlLayout {
@@ -34,12 +47,10 @@ func sqlLayouts(t *testing.T) []sqlLayout {
 		}
 		return c
 	}
-	same := func(table string) string { return table }
 	return []sqlLayout{
-		{name: "", tables: &layout{known: true}, caps: caps("18.16.1"), mutated: same},
-		{name: "modern", tables: &layout{known: true, search: true}, caps: caps("26.7.2.1"), mutated: same},
-		{name: "cluster", tables: &layout{known: true, cluster: "c", database: "convtrace"}, caps: caps("18.16.1"),
-			mutated: func(table string) string { return "`" + table + ddl.LocalSuffix + "`" }},
+		{name: "", tables: &layout{known: true}, caps: caps("18.16.1")},
+		{name: "modern", tables: &layout{known: true, search: true}, caps: caps("26.7.2.1")},
+		{name: "cluster", tables: &layout{known: true, cluster: "c", database: "convtrace"}, caps: caps("18.16.1")},
 	}
 }
 
@@ -80,18 +91,20 @@ func sqlCases() []sqlCase {
 		// prune.go, remove.go
 		{"insert_shells", built(sqlf(insertShells, holes{"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS),
 			"now": arg(uint64(2)), "summaries": summarizeShells(scope.cond())}))},
-		{"pruned_notes", func(x sqlLayout) sqlText {
-			return sqlf(prunedNotes, holes{"scope": scope.cond(), "turns": raw(x.mutated("conversations")), "notes": raw(x.mutated("turn_notes"))})
+		{"delete_pruned_notes", func(x sqlLayout) sqlText {
+			return x.deletes([]string{"turn_notes"}, notesOf(scope, x.mutated))
 		}},
+		{"delete_pruned_rows", func(x sqlLayout) sqlText { return x.deletes(pruneTables, scope.cond()) }},
 		{"delete_pruned_messages", func(x sqlLayout) sqlText {
-			return sqlf(deletePrunedMessages, holes{"shells": raw(x.mutated("thread_shells")), "turns": raw(x.mutated("conversations")),
-				"scope": arg("p"), "cutoff": arg(scope.BeforeNS)})
+			return x.deletes([]string{"messages"}, messagesOf(scope, x.mutated))
 		}},
+		{"delete_thread", func(x sqlLayout) sqlText { return x.deletes(threadTables, ofThread("th")) }},
+		{"delete_thread_summary", func(x sqlLayout) sqlText { return x.deletes([]string{"thread_summary"}, ofThread("th")) }},
 		{"select_whole_partitions", built(sqlf(selectWholePartitions, holes{"table": raw("spans"), "cutoff": arg(scope.BeforeNS), "project": arg("p")}))},
 		{"select_prune_size", built(sqlf(selectPruneSize, holes{"scope": scope.cond()}))},
 		{"select_prune_whole", built(scope.whole())},
 		{"select_prune_spans", built(sqlf(selectPruneSpans, holes{"scope": scope.cond()}))},
-		{"select_prune_notes", built(sqlf(selectPruneNotes, holes{"notes": notesOf(scope, ddl.Mutator{})}))},
+		{"select_prune_notes", built(sqlf(selectPruneNotes, holes{"notes": notesOf(scope, ddl.Mutator{}.Table)}))},
 		{"select_unfinished_prunes", bound(selectUnfinishedPrunes)},
 		{"insert_shells_done", built(scope.done(2))},
 		{"select_shell_threads", bound(selectShellThreads, "p", scope.BeforeNS)},
