@@ -138,6 +138,9 @@ func sqlCases() []sqlCase {
 		{"threads_filtered", built(threadsSQL(ThreadFilter{Project: "p", Provider: "openai", Query: "bug", Archived: true,
 			Status: StatusRunning, MinCostUSD: &cost, MaxCostUSD: &maxCost, MinDuration: &minDur, MaxDuration: &minDur,
 			Attrs: map[string]string{"team": "a", "env": "prod"}, After: &Cursor{LastNS: 5, ID: "th"}, Limit: 50}, 4))},
+		{"threads_failed_older", built(threadsSQL(ThreadFilter{Status: StatusFailed, Before: &Cursor{LastNS: 5, ID: "th"}, Limit: 50}, 0))},
+		{"threads_ok", built(threadsSQL(ThreadFilter{Status: StatusOK, Limit: 50}, 0))},
+		{"threads_interrupted", built(threadsSQL(ThreadFilter{Status: StatusInterrupted, Limit: 50}, 4))},
 		// export.go, export_spans.go
 		{"export_threads", built(sqlf(selectExportThreads, holes{"cond": ExportFilter{ThreadID: "th", Project: "p", FromNS: 1, ToNS: 2}.cond()}))},
 		{"export_turns", bound(selectExportTurns, "th", uint64(1), uint64(1), "t", uint64(100))},
@@ -187,12 +190,17 @@ func sqlCases() []sqlCase {
 		// meta.go, notes.go, sessions.go, archive.go, import.go, import_claims.go
 		{"insert_thread_meta", built(ThreadChange{Title: ptr("title")}.insert("th", 9))},
 		{"select_notes", bound(selectNotes, "th")},
+		{"select_note", bound(selectNote, "th", "t")},
+		{"select_turn_exists", bound(selectTurnExists, "th", "t")},
 		{"insert_note", built(NoteChange{Starred: ptr(true)}.insert("th", "t", 9))},
 		{"current_session", built(sqlf(selectCurrentSession, holes{"thread": arg("th"), "provider": arg("claude")}))},
 		{"thread_of_session", built(sqlf(selectThreadOfSession, holes{"session": arg("s")}))},
 		{"idle_threads", built(sqlf(selectIdleThreads, holes{"project": arg("p"), "cutoff": arg(uint64(9))}))},
 		{"stored_turns", bound(selectStoredTurns, ids, ddl.Tuple([]string{"t"}))},
+		{"stored_spans", bound(selectStoredSpans, ddl.Tuple([]string{"tr"}), ddl.Tuple([]string{"sp"}))},
 		{"note_versions", bound(selectNoteVersions, ids)},
+		{"meta_versions", bound(selectMetaVersions, ids)},
+		{"insert_import_claim", bound(insertImportClaim, "h", uint64(1), uint64(2), uint64(3))},
 		{"import_holder", bound(selectImportHolder, uint64(9))},
 	}
 }
