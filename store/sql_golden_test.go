@@ -227,6 +227,9 @@ func TestSQLGolden(t *testing.T) {
 	}
 	want := map[string]bool{}
 	for _, c := range sqlCases() {
+		if want[c.name+".sql"] {
+			t.Errorf("two queries named %s", c.name)
+		}
 		var first string
 		for _, x := range sqlLayouts(t) {
 			q := c.query(x)
