@@ -29,12 +29,21 @@ type sqlLayout struct {
 func (x sqlLayout) mutated(table string) string { return ddl.MutatedTable(x.tables.cluster, table) }
 
 // deletes are the statements ddl.Mutator.Delete runs to delete the rows
-// cond selects from each of tables, one a line.
-func (x sqlLayout) deletes(tables []string, cond sqlText) sqlText {
+// cond selects from each of tables.
+func (x sqlLayout) deletes(tables []string, cond sqlText) []sqlText {
+	qs := make([]sqlText, len(tables))
+	for i, table := range tables {
+		qs[i] = sqlText{ddl.DeleteOn(x.caps, x.tables.cluster, table, cond.text), cond.args}
+	}
+	return qs
+}
+
+// script is statements as one text, each ended by a semicolon, one a line.
+func script(statements []sqlText) sqlText {
 	var q sqlText
-	for _, table := range tables {
-		q.text += ddl.DeleteOn(x.caps, x.tables.cluster, table, cond.text) + ";\n"
-		q.args = append(q.args, cond.args...)
+	for _, s := range statements {
+		q.text += s.text + ";\n"
+		q.args = append(q.args, s.args...)
 	}
 	return q
 }
@@ -92,14 +101,14 @@ func sqlCases() []sqlCase {
 		{"insert_shells", built(sqlf(insertShells, holes{"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS),
 			"now": arg(uint64(2)), "summaries": summarizeShells(scope.cond())}))},
 		{"delete_pruned_notes", func(x sqlLayout) sqlText {
-			return x.deletes([]string{"turn_notes"}, notesOf(scope, x.mutated))
+			return script(x.deletes([]string{"turn_notes"}, notesOf(scope, x.mutated)))
 		}},
-		{"delete_pruned_rows", func(x sqlLayout) sqlText { return x.deletes(pruneTables, scope.cond()) }},
+		{"delete_pruned_rows", func(x sqlLayout) sqlText { return script(x.deletes(pruneTables, scope.cond())) }},
 		{"delete_pruned_messages", func(x sqlLayout) sqlText {
-			return x.deletes([]string{"messages"}, messagesOf(scope, x.mutated))
+			return script(x.deletes([]string{"messages"}, messagesOf(scope, x.mutated)))
 		}},
-		{"delete_thread", func(x sqlLayout) sqlText { return x.deletes(threadTables, ofThread("th")) }},
-		{"delete_thread_summary", func(x sqlLayout) sqlText { return x.deletes([]string{"thread_summary"}, ofThread("th")) }},
+		{"delete_thread", func(x sqlLayout) sqlText { return script(x.deletes(threadTables, ofThread("th"))) }},
+		{"delete_thread_summary", func(x sqlLayout) sqlText { return script(x.deletes([]string{"thread_summary"}, ofThread("th"))) }},
 		{"select_whole_partitions", built(sqlf(selectWholePartitions, holes{"table": raw("spans"), "cutoff": arg(scope.BeforeNS), "project": arg("p")}))},
 		{"select_prune_size", built(sqlf(selectPruneSize, holes{"scope": scope.cond()}))},
 		{"select_prune_whole", built(scope.whole())},
