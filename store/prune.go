@@ -179,7 +179,7 @@ func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, erro
 		{"notes", sqlf(selectPruneNotes, holes{"notes": notesOf(scope, ddl.Mutator{}.Table)}), []any{&p.Notes}},
 	}
 	for _, r := range reads {
-		if err := queryRow(ctx, s.db, r.q.text, r.q.args, r.dest...); err != nil {
+		if err := queryRow(ctx, s.db, r.q, r.dest...); err != nil {
 			return PrunePlan{}, fmt.Errorf("read the %s to prune: %w", r.what, err)
 		}
 	}

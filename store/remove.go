@@ -58,12 +58,10 @@ func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, e
 		metas, summaries uint64
 	)
 	thread := holes{"thread": arg(id)}
-	q := sqlf(selectThreadTurns, thread)
-	if err := queryRow(ctx, s.db, q.text, q.args, &r.Turns, &r.Bytes, &days[0], &days[1]); err != nil {
+	if err := queryRow(ctx, s.db, sqlf(selectThreadTurns, thread), &r.Turns, &r.Bytes, &days[0], &days[1]); err != nil {
 		return Removal{}, days, fmt.Errorf("read the turns of thread %s: %w", id, err)
 	}
-	q = sqlf(selectThreadRest, thread)
-	if err := queryRow(ctx, s.db, q.text, q.args, &r.Spans, &r.Notes, &metas, &summaries); err != nil {
+	if err := queryRow(ctx, s.db, sqlf(selectThreadRest, thread), &r.Spans, &r.Notes, &metas, &summaries); err != nil {
 		return Removal{}, days, fmt.Errorf("read the size of thread %s: %w", id, err)
 	}
 	if r.Turns == 0 && r.Spans == 0 && r.Notes == 0 && metas == 0 && summaries == 0 {
