@@ -142,6 +142,7 @@ func sqlCases() []sqlCase {
 		{"mark_latency_day_range", bound(markLatencyDayRange, uint64(3), uint32(20000), uint32(20001))},
 		{"select_seen_parts", bound(selectSeenParts, "cost")},
 		{"select_shards", built(sqlf(selectShards, holes{"cluster": arg("c")}))},
+		{"select_search_indexes", func(x sqlLayout) sqlText { return sqlText{selectSearchIndexes, []any{x.tables.dataTable()}} }},
 		// threads_filter.go
 		{"threads_newest", built(threadsSQL(ThreadFilter{Limit: 50}, 0))},
 		{"threads_filtered", built(threadsSQL(ThreadFilter{Project: "p", Provider: "openai", Query: "bug", Archived: true,
