@@ -12,21 +12,21 @@ type IdleThread struct {
 	LastNS  uint64
 }
 
-// selectIdleThreads lists the threads whose every turn started before the
-// cutoff and that have a turn in the project (any, when it is empty).
-// Arguments: the project twice, the cutoff.
+// selectIdleThreads lists the threads whose every turn started before
+// {cutoff} and that have a turn in {project} (any, when it is empty).
 const selectIdleThreads = `
 SELECT thread_id, argMin(project, start_ns) AS first_project, max(start_ns) AS last_start
 FROM conversations
 GROUP BY thread_id
-HAVING (? = '' OR countIf(project = ?) > 0) AND last_start < ?
+HAVING ({project} = '' OR countIf(project = {project}) > 0) AND last_start < {cutoff}
 ORDER BY thread_id`
 
 // IdleThreads returns the threads of project (of any when empty) none of
 // whose turns started at or after beforeNS: those convtrace archive writes
 // out and removes.
 func (s Store) IdleThreads(ctx context.Context, beforeNS uint64, project string) ([]IdleThread, error) {
-	rows, err := s.db.Query(ctx, selectIdleThreads, project, project, beforeNS)
+	q := sqlf(selectIdleThreads, holes{"project": arg(project), "cutoff": arg(beforeNS)})
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return nil, fmt.Errorf("query idle threads: %w", err)
 	}

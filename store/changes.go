@@ -27,13 +27,14 @@ WHERE summary = ?
 ORDER BY computed_ns DESC
 LIMIT 1`
 
-	// insertSeenParts stores a state. Its computed_ns passes every stored
+	// insertSeenParts stores the state of {summary}: {partitions} and
+	// their block ranges. Its computed_ns passes {now} and every stored
 	// one, as insertSummaries', so that it wins even when the clock is
-	// behind. Arguments: the summary, the computed_ns wished for, the
-	// summary again, then the partitions and their ranges.
+	// behind.
 	insertSeenParts = `
 INSERT INTO seen_parts (summary, computed_ns, partitions, min_blocks, max_blocks)
-SELECT ?, greatest(?, (SELECT max(computed_ns) + 1 FROM seen_parts WHERE summary = ?)), ?, ?, ?`
+SELECT {summary}, greatest({now}, (SELECT max(computed_ns) + 1 FROM seen_parts WHERE summary = {summary})),
+       {partitions}, {min_blocks}, {max_blocks}`
 )
 
 // blocks is a range of block numbers.
@@ -285,8 +286,9 @@ func (s Store) storeSeen(ctx context.Context, summary string, seen seenParts) er
 			partitions, lo, hi = append(partitions, p), append(lo, r.min), append(hi, r.max)
 		}
 	}
-	err := s.db.Exec(ctx, insertSeenParts, summary, uint64(time.Now().UnixNano()), summary, partitions, lo, hi)
-	if err != nil {
+	q := sqlf(insertSeenParts, holes{"summary": arg(summary), "now": arg(uint64(time.Now().UnixNano())),
+		"partitions": arg(partitions), "min_blocks": arg(lo), "max_blocks": arg(hi)})
+	if err := q.exec(ctx, s.db); err != nil {
 		return fmt.Errorf("store seen parts of %s: %w", summary, err)
 	}
 	return nil

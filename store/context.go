@@ -26,48 +26,52 @@ type contextCursor struct {
 	TurnID  string
 }
 
-// selectContextTurns reads a thread's prompts and responses newest first,
-// in batches: the recent context stops reading once it has enough messages.
-// Error rows and tool turns are not what was said to or by the model, and
-// internal turns are kept for the audit trail only. LIMIT 1 BY turn_id
-// keeps one copy of a turn delivered twice.
+// selectContextTurns reads the prompts and responses of {thread} that
+// {older} keeps, newest first, {limit} at a time: the recent context stops
+// reading once it has enough messages. Error rows and tool turns are not
+// what was said to or by the model, and internal turns are kept for the
+// audit trail only. LIMIT 1 BY turn_id keeps one copy of a turn delivered
+// twice.
 const (
 	selectContextTurns = `
 SELECT turn_id, role, seq, speaker, phase, content, start_ns
 FROM conversations
-WHERE thread_id = ?
+WHERE thread_id = {thread}
   AND role IN ('prompt', 'response')
-  AND internal = 0`
-	contextOlder = `
-  AND (start_ns < ? OR (start_ns = ? AND (seq < ? OR (seq = ? AND turn_id < ?))))`
-	contextNewestFirst = `
+  AND internal = 0{older}
 ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
 LIMIT 1 BY turn_id
-LIMIT ?`
+LIMIT {limit}`
+	contextOlder = `
+  AND (start_ns < {start} OR (start_ns = {start} AND (seq < {seq} OR (seq = {seq} AND turn_id < {turn}))))`
 )
 
-// selectThreadExists is 1 when the thread has a turn, else 0.
+// contextQuery is selectContextTurns of at most limit turns of a thread,
+// older than before when it is given.
+func contextQuery(threadID string, before *contextCursor, limit int) sqlText {
+	older := raw("")
+	if before != nil {
+		older = sqlf(contextOlder, holes{"start": arg(before.StartNS), "seq": arg(before.Seq), "turn": arg(before.TurnID)})
+	}
+	return sqlf(selectContextTurns, holes{"thread": arg(threadID), "older": older, "limit": arg(uint64(limit))})
+}
+
+// selectThreadExists is 1 when {thread} has a turn, else 0.
 const selectThreadExists = `
 SELECT count() AS found
 FROM
 (
     SELECT 1
     FROM conversations
-    WHERE thread_id = ?
+    WHERE thread_id = {thread}
     LIMIT 1
 )`
 
 // contextTurns returns at most limit prompt and response turns of a
 // thread, newest first, older than before when it is given.
 func (s Store) contextTurns(ctx context.Context, threadID string, before *contextCursor, limit int) ([]contextTurn, error) {
-	query, args := selectContextTurns, []any{threadID}
-	if before != nil {
-		query += contextOlder
-		args = append(args, before.StartNS, before.StartNS, before.Seq, before.Seq, before.TurnID)
-	}
-	query += contextNewestFirst
-	args = append(args, uint64(limit))
-	rows, err := s.db.Query(ctx, query, args...)
+	q := contextQuery(threadID, before, limit)
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return nil, fmt.Errorf("query context turns: %w", err)
 	}
@@ -88,7 +92,7 @@ func (s Store) contextTurns(ctx context.Context, threadID string, before *contex
 
 // ThreadExists reports whether the thread has any turn.
 func (s Store) ThreadExists(ctx context.Context, threadID string) (bool, error) {
-	return s.exists(ctx, "thread", selectThreadExists, threadID)
+	return s.exists(ctx, "thread", sqlf(selectThreadExists, holes{"thread": arg(threadID)}))
 }
 
 // TurnCount counts the thread's turns as stored, copies not folded yet
@@ -127,8 +131,8 @@ func (s Store) AnyThread(ctx context.Context, project string) (string, bool, err
 
 // exists runs a query whose one row counts found rows (at most one), for
 // what says whether a thread or trace exists.
-func (s Store) exists(ctx context.Context, what, query string, args ...any) (bool, error) {
-	rows, err := s.db.Query(ctx, query, args...)
+func (s Store) exists(ctx context.Context, what string, q sqlText) (bool, error) {
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return false, fmt.Errorf("query %s exists: %w", what, err)
 	}

@@ -95,6 +95,19 @@ func (f CostFilter) costArgs() []any {
 	return []any{fromSec, toSec, f.FromNS, f.ToNS, f.Project, f.Project}
 }
 
+// startedIn is the condition on the rows that started in [fromNS, toNS):
+// on ts first, the partition key, then exactly on start_ns.
+func startedIn(fromNS, toNS uint64) sqlText {
+	fromSec, toSec := schema.TSBounds(fromNS, toNS)
+	return sqlf(`ts >= toDateTime({from_sec}) AND ts <= toDateTime({to_sec}) AND start_ns >= {from} AND start_ns < {to}`,
+		holes{"from_sec": arg(fromSec), "to_sec": arg(toSec), "from": arg(fromNS), "to": arg(toNS)})
+}
+
+// ofProject is the condition on the rows of project, every row when "".
+func ofProject(project string) sqlText {
+	return sqlf(`({project} = '' OR project = {project})`, holes{"project": arg(project)})
+}
+
 // PhaseTotal is a thread's usage in one phase.
 type PhaseTotal struct {
 	Phase string `json:"phase"`
@@ -162,13 +175,13 @@ func (s Store) QueryCost(ctx context.Context, f CostFilter, p pricing.Prices) ([
 // end, live from conversations, each turn once (costLiveRows): one query
 // per report table, the two sources added up in SQL.
 const (
-	// costVersionWhere keeps the summary rows of the versions the request
-	// checked fresh: ? is an array of costVersion keys. A key names day
-	// and computed_ns, so a version inserted for other days is never
-	// read.
+	// costVersionWhere keeps the summary rows of days [{from}, {to}) of
+	// {in_project} (ofProject) whose versions the request checked fresh:
+	// {versions} is an array of costVersion keys. A key names day and
+	// computed_ns, so a version inserted for other days is never read.
 	costVersionWhere = `
-WHERE day >= ? AND day < ? AND (? = '' OR project = ?)
-  AND has(?, concat(toString(day), '/', toString(computed_ns)))`
+WHERE day >= {from} AND day < {to} AND {in_project}
+  AND has({versions}, concat(toString(day), '/', toString(computed_ns)))`
 
 	// The parts' usage columns get names of their own: the outer sums
 	// take costUsageColumns' names, which must not alias themselves.
@@ -183,9 +196,10 @@ WHERE day >= ? AND day < ? AND (? = '' OR project = ?)
 	// selectCostCells is the one aggregation of the range a report needs
 	// besides its top threads: a few thousand cells at most (days × models
 	// × phases × speakers × agents), folded in Go into every table. Its
-	// three parts cover disjoint days: the summaries, the live head and the
-	// live tail. Dimensions are cast to String so that the parts' types
-	// agree on every server.
+	// three parts cover disjoint days: the {summarized} ones (a
+	// costVersionWhere), the live {head} and the live {tail}
+	// (selectLiveCells). Dimensions are cast to String so that the parts'
+	// types agree on every server.
 	selectCostCells = `
 SELECT day_number, cell_model AS model, cell_provider AS provider, cell_phase AS phase,
        cell_speaker AS speaker, cell_agent AS agent,` + costSumColumns + `
@@ -194,65 +208,97 @@ FROM
     SELECT toUInt64(day) AS day_number, CAST(model AS String) AS cell_model, CAST(provider AS String) AS cell_provider,
            CAST(phase AS String) AS cell_phase, CAST(speaker AS String) AS cell_speaker, CAST(agent AS String) AS cell_agent,` +
 		costPartColumns + `
-    FROM cost_daily` + costVersionWhere + `
-    UNION ALL` + selectLiveCells + `
-    UNION ALL` + selectLiveCells + `
+    FROM cost_daily{summarized}
+    UNION ALL{head}
+    UNION ALL{tail}
 )
 GROUP BY day_number, cell_model, cell_provider, cell_phase, cell_speaker, cell_agent
 ORDER BY day_number, cell_model, cell_provider, cell_phase, cell_speaker, cell_agent`
 
 	// costLiveRows are the rows of one live range (head or tail of the
-	// report's range, possibly empty), each turn once. Not FINAL: the
-	// ts partition key only prunes whole months, and FINAL would merge
-	// a month of turns to read a day. PREWHERE reads the two narrow
-	// time columns of those months and the rest only where they match;
-	// LIMIT 1 BY the sort key folds a turn delivered twice as FINAL
-	// does.
+	// report's range, possibly empty) that {started} (startedIn) and
+	// {in_project} select, each turn once. Not FINAL: the ts partition key
+	// only prunes whole months, and FINAL would merge a month of turns to
+	// read a day. PREWHERE reads the two narrow time columns of those
+	// months and the rest only where they match; LIMIT 1 BY the sort key
+	// folds a turn delivered twice as FINAL does.
 	costLiveRows = `
     FROM
     (
         SELECT project, thread_id, turn_id, start_ns, model, provider, phase, speaker, agent, tokens_in, tokens_out,
                tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source
         FROM conversations
-        PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?)
-          AND start_ns >= ? AND start_ns < ?
-        WHERE (? = '' OR project = ?)
+        PREWHERE {started}
+        WHERE {in_project}
           AND cost_source != ''
         LIMIT 1 BY project, thread_id, start_ns, turn_id
     )`
 
+	// selectLiveCells sums the cells of the {rows} of a costLiveRows.
 	selectLiveCells = `
     SELECT intDiv(start_ns, ` + schema.DaySQL + `) AS live_day, CAST(model AS String) AS live_model,
            CAST(provider AS String) AS live_provider, CAST(phase AS String) AS live_phase,
-           CAST(speaker AS String) AS live_speaker, CAST(agent AS String) AS live_agent,` + costUsageColumns +
-		costLiveRows + `
+           CAST(speaker AS String) AS live_speaker, CAST(agent AS String) AS live_agent,` + costUsageColumns + `{rows}
     GROUP BY live_day, model, provider, phase, speaker, agent`
 
-	// selectCostThreads returns the most expensive threads of the range
-	// from the same three parts; a thread with no known cost sorts last.
+	// selectCostThreads returns the {limit} most expensive threads of the
+	// range from the same three parts; a thread with no known cost sorts
+	// last.
 	selectCostThreads = `
 SELECT thread_id, any(part_project) AS thread_project,` + costSumColumns + `
 FROM
 (
     SELECT thread_id, CAST(project AS String) AS part_project,` + costPartColumns + `
-    FROM cost_thread_daily` + costVersionWhere + `
-    UNION ALL` + selectLiveThreads + `
-    UNION ALL` + selectLiveThreads + `
+    FROM cost_thread_daily{summarized}
+    UNION ALL{head}
+    UNION ALL{tail}
 )
 GROUP BY thread_id
 ORDER BY sum_cost DESC, thread_id
-LIMIT ?`
+LIMIT {limit}`
 
+	// selectLiveThreads sums the threads of the {rows} of a costLiveRows.
 	selectLiveThreads = `
-    SELECT thread_id, CAST(any(project) AS String) AS live_project,` + costUsageColumns +
-		costLiveRows + `
+    SELECT thread_id, CAST(any(project) AS String) AS live_project,` + costUsageColumns + `{rows}
     GROUP BY thread_id`
 )
+
+// summarized is costVersionWhere of p's summarized days.
+func (p costPlan) summarized() sqlText {
+	versions := p.versions
+	if len(versions) == 0 {
+		// An empty array literal has no element type on 18.16; "" is no
+		// key.
+		versions = []string{""}
+	}
+	return sqlf(costVersionWhere, holes{"from": arg(p.fromDay), "to": arg(p.toDay), "in_project": ofProject(p.project),
+		"versions": arg(versions)})
+}
+
+// liveRows is costLiveRows of f's range.
+func (f CostFilter) liveRows() sqlText {
+	return sqlf(costLiveRows, holes{"started": startedIn(f.FromNS, f.ToNS), "in_project": ofProject(f.Project)})
+}
+
+// costCellsQuery is selectCostCells of p.
+func (p costPlan) costCellsQuery() sqlText {
+	return sqlf(selectCostCells, holes{"summarized": p.summarized(),
+		"head": sqlf(selectLiveCells, holes{"rows": p.head.liveRows()}),
+		"tail": sqlf(selectLiveCells, holes{"rows": p.tail.liveRows()})})
+}
+
+// costThreadsQuery is selectCostThreads of p, at most limit threads.
+func (p costPlan) costThreadsQuery(limit int) sqlText {
+	return sqlf(selectCostThreads, holes{"summarized": p.summarized(), "limit": arg(uint64(limit)),
+		"head": sqlf(selectLiveThreads, holes{"rows": p.head.liveRows()}),
+		"tail": sqlf(selectLiveThreads, holes{"rows": p.tail.liveRows()})})
+}
 
 // costCells returns the usage of the plan's range per day, model,
 // provider, phase, speaker and agent.
 func (s Store) costCells(ctx context.Context, p costPlan) ([]CostCell, error) {
-	rows, err := s.db.Query(costContext(ctx), selectCostCells, p.args()...)
+	q := p.costCellsQuery()
+	rows, err := s.db.Query(costContext(ctx), q.text, q.args...)
 	if err != nil {
 		return nil, fmt.Errorf("query cost: %w", err)
 	}
@@ -288,7 +334,8 @@ type CostThread struct {
 // costThreads returns at most limit threads of the plan's range, most
 // expensive first.
 func (s Store) costThreads(ctx context.Context, p costPlan, limit int) ([]CostThread, error) {
-	rows, err := s.db.Query(costContext(ctx), selectCostThreads, append(p.args(), uint64(limit))...)
+	q := p.costThreadsQuery(limit)
+	rows, err := s.db.Query(costContext(ctx), q.text, q.args...)
 	if err != nil {
 		return nil, fmt.Errorf("query cost threads: %w", err)
 	}

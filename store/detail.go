@@ -36,25 +36,31 @@ func (a SpanAttributes) Capped() bool {
 	return a.AttributesTotal > len(a.Attributes) || a.ResourceTotal > len(a.Resource) || a.EventsTotal > len(a.EventNames)
 }
 
-// selectSpanAttributes reads one span's attributes, resource and events,
-// each list cut to its first n entries and each value to m runes (the
-// placeholders, in that order for each list), and whether the row carries
-// the content marker (its key and value). Copies of a span delivered twice
-// are the same span: any one does.
+// selectSpanAttributes reads the attributes, resource and events of
+// {span} of {trace}, each list cut to its first {entries} and each value to
+// {runes} runes, and whether the row carries the content marker
+// (schema.KeyContentInTurns). Copies of a span delivered twice are the
+// same span: any one does.
 const selectSpanAttributes = `
-SELECT arraySlice(attributes.key, 1, ?) AS attr_keys,
-       arrayMap(v -> substringUTF8(v, 1, ?), arraySlice(attributes.value, 1, ?)) AS attr_values,
+SELECT arraySlice(attributes.key, 1, {entries}) AS attr_keys,
+       arrayMap(v -> substringUTF8(v, 1, {runes}), arraySlice(attributes.value, 1, {entries})) AS attr_values,
        length(attributes.key) AS attr_total,
-       arraySlice(resource.key, 1, ?) AS res_keys,
-       arrayMap(v -> substringUTF8(v, 1, ?), arraySlice(resource.value, 1, ?)) AS res_values,
+       arraySlice(resource.key, 1, {entries}) AS res_keys,
+       arrayMap(v -> substringUTF8(v, 1, {runes}), arraySlice(resource.value, 1, {entries})) AS res_values,
        length(resource.key) AS res_total,
-       arraySlice(events.name, 1, ?) AS event_names,
-       arraySlice(events.time_ns, 1, ?) AS event_times,
+       arraySlice(events.name, 1, {entries}) AS event_names,
+       arraySlice(events.time_ns, 1, {entries}) AS event_times,
        length(events.name) AS events_total,
-       arrayExists((k, v) -> k = ? AND v = ?, attributes.key, attributes.value) AS content_in_turns
+       arrayExists((k, v) -> k = '` + schema.KeyContentInTurns + `' AND v = '` + schema.ContentInTurns + `', attributes.key, attributes.value) AS content_in_turns
 FROM spans
-WHERE trace_id = ? AND span_id = ?
+WHERE trace_id = {trace} AND span_id = {span}
 LIMIT 1`
+
+// spanAttributes is selectSpanAttributes of a span, entries and runes
+// capped at n and m.
+func spanAttributes(traceID, spanID string, n, m uint64) sqlText {
+	return sqlf(selectSpanAttributes, holes{"trace": arg(traceID), "span": arg(spanID), "entries": arg(n), "runes": arg(m)})
+}
 
 // allEntries is a cap that keeps every entry and every value whole.
 const allEntries = uint64(1) << 31
@@ -68,8 +74,8 @@ func (s Store) ReadSpanAttributes(ctx context.Context, traceID, spanID string, a
 	if all {
 		n, m = allEntries, allEntries
 	}
-	rows, err := s.db.Query(ctx, selectSpanAttributes, n, m, n, n, m, n, n, n,
-		schema.KeyContentInTurns, schema.ContentInTurns, traceID, spanID)
+	q := spanAttributes(traceID, spanID, n, m)
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return a, false, fmt.Errorf("query span attributes: %w", err)
 	}

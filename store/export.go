@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -34,7 +33,7 @@ type ThreadRecord struct {
 	Turns uint64 `json:"-"`
 }
 
-// selectExportThreads lists the threads an ExportFilter selects, with
+// selectExportThreads lists the threads whose turns {cond} selects, with
 // their metadata, in id order: a GROUP BY that reads the thread and
 // project columns only.
 const selectExportThreads = `
@@ -43,7 +42,7 @@ FROM
 (
     SELECT thread_id, any(project) AS thread_project, count() AS thread_rows
     FROM conversations
-    WHERE thread_id != ''%s
+    WHERE {cond}
     GROUP BY thread_id
 ) AS c
 ANY LEFT JOIN
@@ -58,26 +57,8 @@ ORDER BY thread_id`
 // ExportThreads returns the threads f selects, in id order, without their
 // turns: an export reads those thread by thread (ExportTurns).
 func (s Store) ExportThreads(ctx context.Context, f ExportFilter) ([]ThreadRecord, error) {
-	var cond strings.Builder
-	var args []any
-	if f.ThreadID != "" {
-		cond.WriteString(" AND thread_id = ?")
-		args = append(args, f.ThreadID)
-	}
-	if f.Project != "" {
-		cond.WriteString(" AND project = ?")
-		args = append(args, f.Project)
-	}
-	if f.FromNS != 0 || f.ToNS != 0 {
-		to := f.ToNS
-		if to == 0 {
-			to = 1<<64 - 1
-		}
-		fromSec, toSec := schema.TSBounds(f.FromNS, to)
-		cond.WriteString(" AND ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?")
-		args = append(args, fromSec, toSec, f.FromNS, to)
-	}
-	rows, err := s.db.Query(ctx, fmt.Sprintf(selectExportThreads, cond.String()), args...)
+	q := sqlf(selectExportThreads, holes{"cond": f.cond()})
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return nil, fmt.Errorf("query export threads: %w", err)
 	}
@@ -98,6 +79,25 @@ func (s Store) ExportThreads(ctx context.Context, f ExportFilter) ([]ThreadRecor
 		return nil, fmt.Errorf("read export threads: %w", err)
 	}
 	return threads, nil
+}
+
+// cond is the condition on the turns of the threads f selects.
+func (f ExportFilter) cond() sqlText {
+	cs := []sqlText{raw("thread_id != ''")}
+	if f.ThreadID != "" {
+		cs = append(cs, ofThread(f.ThreadID))
+	}
+	if f.Project != "" {
+		cs = append(cs, sqlf("project = {project}", holes{"project": arg(f.Project)}))
+	}
+	if f.FromNS != 0 || f.ToNS != 0 {
+		to := f.ToNS
+		if to == 0 {
+			to = 1<<64 - 1
+		}
+		cs = append(cs, startedIn(f.FromNS, to))
+	}
+	return and(cs...)
 }
 
 // exportTurnColumns are every column of a conversations row, in

@@ -21,24 +21,24 @@ SELECT trace_id, span_id, parent_span_id, project, thread_id, phase, round, spea
        attributes.key, attributes.value, resource.key, resource.value, events.name, events.time_ns
 FROM spans`
 
-// selectExportSpans reads the spans of traces, one copy of each: the
+// selectExportSpans reads the spans of {traces}, one copy of each: the
 // trace is in the sort key.
 const selectExportSpans = exportSpanColumns + `
-WHERE trace_id IN ?
+WHERE trace_id IN {traces}
 ORDER BY trace_id, start_ns, span_id
 LIMIT 1 BY trace_id, span_id`
 
-// namingTraces is the traces with a span that names one of the threads the
-// placeholder lists: spans are sorted by trace, not by thread.
-const namingTraces = `(SELECT trace_id FROM thread_traces WHERE thread_id IN ?)`
+// namingTraces is the traces with a span that names one of {threads}:
+// spans are sorted by trace, not by thread.
+const namingTraces = `(SELECT trace_id FROM thread_traces WHERE thread_id IN {threads})`
 
-// selectStraySpans reads the spans that name one of a set of threads but
+// selectStraySpans reads the spans that name one of {threads} but
 // belong to no trace of theirs that has a turn, through the traces that
 // hold them.
 const selectStraySpans = exportSpanColumns + `
 WHERE trace_id IN ` + namingTraces + `
-  AND thread_id IN ?
-  AND trace_id NOT IN (SELECT DISTINCT trace_id FROM conversations WHERE thread_id IN ?)
+  AND thread_id IN {threads}
+  AND trace_id NOT IN (SELECT DISTINCT trace_id FROM conversations WHERE thread_id IN {threads})
 ORDER BY trace_id, start_ns, span_id
 LIMIT 1 BY trace_id, span_id`
 
@@ -48,7 +48,7 @@ LIMIT 1 BY trace_id, span_id`
 // every span that names it.
 func (s Store) ExportSpans(ctx context.Context, traces []string, fn func(*schema.Span) error) error {
 	for _, chunk := range IDChunks(traces) {
-		if err := s.readSpans(ctx, selectExportSpans, fn, ddl.Tuple(chunk)); err != nil {
+		if err := s.readSpans(ctx, sqlf(selectExportSpans, holes{"traces": arg(ddl.Tuple(chunk))}), fn); err != nil {
 			return err
 		}
 	}
@@ -62,10 +62,10 @@ func (s Store) StraySpans(ctx context.Context, threads []string) (map[string][]s
 	if len(threads) == 0 {
 		return stray, nil
 	}
-	err := s.readSpans(ctx, selectStraySpans, func(r *schema.Span) error {
+	err := s.readSpans(ctx, ofThreadGroup(selectStraySpans, threads), func(r *schema.Span) error {
 		stray[r.ThreadID] = append(stray[r.ThreadID], *r)
 		return nil
-	}, ddl.Tuple(threads), ddl.Tuple(threads), ddl.Tuple(threads))
+	})
 	return stray, err
 }
 
@@ -76,12 +76,13 @@ SELECT DISTINCT thread_id, trace_id
 FROM conversations
 WHERE thread_id IN ?`
 
-// selectGroupSpans reads the spans a group of threads' export carries:
+// selectGroupSpans reads the spans the export of the group {threads}
+// carries:
 // those of the traces with a turn of one of them, and those that name one
 // of them, in one query that reads only those traces.
 const selectGroupSpans = exportSpanColumns + `
-WHERE trace_id IN (SELECT DISTINCT trace_id FROM conversations WHERE thread_id IN ?)
-   OR trace_id IN ` + namingTraces + ` AND thread_id IN ?
+WHERE trace_id IN (SELECT DISTINCT trace_id FROM conversations WHERE thread_id IN {threads})
+   OR trace_id IN ` + namingTraces + ` AND thread_id IN {threads}
 ORDER BY trace_id, start_ns, span_id
 LIMIT 1 BY trace_id, span_id`
 
@@ -114,7 +115,7 @@ func (s Store) ExportGroupSpans(ctx context.Context, threads []string) (map[stri
 	for _, id := range threads {
 		group[id] = true
 	}
-	err = s.readSpans(ctx, selectGroupSpans, func(r *schema.Span) error {
+	err = s.readSpans(ctx, ofThreadGroup(selectGroupSpans, threads), func(r *schema.Span) error {
 		owners := traces[r.TraceID]
 		for _, thread := range owners {
 			spans[thread] = append(spans[thread], *r)
@@ -123,12 +124,17 @@ func (s Store) ExportGroupSpans(ctx context.Context, threads []string) (map[stri
 			spans[r.ThreadID] = append(spans[r.ThreadID], *r)
 		}
 		return nil
-	}, ddl.Tuple(threads), ddl.Tuple(threads), ddl.Tuple(threads))
+	})
 	return spans, err
 }
 
-func (s Store) readSpans(ctx context.Context, query string, fn func(*schema.Span) error, args ...any) error {
-	rows, err := s.db.Query(ctx, query, args...)
+// ofThreadGroup fills the {threads} holes of query with threads.
+func ofThreadGroup(query string, threads []string) sqlText {
+	return sqlf(query, holes{"threads": arg(ddl.Tuple(threads))})
+}
+
+func (s Store) readSpans(ctx context.Context, q sqlText, fn func(*schema.Span) error) error {
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return fmt.Errorf("query export spans: %w", err)
 	}

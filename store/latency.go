@@ -64,8 +64,11 @@ type LatencyTable struct {
 }
 
 // selectLatency reads a range's calls, whole past days from their summaries
-// and the rest live, folding by span a call's copies and its rows on other
-// days; the cells' quantilesExact states merge into every table at once.
+// ({summarized}, a costVersionWhere) and the rest live ({head} and {tail},
+// each a startedIn, the {tail} from {tail_from}), of the {cells} and
+// {in_project} asked for, folding by span a call's copies and its rows on
+// other days; the cells' quantilesExact states merge into every table at
+// once.
 const selectLatency = `
 SELECT dim.1 AS dimension, dim.2 AS dim_key,
        sum(cell_calls) AS calls,
@@ -84,7 +87,7 @@ FROM
                CAST(phase AS String) AS call_phase, CAST(speaker AS String) AS call_speaker,
                calls AS cell_calls, failed AS cell_failed, duration AS cell_duration,
                ttft_calls AS cell_ttft_calls, ttft AS cell_ttft
-        FROM latency_daily` + costVersionWhere + latencyCells + `
+        FROM latency_daily{summarized}{cells}
         UNION ALL
         SELECT call_model, call_provider, call_phase, call_speaker,
                count() AS cell_calls,
@@ -103,27 +106,27 @@ FROM
             (
                 SELECT trace_id, span_id,` + latencyPieceCells + `,
                        toUInt8(1) AS piece_ends, duration_ns AS piece_duration, ttft_ns AS piece_ttft, failed AS piece_failed
-                FROM latency_crossing` + costVersionWhere + latencyCells + `
+                FROM latency_crossing{summarized}{cells}
                 UNION ALL
                 SELECT trace_id, span_id,` + latencyPieceCells + `, toUInt8(0), toUInt64(0), ttft_ns, toUInt8(1)
-                FROM latency_errors` + costVersionWhere + latencyCells + `
+                FROM latency_errors{summarized}{cells}
                   AND (trace_id, span_id) IN
                   (
                       SELECT trace_id, span_id
-                      FROM latency_crossing` + costVersionWhere + `
+                      FROM latency_crossing{summarized}
                       UNION ALL
                       SELECT trace_id, span_id
                       FROM conversations
-                      PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
-                      WHERE cost_source != '' AND start_ns < ? + duration_ns
+                      PREWHERE {tail}
+                      WHERE cost_source != '' AND start_ns < {tail_from} + duration_ns
                   )
                 UNION ALL
                 SELECT trace_id, span_id,` + latencyPieceCells + `, CAST(cost_source != '' AS UInt8),
                        if(cost_source != '', duration_ns, 0), ttft_ns, CAST(role = 'error' OR status = 'error' AS UInt8)
                 FROM conversations
-                PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
-                      OR ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
-                WHERE (? = '' OR project = ?)` + latencyCells + `
+                PREWHERE {head}
+                      OR {tail}
+                WHERE {in_project}{cells}
                   AND (cost_source != '' OR role = 'error' OR status = 'error')
             )
             GROUP BY trace_id, span_id
@@ -141,10 +144,18 @@ const latencyPieceCells = `
                        CAST(model AS String) AS piece_model, CAST(provider AS String) AS piece_provider,
                        CAST(phase AS String) AS piece_phase, CAST(speaker AS String) AS piece_speaker`
 
-// latencyCells is the condition of a report's model, provider, phase and
-// speaker ("" for any), each bound twice.
+// latencyCells is the condition of a report's {model}, {provider}, {phase}
+// and {speaker} ("" for any).
 const latencyCells = `
-  AND (? = '' OR model = ?) AND (? = '' OR provider = ?) AND (? = '' OR phase = ?) AND (? = '' OR speaker = ?)`
+  AND ({model} = '' OR model = {model}) AND ({provider} = '' OR provider = {provider})
+  AND ({phase} = '' OR phase = {phase}) AND ({speaker} = '' OR speaker = {speaker})`
+
+// latencyQuery is selectLatency of f planned as p.
+func latencyQuery(p costPlan, f LatencyFilter) sqlText {
+	return sqlf(selectLatency, holes{"summarized": p.summarized(), "in_project": ofProject(f.Project),
+		"head": startedIn(p.head.FromNS, p.head.ToNS), "tail": startedIn(p.tail.FromNS, p.tail.ToNS), "tail_from": arg(p.tail.FromNS),
+		"cells": sqlf(latencyCells, holes{"model": arg(f.Model), "provider": arg(f.Provider), "phase": arg(f.Phase), "speaker": arg(f.Speaker)})})
+}
 
 // Latency returns the latency of the calls f selects: first the row of
 // every call (nil when there is none), then one table per dimension of by
@@ -167,7 +178,8 @@ func (s Store) Latency(ctx context.Context, f LatencyFilter, by []string) (*Late
 
 // latency reads the report of f planned as p.
 func (s Store) latency(ctx context.Context, p costPlan, f LatencyFilter, by []string) (*LatencyGroup, []LatencyTable, error) {
-	rows, err := s.db.Query(costContext(ctx), selectLatency, p.latencyArgs(f)...)
+	q := latencyQuery(p, f)
+	rows, err := s.db.Query(costContext(ctx), q.text, q.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query latency: %w", err)
 	}

@@ -17,8 +17,9 @@ import (
 
 // The statements of the latency summaries.
 const (
-	// latencyPieces folds by day and span the call rows of the days the
-	// array ? lists in [?, ?) (ts, start_ns); whole: the call started then.
+	// latencyPieces folds by day and span the call rows of the {days} (an
+	// array) in [{from}, {to}), ts first ({from_sec}, {to_sec}); whole: the
+	// call started then.
 	latencyPieces = `
 (
     SELECT any(project) AS piece_project, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)) AS piece_day,
@@ -30,40 +31,40 @@ const (
            max(toUInt8(role = 'error' OR status = 'error')) AS piece_failed,
            toUInt8(maxIf(start_ns, cost_source != '') >= piece_day * ` + schema.DaySQL + ` + piece_duration) AS piece_whole
     FROM conversations
-    PREWHERE ts >= toDateTime(?) AND ts < toDateTime(?) AND start_ns >= ? AND start_ns < ?
+    PREWHERE ts >= toDateTime({from_sec}) AND ts < toDateTime({to_sec}) AND start_ns >= {from} AND start_ns < {to}
     WHERE (cost_source != '' OR role = 'error' OR status = 'error')
-      AND has(?, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)))
+      AND has({days}, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)))
     GROUP BY piece_day, trace_id, span_id
 )`
 
-	// insertLatencyDaily adds up the whole calls of latencyPieces per
-	// cell as version ?.
+	// insertLatencyDaily adds up the whole calls of the {pieces}
+	// (latencyPieces) per cell as {version}.
 	insertLatencyDaily = `
 INSERT INTO latency_daily (project, day, computed_ns, model, provider, phase, speaker, calls, failed, duration, ttft_calls, ttft)
-SELECT piece_project, piece_day, toUInt64(?), piece_model, piece_provider, piece_phase, piece_speaker,
+SELECT piece_project, piece_day, toUInt64({version}), piece_model, piece_provider, piece_phase, piece_speaker,
        count(), sum(piece_failed), quantilesExactState(0.5, 0.95, 0.99)(piece_duration),
        countIf(piece_ttft > 0), quantilesExactIfState(0.5, 0.95, 0.99)(piece_ttft, piece_ttft > 0)
-FROM ` + latencyPieces + `
+FROM {pieces}
 WHERE piece_ends AND piece_whole
 GROUP BY piece_project, piece_day, piece_model, piece_provider, piece_phase, piece_speaker`
 
-	// insertLatencyCrossing keeps the calls of latencyPieces that started
-	// before their day as version ?.
+	// insertLatencyCrossing keeps the calls of the {pieces} that started
+	// before their day as {version}.
 	insertLatencyCrossing = `
 INSERT INTO latency_crossing (project, day, computed_ns, thread_id, trace_id, span_id, model, provider, phase, speaker,
     duration_ns, ttft_ns, failed)
-SELECT piece_project, piece_day, toUInt64(?), piece_thread, trace_id, span_id, piece_model, piece_provider, piece_phase,
+SELECT piece_project, piece_day, toUInt64({version}), piece_thread, trace_id, span_id, piece_model, piece_provider, piece_phase,
        piece_speaker, piece_duration, piece_ttft, piece_failed
-FROM ` + latencyPieces + `
+FROM {pieces}
 WHERE piece_ends AND NOT piece_whole`
 
-	// insertLatencyErrors keeps the pieces of latencyPieces that end no
-	// call, all error rows, as version ?.
+	// insertLatencyErrors keeps the {pieces} that end no call, all error
+	// rows, as {version}.
 	insertLatencyErrors = `
 INSERT INTO latency_errors (project, day, computed_ns, thread_id, trace_id, span_id, model, provider, phase, speaker, ttft_ns)
-SELECT piece_project, piece_day, toUInt64(?), piece_thread, trace_id, span_id, piece_model, piece_provider, piece_phase,
+SELECT piece_project, piece_day, toUInt64({version}), piece_thread, trace_id, span_id, piece_model, piece_provider, piece_phase,
        piece_speaker, piece_ttft
-FROM ` + latencyPieces + `
+FROM {pieces}
 WHERE NOT piece_ends`
 
 	// selectLatencyStates returns the current version of each summarized
@@ -162,17 +163,25 @@ func liveLatency(f LatencyFilter) costPlan {
 	return costPlan{project: f.Project, head: CostFilter{FromNS: f.FromNS, ToNS: f.ToNS}}
 }
 
+// latencyInserts are insertLatencyDaily, insertLatencyCrossing and
+// insertLatencyErrors of days, sorted, as version.
+func latencyInserts(days []uint32, version uint64) []sqlText {
+	from, to := uint64(days[0])*schema.DayNS, uint64(days[len(days)-1]+1)*schema.DayNS
+	pieces := sqlf(latencyPieces, holes{"days": arg(days), "from": arg(from), "to": arg(to),
+		"from_sec": arg(from / uint64(time.Second)), "to_sec": arg(to / uint64(time.Second))})
+	p := holes{"version": arg(version), "pieces": pieces}
+	return []sqlText{sqlf(insertLatencyDaily, p), sqlf(insertLatencyCrossing, p), sqlf(insertLatencyErrors, p)}
+}
+
 // recomputeLatency summarizes days as version and returns the costVersion
 // keys to read them by; requests that find the same days stale share it.
 func (s Store) recomputeLatency(ctx context.Context, days []uint32, version uint64) ([]string, error) {
 	recompute := func() (any, error) {
-		from, to := days[0], days[len(days)-1]+1
-		args := append(append([]any{version}, dayArgs(from, to)...), days)
 		g, gctx := errgroup.WithContext(ctx)
-		for _, insert := range []string{insertLatencyDaily, insertLatencyCrossing, insertLatencyErrors} {
+		for _, insert := range latencyInserts(days, version) {
 			g.Go(func() error {
-				if err := s.db.Exec(gctx, insert, args...); err != nil {
-					return fmt.Errorf("summarize latency of days %d..%d: %w", from, to, err)
+				if err := insert.exec(gctx, s.db); err != nil {
+					return fmt.Errorf("summarize latency of days %d..%d: %w", days[0], days[len(days)-1]+1, err)
 				}
 				return nil
 			})
@@ -219,22 +228,4 @@ func (s Store) markTouchedLatency(ctx context.Context, parts []part) error {
 func (s Store) markAllLatency(ctx context.Context) error {
 	_, err := Begin(ctx, s.db, Change{})
 	return err
-}
-
-// latencyArgs are the arguments of selectLatency for f planned as p.
-func (p costPlan) latencyArgs(f LatencyFilter) []any {
-	versions := p.args()[:5:5] // costVersionWhere's
-	cells := []any{f.Model, f.Model, f.Provider, f.Provider, f.Phase, f.Phase, f.Speaker, f.Speaker}
-	summarized := append(versions, cells...)
-	args := append(append(append([]any{}, summarized...), summarized...), summarized...)
-	args = append(append(args, versions...), liveRange(p.tail)...)
-	args = append(args, p.tail.FromNS)
-	args = append(append(args, liveRange(p.head)...), liveRange(p.tail)...)
-	return append(append(args, f.Project, f.Project), cells...)
-}
-
-// liveRange binds the PREWHERE of the rows of a live range.
-func liveRange(f CostFilter) []any {
-	fromSec, toSec := schema.TSBounds(f.FromNS, f.ToNS)
-	return []any{fromSec, toSec, f.FromNS, f.ToNS}
 }

@@ -59,14 +59,14 @@ func (l *layout) parts() string { return ddl.ActiveParts("conversations", l.clus
 // an error, taken as no.
 func (s Store) hasSearchIndexes(ctx context.Context, l *layout) bool {
 	var n uint64
-	err := queryRow(ctx, s.db, selectSearchIndexes, []any{l.dataTable()}, &n)
+	err := queryRow(ctx, s.db, sqlText{selectSearchIndexes, []any{l.dataTable()}}, &n)
 	return err == nil && n == 2
 }
 
-// queryRow scans the first row query returns into dest; no row leaves
-// dest as it was.
-func queryRow(ctx context.Context, db DB, query string, args []any, dest ...any) error {
-	rows, err := db.Query(ctx, query, args...)
+// queryRow scans the first row q returns into dest; no row leaves dest
+// as it was.
+func queryRow(ctx context.Context, db DB, q sqlText, dest ...any) error {
+	rows, err := db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return err
 	}

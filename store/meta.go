@@ -12,7 +12,7 @@ type ThreadChange struct {
 	Archived *bool
 }
 
-// insertThreadMeta writes a thread's new thread_meta row in one statement
+// insertThreadMeta writes the new thread_meta row of {thread} in one statement
 // that reads the newest row it replaces: the fields not changed (the title,
 // archived and starred) carry over, and updated_ns is past the newest
 // row's even when the clock is not, so two quick edits never tie in
@@ -21,17 +21,16 @@ type ThreadChange struct {
 const insertThreadMeta = `
 INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns)
 SELECT
-    ?,
-    if(?, ?, argMax(title, updated_ns)),
-    if(?, ?, argMax(archived, updated_ns)),
+    {thread},
+    if({set_title}, {title}, argMax(title, updated_ns)),
+    if({set_archived}, {archived}, argMax(archived, updated_ns)),
     argMax(starred, updated_ns),
-    greatest(?, max(updated_ns) + 1)
+    greatest({now}, max(updated_ns) + 1)
 FROM thread_meta
-WHERE thread_id = ?`
+WHERE thread_id = {thread}`
 
-// ChangeThread applies ch to the thread's metadata, nowNS being the time
-// of the change in Unix nanoseconds.
-func (s Store) ChangeThread(ctx context.Context, id string, ch ThreadChange, nowNS uint64) error {
+// insert is insertThreadMeta of ch to thread id at nowNS.
+func (ch ThreadChange) insert(id string, nowNS uint64) sqlText {
 	var title string
 	if ch.Title != nil {
 		title = *ch.Title
@@ -40,11 +39,14 @@ func (s Store) ChangeThread(ctx context.Context, id string, ch ThreadChange, now
 	if ch.Archived != nil {
 		archived = *ch.Archived
 	}
-	err := s.db.Exec(ctx, insertThreadMeta, id,
-		boolUInt8(ch.Title != nil), title,
-		boolUInt8(ch.Archived != nil), boolUInt8(archived),
-		nowNS, id)
-	if err != nil {
+	return sqlf(insertThreadMeta, holes{"thread": arg(id), "set_title": arg(boolUInt8(ch.Title != nil)), "title": arg(title),
+		"set_archived": arg(boolUInt8(ch.Archived != nil)), "archived": arg(boolUInt8(archived)), "now": arg(nowNS)})
+}
+
+// ChangeThread applies ch to the thread's metadata, nowNS being the time
+// of the change in Unix nanoseconds.
+func (s Store) ChangeThread(ctx context.Context, id string, ch ThreadChange, nowNS uint64) error {
+	if err := ch.insert(id, nowNS).exec(ctx, s.db); err != nil {
 		return fmt.Errorf("insert thread meta: %w", err)
 	}
 	return nil

@@ -23,12 +23,12 @@ func TestCallQueriesOnModernClickHouse(t *testing.T) {
 		cols + `('a:response:1', 'a', 'th', 'plan', '플래너', 0, 'response', 1, 'gpt', 'plan 🚀', 0, 12, 0.5, 2000)`,
 	}
 	queries := []string{
-		inline(t, selectCallTurns+filterInternal+orderCallTurns, "th", uint64(10)),
-		inline(t, selectCallTurns+filterCallOf+orderCallTurns, "th", "a:prompt:0", "a:prompt:0", "th", "a:prompt:0", uint64(maxCallTurns)),
-		inline(t, selectCallTurns+filterCallOf+orderCallTurns, "th", "a", "a", "th", "a", uint64(maxCallTurns)),
-		inline(t, selectCallTurns+filterCallOf+orderCallTurns, "th", "lone", "lone", "th", "lone", uint64(maxCallTurns)),
-		inline(t, selectCallTurns+filterCallOf+orderCallTurns, "th", "o:prompt:0", "o:prompt:0", "th", "o:prompt:0", uint64(maxCallTurns)),
-		inline(t, selectCallTurns+filterInternal+orderCallTurns, "th", uint64(2)),
+		inlineSQL(t, callTurns("th", 10)),
+		inlineSQL(t, callOf("th", "a:prompt:0")),
+		inlineSQL(t, callOf("th", "a")),
+		inlineSQL(t, callOf("th", "lone")),
+		inlineSQL(t, callOf("th", "o:prompt:0")),
+		inlineSQL(t, callTurns("th", 2)),
 	}
 	r := runModern(t, fixtures, queries).Results
 	ids := func(i int) string {

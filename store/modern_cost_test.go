@@ -32,8 +32,8 @@ func TestCostQueriesOnModernClickHouse(t *testing.T) {
 	p := planCost(CostFilter{FromNS: day, ToNS: 2*day + 1, Project: "p"}, time.Unix(0, 5*day))
 	p.versions = []string{costVersion(1, 100)}
 	queries := []string{
-		inline(t, selectCostCells, sqlArgs(p.args())...),
-		inline(t, selectCostThreads, sqlArgs(append(p.args(), uint64(10)))...),
+		inlineSQL(t, p.costCellsQuery()),
+		inlineSQL(t, p.costThreadsQuery(10)),
 		inline(t, selectPhaseTotals, "th1"),
 		inline(t, selectCostStates, uint32(0), uint32(3)),
 		sqlf(selectActiveParts, holes{"table": raw("'conversations'")}).text,
@@ -89,9 +89,12 @@ const activeParts = "(SELECT name FROM system.parts WHERE database = currentData
 func sqlArgs(args []any) []any {
 	out := make([]any, len(args))
 	for i, a := range args {
-		if ss, ok := a.([]string); ok {
-			out[i] = sqlArray(ss)
-		} else {
+		switch a := a.(type) {
+		case []string:
+			out[i] = sqlArray(a)
+		case []uint32:
+			out[i] = sqlArray(a)
+		default:
 			out[i] = a
 		}
 	}

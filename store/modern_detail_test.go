@@ -3,8 +3,6 @@ package store
 import (
 	"fmt"
 	"testing"
-
-	"github.com/convtrace/convtrace/schema"
 )
 
 // The detail pane's SQL on a modern server (chDB 26.x): a span's
@@ -23,15 +21,12 @@ func TestDetailQueriesOnModernClickHouse(t *testing.T) {
 	}
 	cond, condArgs := TurnFilter{SpanID: "a"}.conditions("th")
 	turnArgs := append([]any{uint64(100), "th", "th", uint64(0), "th"}, condArgs...)
-	marker := []any{schema.KeyContentInTurns, schema.ContentInTurns}
 	cappedSQL := func(spanID string) string {
-		return inline(t, selectSpanAttributes, append(append([]any{uint64(2), uint64(2), uint64(2), uint64(2), uint64(2), uint64(2), uint64(2), uint64(2)},
-			marker...), "tr", spanID)...)
+		return inlineSQL(t, spanAttributes("tr", spanID, 2, 2))
 	}
 	queries := []string{
 		cappedSQL("a"),
-		inline(t, selectSpanAttributes, append(append([]any{allEntries, allEntries, allEntries, allEntries, allEntries, allEntries, allEntries, allEntries},
-			marker...), "tr", "a")...),
+		inlineSQL(t, spanAttributes("tr", "a", allEntries, allEntries)),
 		cappedSQL("nope"),
 		inline(t, selectTurns+cond+orderTurns, append(turnArgs, uint64(10))...),
 		cappedSQL("m"),

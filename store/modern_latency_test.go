@@ -18,27 +18,17 @@ func TestLatencyQueryOnModernClickHouse(t *testing.T) {
 	      ('c:response:1', 't', 'c', 'p', 'th', 'qwen', 'response', 1, 'ok', 'none', 4000, 500, 100),
 	      ('f:error:1', 't', 'f', 'p', 'th', 'qwen', 'error', 1, 'error', '', %d, 0, 0),
 	      ('f:response:2', 't', 'f', 'p', 'th', 'qwen', 'response', 2, 'ok', 'none', %d, 1000, 0)`, day-50, day+100)
-	days := sqlArray([]uint32{0, 1})
-	summarize := []any{uint64(5)}
-	summarize = append(append(summarize, dayArgs(0, 2)...), days)
-	fixtures := []string{cols + rows, cols + rows,
-		inline(t, insertLatencyDaily, summarize...),
-		inline(t, insertLatencyCrossing, summarize...),
-		inline(t, insertLatencyErrors, summarize...),
-		inline(t, insertLatencyStates, days, uint64(5)),
+	fixtures := []string{cols + rows, cols + rows}
+	for _, insert := range latencyInserts([]uint32{0, 1}, 5) {
+		fixtures = append(fixtures, inlineSQL(t, insert))
 	}
+	fixtures = append(fixtures, inline(t, insertLatencyStates, sqlArray([]uint32{0, 1}), uint64(5)))
 	f := LatencyFilter{FromNS: 1, ToNS: 2 * day, Project: "p"}
 	live := liveLatency(f)
 	summarized := costPlan{project: "p", fromDay: 0, toDay: 2, versions: []string{"0/5", "1/5"}}
 	var queries []string
 	for _, p := range []costPlan{live, summarized} {
-		args := p.latencyArgs(f)
-		for i, a := range args {
-			if versions, ok := a.([]string); ok {
-				args[i] = sqlArray(versions)
-			}
-		}
-		queries = append(queries, inline(t, selectLatency, args...))
+		queries = append(queries, inlineSQL(t, latencyQuery(p, f)))
 	}
 	out := runModern(t, fixtures, queries)
 	want := "[all/ calls=4 failed=2 d=[1000 2000 2000] ttft(2)=[300 300 300] model/gpt-5 calls=2 failed=1 d=[2000 2000 2000] ttft(1)=[300 300 300] model/qwen calls=2 failed=1 d=[1000 1000 1000] ttft(1)=[100 100 100]]"

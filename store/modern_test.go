@@ -38,6 +38,15 @@ func inline(t *testing.T, query string, args ...any) string {
 	return b.String()
 }
 
+// inlineSQL is inline of q's text and arguments (sqlArgs).
+func inlineSQL(t *testing.T, q sqlText) string {
+	t.Helper()
+	return inline(t, q.text, sqlArgs(q.args)...)
+}
+
+// ptr is a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }
+
 // quoteString is s as a ClickHouse string literal, as clickhouse-go
 // quotes a bound string.
 func quoteString(s string) string {
@@ -88,9 +97,9 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		`INSERT INTO conversations (turn_id, trace_id, span_id, thread_id, session_id, phase, speaker, role, content, status, start_ns, heartbeat_ns)
 		 VALUES ('c:prompt:0', 't2', 'c', 'th', 's2', 'review', 'worker', 'prompt', 'other', 'ok', 4000, 9000)`,
 		// Starred with a memo, then the memo changed: starred carries over.
-		inline(t, insertNote, "th", "a:response:1", uint8(1), uint8(1), uint8(1), "old", uint64(5), "th", "a:response:1"),
-		inline(t, insertNote, "th", "a:response:1", uint8(0), uint8(0), uint8(1), "메모", uint64(7), "th", "a:response:1"),
-		inline(t, insertNote, "th", "c:prompt:0", uint8(1), uint8(0), uint8(1), "", uint64(9), "th", "c:prompt:0"),
+		inlineSQL(t, NoteChange{Starred: ptr(true), Memo: ptr("old")}.insert("th", "a:response:1", 5)),
+		inlineSQL(t, NoteChange{Memo: ptr("메모")}.insert("th", "a:response:1", 7)),
+		inlineSQL(t, NoteChange{Starred: ptr(false), Memo: ptr("")}.insert("th", "c:prompt:0", 9)),
 	}
 	f := TurnFilter{Phases: []string{"PLAN", "review"}, Role: "response", Speaker: "플래너", Agent: AgentMain,
 		FromNS: 1500, ToNS: 2500, Query: "🚀 launch", Starred: true, HideInternal: true}

@@ -25,11 +25,11 @@ func TestThreadsQueriesOnModernClickHouse(t *testing.T) {
 		`INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) VALUES ('th2', 'old', 0, 1, 1), ('th3', '', 1, 0, 1)`,
 		// th2: renamed at a clock behind its newest row; th3: restored then
 		// archived again; th1: archived, having no metadata yet.
-		inline(t, insertThreadMeta, "th2", uint8(1), "Émoji 🎉 title", uint8(0), uint8(0), uint64(0), "th2"),
-		inline(t, insertThreadMeta, "th3", uint8(0), "", uint8(1), uint8(0), uint64(50), "th3"),
-		inline(t, insertThreadMeta, "th3", uint8(0), "", uint8(1), uint8(1), uint64(50), "th3"),
-		inline(t, insertThreadMeta, "th1", uint8(0), "", uint8(1), uint8(1), uint64(60), "th1"),
-		inline(t, insertThreadMeta, "th1", uint8(0), "", uint8(1), uint8(0), uint64(70), "th1"),
+		inlineSQL(t, ThreadChange{Title: ptr("Émoji 🎉 title")}.insert("th2", 0)),
+		inlineSQL(t, ThreadChange{Archived: ptr(false)}.insert("th3", 50)),
+		inlineSQL(t, ThreadChange{Archived: ptr(true)}.insert("th3", 50)),
+		inlineSQL(t, ThreadChange{Archived: ptr(true)}.insert("th1", 60)),
+		inlineSQL(t, ThreadChange{Archived: ptr(false)}.insert("th1", 70)),
 		// The summaries the list reads; th3 marked gone, then recomputed:
 		// the newest row wins.
 		inlineSummaries(t, "alpha", []string{"th1"}, []uint64{4}, []uint64{7}),

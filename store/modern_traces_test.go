@@ -40,9 +40,9 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		searchMonthsUpTo, searchMatch, 0, 197001)
 	window := uint64(aroundBytesBefore + len(q) + aroundBytesAfter)
 	queries := []string{
-		inline(t, selectTraceSpans, "tr"),
-		inline(t, selectTraceCalls, "tr", "tr", uint64(6000), "tr", "tr"),
-		inline(t, selectSpanTurns, uint64(spanTurnRunes), "tr", "tr", "a"),
+		inlineSQL(t, ofTrace(selectTraceSpans, "tr")),
+		inlineSQL(t, traceCalls("tr", 6000)),
+		inlineSQL(t, spanTurns("tr", "a")),
 		// The snippets of the keys the query below finds.
 		inline(t, fmt.Sprintf(selectSearchHits, searchMatchAt), q, uint64(aroundBytesBefore), window, uint64(searchTextBytes), sqlLiteral("('p', 'th1', 2000, 'a:prompt:0')")),
 		// Keys of the month of ts 0, the fixtures', by speaker: the
@@ -50,10 +50,10 @@ func TestTraceSearchContextQueriesOnModernClickHouse(t *testing.T) {
 		inline(t, fmt.Sprintf(selectSearchKeys, searchMonthIs, searchMatch)+searchNewer+searchOldestFirst, uint32(197001), "PLANNER", "PLANNER",
 			uint64(0), uint64(0), "", uint64(101)),
 		inline(t, threadsOfIDs("IN ?"), sqlLiteral("('th1', 'th2')"), sqlLiteral("('th1', 'th2')")) + " ORDER BY thread_id",
-		inline(t, selectContextTurns+contextOlder+contextNewestFirst, "th1", uint64(9000), uint64(9000), uint16(0), uint16(0), "", uint64(12)),
-		inline(t, selectThreadExists, "th1"),
-		inline(t, selectThreadExists, "nope"),
-		inline(t, selectTraceCalls, "tr", "tr", uint64(9000), "tr", "tr"),
+		inlineSQL(t, contextQuery("th1", &contextCursor{StartNS: 9000}, 12)),
+		inlineSQL(t, sqlf(selectThreadExists, holes{"thread": arg("th1")})),
+		inlineSQL(t, sqlf(selectThreadExists, holes{"thread": arg("nope")})),
+		inlineSQL(t, traceCalls("tr", 9000)),
 		inline(t, filteredKeys, append(append([]any{uint32(197001)}, filteredArgs...), uint64(101))...),
 	}
 	// The same searches in the shape the search indexes serve, which this

@@ -36,7 +36,7 @@ FROM turn_notes
 WHERE thread_id = ? AND turn_id = ?
 GROUP BY turn_id`
 
-// insertNote writes a turn's new note in one statement that reads the
+// insertNote writes the new note of {turn} of {thread} in one statement that reads the
 // newest row it replaces, as insertThreadMeta does for a thread: the field
 // not changed carries over, and updated_ns is past the newest row's even
 // when the clock is not. A turn without a note starts from the column
@@ -46,13 +46,13 @@ GROUP BY turn_id`
 const insertNote = `
 INSERT INTO turn_notes (thread_id, turn_id, starred, memo, updated_ns)
 SELECT
-    ?,
-    ?,
-    if(?, ?, argMax(starred, updated_ns)),
-    if(?, ?, argMax(memo, updated_ns)),
-    greatest(?, max(updated_ns) + 1)
+    {thread},
+    {turn},
+    if({set_starred}, {starred}, argMax(starred, updated_ns)),
+    if({set_memo}, {memo}, argMax(memo, updated_ns)),
+    greatest({now}, max(updated_ns) + 1)
 FROM turn_notes
-WHERE thread_id = ? AND turn_id = ?`
+WHERE thread_id = {thread} AND turn_id = {turn}`
 
 // selectTurnExists counts the rows of one turn.
 const selectTurnExists = `
@@ -96,6 +96,20 @@ type NoteChange struct {
 	Memo    *string `json:"memo"`
 }
 
+// insert is insertNote of ch to a turn at nowNS.
+func (ch NoteChange) insert(threadID, turnID string, nowNS uint64) sqlText {
+	var starred bool
+	if ch.Starred != nil {
+		starred = *ch.Starred
+	}
+	var memo string
+	if ch.Memo != nil {
+		memo = *ch.Memo
+	}
+	return sqlf(insertNote, holes{"thread": arg(threadID), "turn": arg(turnID), "set_starred": arg(boolUInt8(ch.Starred != nil)),
+		"starred": arg(boolUInt8(starred)), "set_memo": arg(boolUInt8(ch.Memo != nil)), "memo": arg(memo), "now": arg(nowNS)})
+}
+
 // putNote applies ch to a turn's note and returns the note as stored;
 // errTurnNotFound when the thread has no such turn.
 func (s Store) PutNote(ctx context.Context, threadID, turnID string, ch NoteChange) (Note, error) {
@@ -118,19 +132,7 @@ func (s Store) PutNote(ctx context.Context, threadID, turnID string, ch NoteChan
 		return Note{}, ErrTurnNotFound
 	}
 
-	var starred bool
-	if ch.Starred != nil {
-		starred = *ch.Starred
-	}
-	var memo string
-	if ch.Memo != nil {
-		memo = *ch.Memo
-	}
-	err = s.db.Exec(ctx, insertNote, threadID, turnID,
-		boolUInt8(ch.Starred != nil), boolUInt8(starred),
-		boolUInt8(ch.Memo != nil), memo,
-		uint64(time.Now().UnixNano()), threadID, turnID)
-	if err != nil {
+	if err := ch.insert(threadID, turnID, uint64(time.Now().UnixNano())).exec(ctx, s.db); err != nil {
 		return Note{}, fmt.Errorf("insert note: %w", err)
 	}
 	notes, err := s.readNotes(ctx, threadID, selectNote, threadID, turnID)

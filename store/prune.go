@@ -17,11 +17,10 @@ type PruneScope struct {
 	Project  string
 }
 
-// args binds pruneScope: the cutoff, then the project twice.
-func (p PruneScope) args() []any { return []any{p.BeforeNS, p.Project, p.Project} }
-
-// cond is pruneScope with its arguments.
-func (p PruneScope) cond() sqlText { return sqlText{pruneScope, p.args()} }
+// cond is pruneScope of p.
+func (p PruneScope) cond() sqlText {
+	return sqlf(pruneScope, holes{"cutoff": arg(p.BeforeNS), "in_project": ofProject(p.Project)})
+}
 
 // PrunePlan is what a prune removes: whole partitions where every row of
 // one is in scope, the rest row by row.
@@ -39,30 +38,35 @@ type PrunePlan struct {
 }
 
 const (
-	// pruneScope is the condition on conversations and spans of a prune.
-	pruneScope = `start_ns < ? AND (? = '' OR project = ?)`
+	// pruneScope is the condition on conversations and spans of a prune:
+	// before {cutoff}, {in_project} (ofProject).
+	pruneScope = `start_ns < {cutoff} AND {in_project}`
 
 	// selectPruneSize counts threads and turns by a 64-bit hash of their
 	// ids: sets of numbers, not of strings, a third of the time at
-	// millions of turns.
+	// millions of turns. {scope} is a pruneScope.
 	selectPruneSize = `
 SELECT uniqExact(cityHash64(project, thread_id)), uniqExact(cityHash64(turn_id)), sum(length(content))
 FROM conversations
-WHERE ` + pruneScope
+WHERE {scope}`
 
-	// selectPruneWhole counts the threads a prune leaves with no turn.
+	// selectPruneWhole counts the threads {in_project} a prune before
+	// {cutoff} leaves with no turn.
 	selectPruneWhole = `
 SELECT count()
 FROM
 (
     SELECT project, thread_id
     FROM conversations
-    WHERE ? = '' OR project = ?
+    WHERE {in_project}
     GROUP BY project, thread_id
-    HAVING max(start_ns) < ?
+    HAVING max(start_ns) < {cutoff}
 )`
 
-	selectPruneSpans = `SELECT uniqExact(span_id) FROM spans WHERE ` + pruneScope
+	selectPruneSpans = `SELECT uniqExact(span_id) FROM spans WHERE {scope}`
+
+	// selectPruneNotes counts the {notes} (prunedNotes) a prune removes.
+	selectPruneNotes = `SELECT uniqExact(thread_id, turn_id) FROM turn_notes WHERE {notes}`
 
 	// prunedNotes selects the notes of the turns a prune removes, in
 	// {scope}. Notes are few: the turns looked up are those of threads
@@ -108,13 +112,13 @@ WHERE done = 0
 GROUP BY scope, cutoff_ns
 ORDER BY cutoff_ns`
 
-	// insertShellsDone marks the shells of one prune done. Arguments: the
-	// version, the scope, the cutoff.
+	// insertShellsDone marks the shells of the prune of {scope} ending at
+	// {cutoff} done, as {version}.
 	insertShellsDone = `
 INSERT INTO thread_shells (project, thread_id, cutoff_ns, scope, pruned_ns, version, done, removed_bytes, ` + summaryValueColumns + `)
-SELECT project, thread_id, cutoff_ns, scope, pruned_ns, ?, 1, removed_bytes, ` + summaryValueColumns + `
+SELECT project, thread_id, cutoff_ns, scope, pruned_ns, {version}, 1, removed_bytes, ` + summaryValueColumns + `
 FROM ` + latestShells + ` AS h
-WHERE done = 0 AND scope = ? AND cutoff_ns = ?`
+WHERE done = 0 AND scope = {scope} AND cutoff_ns = {cutoff}`
 
 	// selectShellThreads lists the threads of one prune, for their
 	// summaries. Arguments: the scope, the cutoff.
@@ -131,9 +135,27 @@ WHERE scope = ? AND cutoff_ns = ?`
   AND thread_id NOT IN (SELECT thread_id FROM {turns})`
 )
 
-// notesOf is prunedNotes of scope, with the tables as m names them.
-func notesOf(scope PruneScope, m ddl.Mutator) sqlText {
-	return sqlf(prunedNotes, holes{"scope": scope.cond(), "turns": raw(m.Table("conversations")), "notes": raw(m.Table("turn_notes"))})
+// notesOf is prunedNotes of scope, with the tables as a mutation names
+// them (ddl.Mutator.Table).
+func notesOf(scope PruneScope, table func(string) string) sqlText {
+	return sqlf(prunedNotes, holes{"scope": scope.cond(), "turns": raw(table("conversations")), "notes": raw(table("turn_notes"))})
+}
+
+// messagesOf is deletePrunedMessages of scope, with the tables as a
+// mutation names them.
+func messagesOf(scope PruneScope, table func(string) string) sqlText {
+	return sqlf(deletePrunedMessages, holes{"shells": raw(table("thread_shells")), "turns": raw(table("conversations")),
+		"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS)})
+}
+
+// whole is selectPruneWhole of p.
+func (p PruneScope) whole() sqlText {
+	return sqlf(selectPruneWhole, holes{"cutoff": arg(p.BeforeNS), "in_project": ofProject(p.Project)})
+}
+
+// done is insertShellsDone of p as version.
+func (p PruneScope) done(version uint64) sqlText {
+	return sqlf(insertShellsDone, holes{"version": arg(version), "scope": arg(p.Project), "cutoff": arg(p.BeforeNS)})
 }
 
 // summarizeShells summarizes the threads of the turns cond selects, with
@@ -147,22 +169,17 @@ func summarizeShells(cond sqlText) sqlText {
 func (s Store) PlanPrune(ctx context.Context, scope PruneScope) (PrunePlan, error) {
 	var p PrunePlan
 	reads := []struct {
-		what, query string
-		args        []any
-		dest        []any
+		what string
+		q    sqlText
+		dest []any
 	}{
-		{"turns", selectPruneSize, scope.args(), []any{&p.Threads, &p.Turns, &p.Bytes}},
-		{"threads left empty", selectPruneWhole, []any{scope.Project, scope.Project, scope.BeforeNS}, []any{&p.WholeThreads}},
-		{"spans", selectPruneSpans, scope.args(), []any{&p.Spans}},
+		{"turns", sqlf(selectPruneSize, holes{"scope": scope.cond()}), []any{&p.Threads, &p.Turns, &p.Bytes}},
+		{"threads left empty", scope.whole(), []any{&p.WholeThreads}},
+		{"spans", sqlf(selectPruneSpans, holes{"scope": scope.cond()}), []any{&p.Spans}},
+		{"notes", sqlf(selectPruneNotes, holes{"notes": notesOf(scope, ddl.Mutator{}.Table)}), []any{&p.Notes}},
 	}
-	notes := notesOf(scope, ddl.Mutator{})
-	reads = append(reads, struct {
-		what, query string
-		args        []any
-		dest        []any
-	}{"notes", "SELECT uniqExact(thread_id, turn_id) FROM turn_notes WHERE " + notes.text, notes.args, []any{&p.Notes}})
 	for _, r := range reads {
-		if err := queryRow(ctx, s.db, r.query, r.args, r.dest...); err != nil {
+		if err := queryRow(ctx, s.db, r.q, r.dest...); err != nil {
 			return PrunePlan{}, fmt.Errorf("read the %s to prune: %w", r.what, err)
 		}
 	}
@@ -266,7 +283,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 			progress(fmt.Sprintf("deleting: %d mutations, %d parts to rewrite", mutations, parts))
 		}
 	}
-	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notesOf(scope, m), waiting); err != nil {
+	if err := s.deleteFrom(ctx, m, []string{"turn_notes"}, notesOf(scope, m.Table), waiting); err != nil {
 		return err
 	}
 	w, err := Begin(ctx, s.db, Change{ToNS: scope.BeforeNS})
@@ -291,9 +308,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 	if err := w.Done(ctx); err != nil {
 		return err
 	}
-	messages := sqlf(deletePrunedMessages, holes{"shells": raw(m.Table("thread_shells")), "turns": raw(m.Table("conversations")),
-		"scope": arg(scope.Project), "cutoff": arg(scope.BeforeNS)})
-	if err := s.deleteFrom(ctx, m, []string{"messages"}, messages, waiting); err != nil {
+	if err := s.deleteFrom(ctx, m, []string{"messages"}, messagesOf(scope, m.Table), waiting); err != nil {
 		return err
 	}
 	failpoint.Hit(FailPruneRemoved)
@@ -304,7 +319,7 @@ func (s Store) removePruned(ctx context.Context, scope PruneScope, progress func
 		return err
 	}
 	failpoint.Hit(FailPruneSummarized)
-	if err := s.db.Exec(ctx, insertShellsDone, uint64(time.Now().UnixNano()), scope.Project, scope.BeforeNS); err != nil {
+	if err := scope.done(uint64(time.Now().UnixNano())).exec(ctx, s.db); err != nil {
 		return fmt.Errorf("mark pruned shells done: %w", err)
 	}
 	return nil

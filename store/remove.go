@@ -18,19 +18,19 @@ type Removal struct {
 	Notes   uint64 `json:"notes"`
 }
 
-// selectThreadTurns reads a thread's turns, their bytes and the span of
-// their starts, in one pass; selectThreadRest what it holds elsewhere.
+// selectThreadTurns reads the turns of {thread}, their bytes and the span
+// of their starts, in one pass; selectThreadRest what it holds elsewhere.
 const (
 	selectThreadTurns = `
 SELECT uniqExact(turn_id), sum(length(content)), min(start_ns), max(start_ns)
 FROM conversations
-WHERE thread_id = ?`
+WHERE thread_id = {thread}`
 	selectThreadRest = `
 SELECT
-    (SELECT uniqExact(span_id) FROM spans WHERE thread_id = ?) AS thread_spans,
-    (SELECT uniqExact(turn_id) FROM turn_notes WHERE thread_id = ?) AS thread_notes,
-    (SELECT count() FROM thread_meta WHERE thread_id = ?) AS thread_metas,
-    (SELECT count() FROM thread_summary WHERE thread_id = ?) AS thread_summaries`
+    (SELECT uniqExact(span_id) FROM spans WHERE thread_id = {thread}) AS thread_spans,
+    (SELECT uniqExact(turn_id) FROM turn_notes WHERE thread_id = {thread}) AS thread_notes,
+    (SELECT count() FROM thread_meta WHERE thread_id = {thread}) AS thread_metas,
+    (SELECT count() FROM thread_summary WHERE thread_id = {thread}) AS thread_summaries`
 )
 
 // Failpoints of a deletion (package failpoint).
@@ -57,10 +57,11 @@ func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, e
 		days             [2]uint64
 		metas, summaries uint64
 	)
-	if err := queryRow(ctx, s.db, selectThreadTurns, []any{id}, &r.Turns, &r.Bytes, &days[0], &days[1]); err != nil {
+	thread := holes{"thread": arg(id)}
+	if err := queryRow(ctx, s.db, sqlf(selectThreadTurns, thread), &r.Turns, &r.Bytes, &days[0], &days[1]); err != nil {
 		return Removal{}, days, fmt.Errorf("read the turns of thread %s: %w", id, err)
 	}
-	if err := queryRow(ctx, s.db, selectThreadRest, []any{id, id, id, id}, &r.Spans, &r.Notes, &metas, &summaries); err != nil {
+	if err := queryRow(ctx, s.db, sqlf(selectThreadRest, thread), &r.Spans, &r.Notes, &metas, &summaries); err != nil {
 		return Removal{}, days, fmt.Errorf("read the size of thread %s: %w", id, err)
 	}
 	if r.Turns == 0 && r.Spans == 0 && r.Notes == 0 && metas == 0 && summaries == 0 {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 
-	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store/ddl"
 )
@@ -24,27 +23,40 @@ type Repriced struct {
 	Unpriced uint64 // turns whose model no longer has a price: cost NULL, source unknown
 }
 
-// repriceScope selects the turns whose cost convtrace computed or could
-// not compute; a provided cost is never touched.
+// repriceScope selects the turns in {range} whose cost convtrace computed
+// or could not compute; a provided cost is never touched.
 const repriceScope = `
-WHERE ts >= toDateTime(?) AND ts <= toDateTime(?)
-  AND start_ns >= ? AND start_ns < ?
-  AND (? = '' OR project = ?)
+WHERE {range}
   AND cost_source IN ('priced', 'unknown')`
 
 const selectRepriceModels = `
 SELECT model, count() AS turns
-FROM conversations FINAL` + repriceScope + `
+FROM conversations FINAL{scope}
 GROUP BY model
 ORDER BY model`
 
-// updatePriced sets the cost of the turns of some models from one price,
-// in the table %s names (ddl.Mutator's Table).
-var updatePriced = `ALTER TABLE %s UPDATE cost_usd = toNullable(` + pricing.CostSQL + `), cost_source = 'priced'` +
-	repriceScope + ` AND has(?, model)`
+// updatePriced sets the cost of the turns of {scope} and {models} in
+// {table} (as ddl.Mutator's Table names it) to {cost}, one price's
+// pricing.CostSQL; updateUnpriced sets it to unknown.
+const (
+	updatePriced = `
+ALTER TABLE {table} UPDATE cost_usd = toNullable({cost}), cost_source = 'priced'{scope}
+  AND has({models}, model)`
+	updateUnpriced = `
+ALTER TABLE {table} UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'{scope}
+  AND has({models}, model)`
+)
 
-const updateUnpriced = `ALTER TABLE %s UPDATE cost_usd = CAST(NULL AS Nullable(Float64)), cost_source = 'unknown'` +
-	repriceScope + ` AND has(?, model)`
+// repriceOf is updatePriced of the models of price e, or updateUnpriced
+// when e is nil, in table.
+func repriceOf(table string, r RepriceRange, e *pricing.Price, models []string) sqlText {
+	p := holes{"table": raw(table), "scope": r.scope(), "models": arg(models)}
+	if e == nil {
+		return sqlf(updateUnpriced, p)
+	}
+	p["cost"] = sqlText{pricing.CostSQL, e.Rates()}
+	return sqlf(updatePriced, p)
+}
 
 // Reprice recomputes with p the cost of the turns in r that convtrace
 // priced, or could not price, at ingest: after a price change, or once an
@@ -57,8 +69,8 @@ const updateUnpriced = `ALTER TABLE %s UPDATE cost_usd = CAST(NULL AS Nullable(F
 // mutations and parts still to do, and brings the summaries of the range
 // up to date (Begin, Done).
 func Reprice(ctx context.Context, db DB, p pricing.Prices, r RepriceRange, progress func(mutations, parts uint64)) (Repriced, error) {
-	scope := r.args()
-	rows, err := db.Query(ctx, selectRepriceModels, scope...)
+	q := sqlf(selectRepriceModels, holes{"scope": r.scope()})
+	rows, err := db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return Repriced{}, fmt.Errorf("query models to reprice: %w", err)
 	}
@@ -101,13 +113,14 @@ func Reprice(ctx context.Context, db DB, p pricing.Prices, r RepriceRange, progr
 	sort.Ints(indexes)
 	for _, i := range indexes {
 		e := p.Entry(i)
-		args := append(e.Rates(), scope...)
-		if err := m.Exec(ctx, db, fmt.Sprintf(updatePriced, m.Table("conversations")), append(args, byPrice[i])...); err != nil {
+		q := repriceOf(m.Table("conversations"), r, &e, byPrice[i])
+		if err := m.Exec(ctx, db, q.text, q.args...); err != nil {
 			return Repriced{}, fmt.Errorf("reprice %s: %w", e.Pattern, err)
 		}
 	}
 	if len(unpriced) > 0 {
-		if err := m.Exec(ctx, db, fmt.Sprintf(updateUnpriced, m.Table("conversations")), append(scope, unpriced)...); err != nil {
+		q := repriceOf(m.Table("conversations"), r, nil, unpriced)
+		if err := m.Exec(ctx, db, q.text, q.args...); err != nil {
 			return Repriced{}, fmt.Errorf("unprice models without a price: %w", err)
 		}
 	}
@@ -117,12 +130,11 @@ func Reprice(ctx context.Context, db DB, p pricing.Prices, r RepriceRange, progr
 	return res, w.Done(ctx)
 }
 
-// args are the bound arguments of repriceScope; ToNS 0 is no end.
-func (r RepriceRange) args() []any {
+// scope is repriceScope of r; ToNS 0 is no end.
+func (r RepriceRange) scope() sqlText {
 	to := r.ToNS
 	if to == 0 {
 		to = math.MaxUint64
 	}
-	fromSec, toSec := schema.TSBounds(r.FromNS, to)
-	return []any{fromSec, toSec, r.FromNS, to, r.Project, r.Project}
+	return sqlf(repriceScope, holes{"range": and(startedIn(r.FromNS, to), ofProject(r.Project))})
 }

@@ -5,13 +5,13 @@ import (
 	"fmt"
 )
 
-// selectCurrentSession is the session id of a thread's newest turn that
-// has one (of one provider, unless the argument is empty): the session a
+// selectCurrentSession is the session id of the newest turn of {thread}
+// that has one (of {provider}, unless it is empty): the session a
 // resumed run continues, which a run that started a new one replaces.
 const selectCurrentSession = `
 SELECT session_id
 FROM conversations
-WHERE thread_id = ? AND session_id != '' AND (? = '' OR provider = ?)
+WHERE thread_id = {thread} AND session_id != '' AND ({provider} = '' OR provider = {provider})
 ORDER BY start_ns DESC, revision DESC
 LIMIT 1`
 
@@ -23,13 +23,13 @@ func CurrentSession(ctx context.Context, db DB, threadID, provider string) (stri
 }
 
 func (s Store) CurrentSession(ctx context.Context, threadID, provider string) (string, error) {
-	return firstString(ctx, s.db, "current session", selectCurrentSession, threadID, provider, provider)
+	return firstString(ctx, s.db, "current session", sqlf(selectCurrentSession, holes{"thread": arg(threadID), "provider": arg(provider)}))
 }
 
 // firstString returns the one string column of the first row q answers, ""
 // for none; what names the read in errors.
-func firstString(ctx context.Context, db DB, what, q string, args ...any) (string, error) {
-	rows, err := db.Query(ctx, q, args...)
+func firstString(ctx context.Context, db DB, what string, q sqlText) (string, error) {
+	rows, err := db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return "", fmt.Errorf("query %s: %w", what, err)
 	}
@@ -46,16 +46,16 @@ func firstString(ctx context.Context, db DB, what, q string, args ...any) (strin
 	return v, nil
 }
 
-// selectThreadOfSession is the thread whose newest turn carries a session.
+// selectThreadOfSession is the thread whose newest turn carries {session}.
 const selectThreadOfSession = `
 SELECT thread_id
 FROM conversations
-WHERE session_id = ?
+WHERE session_id = {session}
 ORDER BY start_ns DESC, revision DESC
 LIMIT 1`
 
 // ThreadOfSession returns the thread that holds provider session id
 // session (the newest, should several), "" when none does.
 func ThreadOfSession(ctx context.Context, db DB, session string) (string, error) {
-	return firstString(ctx, db, "thread of session", selectThreadOfSession, session)
+	return firstString(ctx, db, "thread of session", sqlf(selectThreadOfSession, holes{"session": arg(session)}))
 }

@@ -75,3 +75,16 @@ func isHole(name string) bool {
 
 // exec runs q on db.
 func (q sqlText) exec(ctx context.Context, db DB) error { return db.Exec(ctx, q.text, q.args...) }
+
+// and is the conditions cs joined with AND, one a line.
+func and(cs ...sqlText) sqlText {
+	var q sqlText
+	for i, c := range cs {
+		if i > 0 {
+			q.text += "\n  AND "
+		}
+		q.text += c.text
+		q.args = append(q.args, c.args...)
+	}
+	return q
+}

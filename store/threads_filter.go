@@ -43,38 +43,35 @@ var ThreadStatuses = []string{StatusFailed, StatusOK, StatusRunning, StatusInter
 
 // Conditions and orders on the combined threads.
 const (
-	threadsArchived = `meta_archived = ?`
-	// threadsFound keeps the threads whose title holds the query (the
+	threadsArchived = `meta_archived = {archived}`
+	// threadsFound keeps the threads whose title holds the {query} (the
 	// override when there is one, else the first prompt's first 2000 runes
 	// as the summary holds it, of messages JSON that includes the JSON
 	// around the user's message; runs of white space and JSON's \n, \r and
 	// \t become one space, as in the title, which is on one line), or
-	// whose id or a thread attribute's value does. Its arguments: the
-	// query, three times.
-	threadsFound = `(positionCaseInsensitiveUTF8(replaceRegexpAll(if(meta_title != '', meta_title, thread_first_prompt), '(\\\\[nrt]|\\s)+', ' '), ?) > 0
-    OR positionCaseInsensitiveUTF8(thread_id, ?) > 0
-    OR arrayExists(v -> positionCaseInsensitiveUTF8(v, ?) > 0, thread_attr_values))`
+	// whose id or a thread attribute's value does.
+	threadsFound = `(positionCaseInsensitiveUTF8(replaceRegexpAll(if(meta_title != '', meta_title, thread_first_prompt), '(\\\\[nrt]|\\s)+', ' '), {query}) > 0
+    OR positionCaseInsensitiveUTF8(thread_id, {query}) > 0
+    OR arrayExists(v -> positionCaseInsensitiveUTF8(v, {query}) > 0, thread_attr_values))`
 	threadsFailed  = `failed_total > 0`
 	threadsOK      = `failed_total = 0 AND open_total = 0`
-	threadsRunning = `open_total > 0 AND thread_alive_ns >= ?`
-	// threadsInterrupted: calls not ended, none heard from since the
-	// cutoff.
-	threadsInterrupted = `open_total > 0 AND thread_alive_ns < ?`
-	threadsMinCost     = `cost_total >= ?`
-	threadsMaxCost     = `cost_total <= ?`
-	threadsMinDuration = `thread_last_ns - thread_first_ns >= ?`
-	threadsMaxDuration = `thread_last_ns - thread_first_ns <= ?`
-	// threadsWithAttr: the attribute of a name (the first argument) has a
-	// value (the second).
-	threadsWithAttr = `arrayExists((k, v) -> k = ? AND v = ?, thread_attr_keys, thread_attr_values)`
-	threadsBefore   = `(thread_last_ns < ? OR (thread_last_ns = ? AND thread_id > ?))`
-	threadsAfter    = `(thread_last_ns > ? OR (thread_last_ns = ? AND thread_id < ?))`
+	threadsRunning = `open_total > 0 AND thread_alive_ns >= {since}`
+	// threadsInterrupted: calls not ended, none heard from {since}.
+	threadsInterrupted = `open_total > 0 AND thread_alive_ns < {since}`
+	threadsMinCost     = `cost_total >= {usd}`
+	threadsMaxCost     = `cost_total <= {usd}`
+	threadsMinDuration = `thread_last_ns - thread_first_ns >= {ns}`
+	threadsMaxDuration = `thread_last_ns - thread_first_ns <= {ns}`
+	// threadsWithAttr: the attribute {name} has the {value}.
+	threadsWithAttr = `arrayExists((k, v) -> k = {name} AND v = {value}, thread_attr_keys, thread_attr_values)`
+	threadsBefore   = `(thread_last_ns < {last} OR (thread_last_ns = {last} AND thread_id > {id}))`
+	threadsAfter    = `(thread_last_ns > {last} OR (thread_last_ns = {last} AND thread_id < {id}))`
 	newestFirst     = `
 ORDER BY thread_last_ns DESC, thread_id
-LIMIT ?`
+LIMIT {limit}`
 	oldestFirst = `
 ORDER BY thread_last_ns, thread_id DESC
-LIMIT ?`
+LIMIT {limit}`
 )
 
 // threadsQuery is the query of the page of threads that f asks for, and
@@ -82,43 +79,40 @@ LIMIT ?`
 // is interrupted. It asks for one thread more than the page holds, which
 // tells whether there is a page beyond.
 func threadsQuery(f ThreadFilter, aliveSince uint64) (string, []any) {
-	where := []string{summariesKept}
-	var args []any
+	where := []sqlText{raw(summariesKept)}
 	if f.Project != "" {
-		where, args = append(where, summariesOfProject), append(args, f.Project)
+		where = append(where, sqlText{summariesOfProject, []any{f.Project}})
 	}
 	if f.Provider != "" {
-		where, args = append(where, summariesOfProvider), append(args, f.Provider)
+		where = append(where, sqlText{summariesOfProvider, []any{f.Provider}})
 	}
-	having, order := []string{threadsArchived}, newestFirst
-	args = append(args, boolUInt8(f.Archived))
-	add := func(cond string, condArgs ...any) {
-		having, args = append(having, cond), append(args, condArgs...)
-	}
+	having, order := []sqlText{sqlf(threadsArchived, holes{"archived": arg(boolUInt8(f.Archived))})}, newestFirst
+	add := func(cond string, p holes) { having = append(having, sqlf(cond, p)) }
 	if f.Query != "" {
-		add(threadsFound, f.Query, f.Query, f.Query)
+		add(threadsFound, holes{"query": arg(f.Query)})
 	}
+	since := holes{"since": arg(aliveSince)}
 	switch f.Status {
 	case StatusFailed:
-		add(threadsFailed)
+		add(threadsFailed, nil)
 	case StatusOK:
-		add(threadsOK)
+		add(threadsOK, nil)
 	case StatusRunning:
-		add(threadsRunning, aliveSince)
+		add(threadsRunning, since)
 	case StatusInterrupted:
-		add(threadsInterrupted, aliveSince)
+		add(threadsInterrupted, since)
 	}
 	if f.MinCostUSD != nil {
-		add(threadsMinCost, *f.MinCostUSD)
+		add(threadsMinCost, holes{"usd": arg(*f.MinCostUSD)})
 	}
 	if f.MaxCostUSD != nil {
-		add(threadsMaxCost, *f.MaxCostUSD)
+		add(threadsMaxCost, holes{"usd": arg(*f.MaxCostUSD)})
 	}
 	if f.MinDuration != nil {
-		add(threadsMinDuration, uint64(*f.MinDuration))
+		add(threadsMinDuration, holes{"ns": arg(uint64(*f.MinDuration))})
 	}
 	if f.MaxDuration != nil {
-		add(threadsMaxDuration, uint64(*f.MaxDuration))
+		add(threadsMaxDuration, holes{"ns": arg(uint64(*f.MaxDuration))})
 	}
 	names := make([]string, 0, len(f.Attrs))
 	for name := range f.Attrs {
@@ -126,15 +120,20 @@ func threadsQuery(f ThreadFilter, aliveSince uint64) (string, []any) {
 	}
 	slices.Sort(names) // the same SQL for the same filter
 	for _, name := range names {
-		add(threadsWithAttr, name, f.Attrs[name])
+		add(threadsWithAttr, holes{"name": arg(name), "value": arg(f.Attrs[name])})
 	}
 	switch {
 	case f.Before != nil:
-		add(threadsBefore, f.Before.LastNS, f.Before.LastNS, f.Before.ID)
+		add(threadsBefore, holes{"last": arg(f.Before.LastNS), "id": arg(f.Before.ID)})
 	case f.After != nil:
-		add(threadsAfter, f.After.LastNS, f.After.LastNS, f.After.ID)
+		add(threadsAfter, holes{"last": arg(f.After.LastNS), "id": arg(f.After.ID)})
 		order = oldestFirst
 	}
-	args = append(args, uint64(f.Limit+1))
-	return fmt.Sprintf(selectThreadSums, summariesAndShellsSQL, conditions(where), conditions(having)) + order, args
+	w, h := and(where...), and(having...)
+	// selectThreadSums (threads.go) still takes positional holes: the
+	// summaries, then the two WHERE clauses, whose arguments follow in
+	// that order.
+	q := sqlText{fmt.Sprintf(selectThreadSums, summariesAndShellsSQL, "WHERE "+w.text, "WHERE "+h.text), append(w.args, h.args...)}
+	q = sqlf("{threads}"+order, holes{"threads": q, "limit": arg(uint64(f.Limit + 1))})
+	return q.text, q.args
 }

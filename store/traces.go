@@ -36,22 +36,22 @@ SELECT span_id, parent_span_id, name, kind, thread_id, phase, round, speaker, ag
        start_ns, duration_ns, status, status_message, operation, provider, model,
        tokens_in, tokens_out, cost_usd
 FROM spans
-WHERE trace_id = ?
+WHERE trace_id = {trace}
 ORDER BY start_ns, span_id
 LIMIT 1 BY span_id`
 
-// traceTurns keeps the turns of the trace its two placeholders name, read
-// through the threads trace_threads lists for it: trace_id is not in the key.
-const traceTurns = `(project, thread_id) IN (SELECT project, thread_id FROM trace_threads WHERE trace_id = ?)
-      AND trace_id = ?`
+// traceTurns keeps the turns of {trace}, read through the threads
+// trace_threads lists for it: trace_id is not in the key.
+const traceTurns = `(project, thread_id) IN (SELECT project, thread_id FROM trace_threads WHERE trace_id = {trace})
+      AND trace_id = {trace}`
 
 // selectTraceCalls adds up a trace's turns by span, without reading their
 // content. LIMIT 1 BY turn_id keeps one copy of a turn delivered twice
 // (FINAL would merge every part of its threads). A call's answer row
 // starts when the call ends, carrying its duration, so the last turn's
 // start is the call's end; callEnded and callAlive say whether it has
-// ended, or is still heard from, as the thread page decides it. callAlive
-// reads every copy of the span's rows, not only the one LIMIT 1 BY keeps:
+// ended, or is still heard from ({alive}, a callAlive), as the thread page
+// decides it. callAlive reads every copy of the span's rows, not only the one LIMIT 1 BY keeps:
 // the newest heartbeat is in one of them.
 const selectTraceCalls = `
 SELECT span_id,
@@ -79,7 +79,7 @@ SELECT span_id,
            SELECT span_id
            FROM conversations
            WHERE ` + traceTurns + `
-             AND ` + callAlive + `
+             AND {alive}
        )) AS call_alive
 FROM
 (
@@ -97,23 +97,37 @@ const selectTraceExists = `
 SELECT count() AS found
 FROM
 (
-    SELECT 1 FROM spans WHERE trace_id = ? LIMIT 1
+    SELECT 1 FROM spans WHERE trace_id = {trace} LIMIT 1
     UNION ALL
     SELECT 1 FROM conversations WHERE ` + traceTurns + ` LIMIT 1
 )`
 
-// selectSpanTurns reads the turns of one span in the order they were said,
-// each with at most spanTurnRunes runes of its content.
+// selectSpanTurns reads the turns of {span} of {trace} in the order they
+// were said, each with at most {runes} runes of its content.
 const selectSpanTurns = `
 SELECT turn_id, thread_id, role, seq, speaker, phase, model, tool_name, status, error,
        start_ns, duration_ns, tokens_in, tokens_out, cost_usd,
-       substringUTF8(content, 1, ?) AS content_head,
+       substringUTF8(content, 1, {runes}) AS content_head,
        toUInt8(length(content) > length(content_head) OR truncated != 0) AS content_cut,
        content_bytes, history
 FROM conversations
-WHERE ` + traceTurns + ` AND span_id = ?
+WHERE ` + traceTurns + ` AND span_id = {span}
 ORDER BY start_ns, seq, turn_id, revision DESC
 LIMIT 1 BY turn_id`
+
+// traceCalls is selectTraceCalls of a trace, a call alive when heard
+// from since aliveSince.
+func traceCalls(traceID string, aliveSince uint64) sqlText {
+	return sqlf(selectTraceCalls, holes{"trace": arg(traceID), "alive": sqlText{callAlive, []any{aliveSince}}})
+}
+
+// spanTurns is selectSpanTurns of a span of a trace.
+func spanTurns(traceID, spanID string) sqlText {
+	return sqlf(selectSpanTurns, holes{"trace": arg(traceID), "span": arg(spanID), "runes": arg(uint64(spanTurnRunes))})
+}
+
+// ofTrace fills the {trace} holes of a query of one trace.
+func ofTrace(query, traceID string) sqlText { return sqlf(query, holes{"trace": arg(traceID)}) }
 
 // spanTurnRunes is how much of a turn's content the trace page shows: about
 // 2 KB, enough to recognise it; the thread page shows all of it.
@@ -121,7 +135,8 @@ const spanTurnRunes = 2000
 
 // TraceRows returns a trace's spans and what its turns add up to by span.
 func (s Store) TraceRows(ctx context.Context, traceID string) ([]schema.Span, []CallRow, error) {
-	rows, err := s.db.Query(ctx, selectTraceSpans, traceID)
+	q := ofTrace(selectTraceSpans, traceID)
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query trace spans: %w", err)
 	}
@@ -141,7 +156,8 @@ func (s Store) TraceRows(ctx context.Context, traceID string) ([]schema.Span, []
 		return nil, nil, fmt.Errorf("read trace spans: %w", err)
 	}
 
-	rows, err = s.db.Query(ctx, selectTraceCalls, traceID, traceID, s.aliveSince(), traceID, traceID)
+	q = traceCalls(traceID, s.aliveSince())
+	rows, err = s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query trace calls: %w", err)
 	}
@@ -169,7 +185,8 @@ func (s Store) TraceRows(ctx context.Context, traceID string) ([]schema.Span, []
 // SpanTurns returns the turns of one span of a trace, their content cut to
 // spanTurnRunes runes.
 func (s Store) SpanTurns(ctx context.Context, traceID, spanID string) ([]SpanTurn, error) {
-	rows, err := s.db.Query(ctx, selectSpanTurns, uint64(spanTurnRunes), traceID, traceID, spanID)
+	q := spanTurns(traceID, spanID)
+	rows, err := s.db.Query(ctx, q.text, q.args...)
 	if err != nil {
 		return nil, fmt.Errorf("query span turns: %w", err)
 	}
@@ -209,7 +226,7 @@ func (s Store) SpanTurns(ctx context.Context, traceID, spanID string) ([]SpanTur
 
 // TraceExists reports whether the trace has any span or turn.
 func (s Store) TraceExists(ctx context.Context, traceID string) (bool, error) {
-	return s.exists(ctx, "trace", selectTraceExists, traceID, traceID, traceID)
+	return s.exists(ctx, "trace", ofTrace(selectTraceExists, traceID))
 }
 
 // SpanTurn is one turn of a span as the trace page lists it: its content

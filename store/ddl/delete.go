@@ -51,8 +51,12 @@ func NewMutator(ctx context.Context, db ClusterDB) (Mutator, error) {
 // its subqueries read: the table, or on a cluster its local table. The
 // mutation runs on a replica of each shard, whose local tables hold the
 // rows of the same threads when they are sharded by thread.
-func (m Mutator) Table(table string) string {
-	if m.cluster.Name == "" {
+func (m Mutator) Table(table string) string { return MutatedTable(m.cluster.Name, table) }
+
+// MutatedTable is how a mutation on cluster ("" on one server) names
+// table (Mutator.Table).
+func MutatedTable(cluster, table string) string {
+	if cluster == "" {
 		return table
 	}
 	return quoteIdent(table + LocalSuffix)
@@ -78,11 +82,7 @@ func (m Mutator) Exec(ctx context.Context, db DB, stmt string, args ...any) erro
 // selects: a lightweight DELETE on one server that has one, else an ALTER
 // TABLE … DELETE mutation, which runs in the background until Wait.
 func (m Mutator) Delete(ctx context.Context, db DB, table, cond string, args ...any) error {
-	stmt := "ALTER TABLE " + m.Table(table) + " DELETE WHERE " + cond
-	if m.cluster.Name == "" {
-		stmt = DeleteStatement(m.caps, table, cond)
-	}
-	if err := m.Exec(ctx, db, stmt, args...); err != nil {
+	if err := m.Exec(ctx, db, DeleteOn(m.caps, m.cluster.Name, table, cond), args...); err != nil {
 		return fmt.Errorf("delete from %s: %w", table, err)
 	}
 	return nil
@@ -94,6 +94,16 @@ func (m Mutator) DropPartition(ctx context.Context, db DB, table, partition stri
 		return fmt.Errorf("drop partition %s of %s: %w", partition, table, err)
 	}
 	return nil
+}
+
+// DeleteOn is the statement Mutator.Delete runs on cluster ("" on one
+// server): on a cluster an ALTER TABLE … DELETE of table's local table
+// (MutatedTable), else DeleteStatement.
+func DeleteOn(caps Capabilities, cluster, table, cond string) string {
+	if cluster != "" {
+		return "ALTER TABLE " + MutatedTable(cluster, table) + " DELETE WHERE " + cond
+	}
+	return DeleteStatement(caps, table, cond)
 }
 
 // DeleteStatement is the statement that deletes the rows of table that

@@ -1,4 +1,4 @@
-(thread_id, turn_id) IN (
+SELECT uniqExact(thread_id, turn_id) FROM turn_notes WHERE (thread_id, turn_id) IN (
     SELECT thread_id, turn_id
     FROM conversations
     WHERE start_ns < ? AND (? = '' OR project = ?) AND thread_id IN (SELECT thread_id FROM turn_notes))

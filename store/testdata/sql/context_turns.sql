@@ -1,0 +1,10 @@
+SELECT turn_id, role, seq, speaker, phase, content, start_ns
+FROM conversations
+WHERE thread_id = ?
+  AND role IN ('prompt', 'response')
+  AND internal = 0
+ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
+LIMIT 1 BY turn_id
+LIMIT ?
+-- $1 = th
+-- $2 = 12

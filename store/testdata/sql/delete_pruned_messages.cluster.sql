@@ -1,0 +1,4 @@
+ALTER TABLE `messages_local` DELETE WHERE thread_id IN (SELECT thread_id FROM `thread_shells_local` WHERE scope = ? AND cutoff_ns = ?)
+  AND thread_id NOT IN (SELECT thread_id FROM `conversations_local`);
+-- $1 = p
+-- $2 = 1700000000000000000

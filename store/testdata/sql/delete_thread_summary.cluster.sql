@@ -1,0 +1,2 @@
+ALTER TABLE `thread_summary_local` DELETE WHERE thread_id = ?;
+-- $1 = th

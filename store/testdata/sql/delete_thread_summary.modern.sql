@@ -1,0 +1,2 @@
+DELETE FROM thread_summary WHERE thread_id = ?;
+-- $1 = th

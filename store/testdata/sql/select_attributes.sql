@@ -1,0 +1,7 @@
+SELECT attributes.key, attributes.value
+FROM conversations
+WHERE thread_id = ? AND turn_id = ?
+ORDER BY revision DESC
+LIMIT 1
+-- $1 = th
+-- $2 = t

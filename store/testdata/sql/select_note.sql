@@ -1,0 +1,7 @@
+SELECT turn_id, argMax(starred, updated_ns) AS note_starred, argMax(memo, updated_ns) AS note_memo,
+       max(updated_ns) AS note_updated
+FROM turn_notes
+WHERE thread_id = ? AND turn_id = ?
+GROUP BY turn_id
+-- $1 = th
+-- $2 = t

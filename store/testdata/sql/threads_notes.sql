@@ -1,0 +1,7 @@
+SELECT thread_id, turn_id, argMax(starred, updated_ns) AS note_starred, argMax(memo, updated_ns) AS note_memo,
+       max(updated_ns) AS note_updated
+FROM turn_notes
+WHERE thread_id IN ?
+GROUP BY thread_id, turn_id
+ORDER BY thread_id, turn_id
+-- $1 = {[th1 th2]}
