@@ -98,7 +98,7 @@ func (s Store) ThreadExists(ctx context.Context, threadID string) (bool, error) 
 // TurnCount counts the thread's turns as stored, copies not folded yet
 // included.
 func (s Store) TurnCount(ctx context.Context, threadID string) (uint64, error) {
-	rows, err := s.db.Query(ctx, "SELECT count() FROM conversations WHERE thread_id = ?", threadID)
+	rows, err := s.db.Query(ctx, selectThreadTurnCount, threadID)
 	if err != nil {
 		return 0, fmt.Errorf("count the turns of thread %s: %w", threadID, err)
 	}
@@ -112,9 +112,14 @@ func (s Store) TurnCount(ctx context.Context, threadID string) (uint64, error) {
 	return n, rows.Err()
 }
 
+const (
+	selectAnyThread       = "SELECT thread_id FROM conversations WHERE project = ? LIMIT 1"
+	selectThreadTurnCount = "SELECT count() FROM conversations WHERE thread_id = ?"
+)
+
 // AnyThread returns a thread of project, if it has any.
 func (s Store) AnyThread(ctx context.Context, project string) (string, bool, error) {
-	rows, err := s.db.Query(ctx, "SELECT thread_id FROM conversations WHERE project = ? LIMIT 1", project)
+	rows, err := s.db.Query(ctx, selectAnyThread, project)
 	if err != nil {
 		return "", false, fmt.Errorf("find a thread of project %s: %w", project, err)
 	}

@@ -212,6 +212,20 @@ func sqlCases() []sqlCase {
 		{"meta_versions", bound(selectMetaVersions, ids)},
 		{"insert_import_claim", bound(insertImportClaim, "h", uint64(1), uint64(2), uint64(3))},
 		{"import_holder", bound(selectImportHolder, uint64(9))},
+		// write.go, staging.go, context.go: the collector's writer and stager
+		{"insert_turns", bound(insertTurns)},
+		{"insert_spans", bound(insertSpans)},
+		{"insert_staged", bound(insertStaged)},
+		{"insert_messages", bound(insertMsgs)},
+		{"select_staged", bound(selectStaged, keySet([]SpanKey{{"tr", "sp"}}))},
+		{"select_due", bound(selectDue, time.Unix(9, 0), uint64(1), uint64(2), 10000)},
+		{"select_staged_spans", bound(selectStagedSpans, ddl.Tuple([]string{"tr"}), schema.StagedSpan)},
+		{"select_trees", bound(selectTrees, []any{"p", "tr"})},
+		{"select_staging_partitions", func(x sqlLayout) sqlText {
+			return sqlText{selectStagingPartitions(x.tables.cluster, "convtrace"), nil}
+		}},
+		{"any_thread", bound(selectAnyThread, "demo")},
+		{"thread_turn_count", bound(selectThreadTurnCount, "th")},
 	}
 }
 

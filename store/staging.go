@@ -124,11 +124,15 @@ func StagedSpans(ctx context.Context, db DB, traceIDs []string) ([]SpanKey, erro
 	return keys, rows.Err()
 }
 
+func selectStagingPartitions(cluster, database string) string {
+	return "SELECT DISTINCT partition FROM " + ddl.ActiveParts("join_staging", cluster, database)
+}
+
 // DropStagingBefore drops the hourly partitions of join_staging older
 // than before, on every shard of a cluster.
 func DropStagingBefore(ctx context.Context, db DB, before time.Time) error {
 	c := db.Cluster()
-	rows, err := db.Query(ctx, "SELECT DISTINCT partition FROM "+ddl.ActiveParts("join_staging", c.Name, c.Database))
+	rows, err := db.Query(ctx, selectStagingPartitions(c.Name, c.Database))
 	if err != nil {
 		return fmt.Errorf("list join_staging partitions: %w", err)
 	}

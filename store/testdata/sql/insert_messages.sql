@@ -1,0 +1,1 @@
+INSERT INTO messages (project, thread_id, id, message)

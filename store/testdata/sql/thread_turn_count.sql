@@ -1,0 +1,2 @@
+SELECT count() FROM conversations WHERE thread_id = ?
+-- $1 = th
