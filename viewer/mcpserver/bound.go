@@ -10,7 +10,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"bytes"
+	"errors"
 	"github.com/convtrace/convtrace/store/page"
+	"reflect"
+	"strings"
 )
 
 // MaxAnswerBytes bounds every message the server sends: Transport sends
@@ -54,20 +58,21 @@ func cutText(s string, n int) (string, bool) {
 	return s[:n], true
 }
 
-// textBytes reads a text_bytes argument: 0 is def.
-func textBytes(n, def int) (int, error) {
+// textBytes reads a text_bytes argument: absent is def.
+func textBytes(n *int, def int) (int, error) {
 	return inRange("text_bytes", n, def, minTextBytes, maxTextBytes)
 }
 
-// inRange reads a count argument: 0 is def, else it must lie in [lo, hi].
-func inRange(param string, n, def, lo, hi int) (int, error) {
+// inRange reads a count argument: absent is def, else it must lie in
+// [lo, hi] (0 too is refused, not taken for the default).
+func inRange(param string, n *int, def, lo, hi int) (int, error) {
 	switch {
-	case n == 0:
+	case n == nil:
 		return def, nil
-	case n < lo || n > hi:
-		return 0, page.BadParam(param, "%d is not a number from %d to %d", n, lo, hi)
+	case *n < lo || *n > hi:
+		return 0, page.BadParam(param, "%d is not a number from %d to %d (leave it out for %d)", *n, lo, hi, def)
 	}
-	return n, nil
+	return *n, nil
 }
 
 // shrink calls build with a text cut of n bytes, halving n down to
@@ -142,4 +147,83 @@ func cutToolErrors(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// oneType gives every property of s one JSON type: a pointer or a slice
+// is inferred as ["null", T], which single-type schema dialects refuse;
+// an argument left out is how a tool is told "none".
+func oneType(s *jsonschema.Schema) {
+	for _, p := range s.Properties {
+		if len(p.Types) == 2 && slices.Contains(p.Types, "null") {
+			p.Type = p.Types[0]
+			if p.Type == "null" {
+				p.Type = p.Types[1]
+			}
+			p.Types = nil
+		}
+	}
+}
+
+// decodeArgs reads a tool's arguments into In: a value of the wrong type
+// or an argument In does not have is refused, naming it.
+func decodeArgs[In any](raw json.RawMessage) (In, error) {
+	var in In
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return in, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&in)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return in, nil
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return in, fmt.Errorf("bad argument %s: a JSON %s where %s belongs", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return in, fmt.Errorf("unknown argument %s: the tool's input schema lists its arguments", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return in, fmt.Errorf("the arguments are not a JSON object of the tool's arguments: %v", err)
+}
+
+// jsonKind names what a Go type takes in JSON.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list of " + strings.TrimPrefix(jsonKind(t.Elem()), "a ") + "s"
+	case reflect.String:
+		return "a string"
+	}
+	return "a " + t.Kind().String()
+}
+
+// words is a list of names given as a JSON array or as one string of
+// names separated by commas ("by": "phase" or "day,model").
+type words []string
+
+func (w *words) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*w = nil
+		for _, v := range strings.Split(one, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				*w = append(*w, v)
+			}
+		}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return &json.UnmarshalTypeError{Value: "value", Type: reflect.TypeFor[[]string]()}
+	}
+	*w = list
+	return nil
 }

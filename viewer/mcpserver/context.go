@@ -19,13 +19,14 @@ const (
 const recentContextDoc = `The last messages said in a thread, oldest first, in chat format (role user or assistant, content), ` +
 	`with the speaker, phase, turn id and time of each: what the viewer's GET /api/threads/ID/context gives, the fresh ` +
 	`short context a pipeline sends a model. Each prompt's new user messages and each answer's text; tool calls, ` +
-	`system prompts, errors and internal calls are left out. At most 200 messages (limit, default 10); each content ` +
+	`system prompts, errors and internal calls are left out, because a pipeline sends its own system prompt and ` +
+	`tools and a model needs what was said, not the plumbing (get_thread gives every turn, with its role). At most 200 messages (limit, default 10); each content ` +
 	`is cut to text_bytes (default 8192, at most 65536), shorter still when the answer would pass 256 KB, and then says cut.`
 
 type recentContextIn struct {
 	ThreadID  string `json:"thread_id" jsonschema:"the thread's id, as list_threads or search gives it"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"how many messages: 1 to 200 (default 10)"`
-	TextBytes int    `json:"text_bytes,omitempty" jsonschema:"bytes of each message's content: 256 to 65536 (default 8192)"`
+	Limit     *int   `json:"limit,omitempty" jsonschema:"how many messages: 1 to 200 (default 10)"`
+	TextBytes *int   `json:"text_bytes,omitempty" jsonschema:"bytes of each message's content: 256 to 65536 (default 8192)"`
 }
 
 type recentContextOut struct {

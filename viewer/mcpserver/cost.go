@@ -23,11 +23,11 @@ var costDoc = `Tokens and cost of the calls that started in a time range, as the
 	`50 threads (threads, default 10).`
 
 type costIn struct {
-	From    string   `json:"from,omitempty" jsonschema:"start of the range: RFC 3339, a date, or an age such as 7d (default 30 days ago, midnight UTC)"`
-	To      string   `json:"to,omitempty" jsonschema:"end of the range, like from (default now)"`
-	Project string   `json:"project,omitempty" jsonschema:"only this project"`
-	By      []string `json:"by,omitempty" jsonschema:"the dimensions to group by: day, model, provider, phase, speaker, agent (default model)"`
-	Threads int      `json:"threads,omitempty" jsonschema:"how many of the most expensive threads: 1 to 50 (default 10)"`
+	From    string `json:"from,omitempty" jsonschema:"start of the range: RFC 3339, a date, or an age such as 7d (default 30 days ago, midnight UTC)"`
+	To      string `json:"to,omitempty" jsonschema:"end of the range, like from (default now)"`
+	Project string `json:"project,omitempty" jsonschema:"only this project"`
+	By      words  `json:"by,omitempty" jsonschema:"the dimensions to group by: day, model, provider, phase, speaker, agent (default model)"`
+	Threads *int   `json:"threads,omitempty" jsonschema:"how many of the most expensive threads: 1 to 50 (default 10)"`
 }
 
 type costOut struct {

@@ -37,7 +37,7 @@ type searchIn struct {
 	Starred bool   `json:"starred,omitempty" jsonschema:"only starred turns"`
 	From    string `json:"from,omitempty" jsonschema:"only turns that started at or after this time: RFC 3339, a date, or an age such as 24h"`
 	To      string `json:"to,omitempty" jsonschema:"only turns that started at or before this time, like from"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"how many hits: 1 to 100 (default 20)"`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"how many hits: 1 to 100 (default 20)"`
 	After   string `json:"after,omitempty" jsonschema:"next of an earlier answer: the hits older than it"`
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"encoding/json"
 	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/page"
@@ -82,38 +83,56 @@ const instructions = `convtrace records every call of an agent pipeline: threads
 	`grouped by phase and round. Find a thread with list_threads or search, read it with get_thread, take its last ` +
 	`messages in chat format with recent_context, and what it cost with cost. Every tool only reads.`
 
-// addTool registers a read-only tool whose arguments are bounded by its
-// input schema (boundArgs) and whose handler returns its answer or an
-// error: a bad argument, an unknown thread, a failed query or a panic
-// becomes a tool error (toolError), and an answer over maxToolBytes is
-// refused rather than sent.
+// addTool adds a read-only tool whose arguments are In and whose answer is
+// Out. Its input schema gives every argument one type (clients with
+// single-type schema dialects refuse ["null","integer"]); the arguments
+// are decoded here, so that a value of the wrong type is refused naming
+// the argument and the type it needs.
 func addTool[In, Out any](srv *mcp.Server, s *server, name, doc string, h func(context.Context, In) (Out, error)) {
 	args, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", name, err)) // In is one of this package's types
 	}
 	boundArgs(args)
+	oneType(args)
+	outSchema, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", name, err))
+	}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
-	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: doc, Annotations: readOnly, InputSchema: args},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in In) (_ *mcp.CallToolResult, out Out, err error) {
+	srv.AddTool(&mcp.Tool{Name: name, Description: doc, Annotations: readOnly, InputSchema: args, OutputSchema: outSchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 			defer func() {
 				if r := recover(); r != nil {
-					err = s.toolError(ctx, name, fmt.Errorf("panic: %v", r))
+					res, err = errorResult(s.toolError(ctx, name, fmt.Errorf("panic: %v", r))), nil
 				}
 			}()
-			if out, err = h(ctx, in); err != nil {
-				return nil, out, s.toolError(ctx, name, err)
+			in, err := decodeArgs[In](req.Params.Arguments)
+			if err != nil {
+				return errorResult(err), nil
 			}
-			if n := answerBytes(out); n > maxToolBytes {
-				return nil, out, fmt.Errorf("the answer is %d bytes, over the %d this server sends: narrow the filters or lower limit", n, maxToolBytes)
+			out, err := h(ctx, in)
+			if err != nil {
+				return errorResult(s.toolError(ctx, name, err)), nil
 			}
-			return nil, out, nil
+			body, err := json.Marshal(out)
+			if err != nil {
+				return nil, fmt.Errorf("marshal the answer of %s: %w", name, err)
+			}
+			if len(body) > maxToolBytes {
+				return errorResult(fmt.Errorf("the answer is %d bytes, over the %d this server sends: narrow the filters or lower limit", len(body), maxToolBytes)), nil
+			}
+			return &mcp.CallToolResult{StructuredContent: json.RawMessage(body), Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}, nil
 		})
 }
 
-// toolError says what went wrong in words an agent can act on. A failure
-// of the store or the server is logged and answered without its details,
-// which may quote the query and its arguments.
+// errorResult is a tool's answer that it failed, saying why.
+func errorResult(err error) *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	res.SetError(err)
+	return &res
+}
+
 func (s *server) toolError(ctx context.Context, tool string, err error) error {
 	var pe *page.ParamError
 	switch {

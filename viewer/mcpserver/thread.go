@@ -29,20 +29,20 @@ const getThreadDoc = `Read one thread as the viewer's thread page shows it: its 
 	`when the answer would pass 256 KB. A cut text says cut; turn_id reads that one turn with a larger text_bytes.`
 
 type getThreadIn struct {
-	ThreadID  string   `json:"thread_id" jsonschema:"the thread's id, as list_threads or search gives it"`
-	Phase     []string `json:"phase,omitempty" jsonschema:"only these phases (plan, review, ...; \"\" for turns without one); none means all"`
-	Role      string   `json:"role,omitempty" jsonschema:"only this role: prompt, response, system, tool_call, tool_result, tool_result_error, error, ..."`
-	Speaker   string   `json:"speaker,omitempty" jsonschema:"only turns of this speaker"`
-	Session   string   `json:"session,omitempty" jsonschema:"only turns of this provider session"`
-	Agent     string   `json:"agent,omitempty" jsonschema:"only the main agent's turns (main) or one sub-agent's"`
-	Tool      string   `json:"tool,omitempty" jsonschema:"only calls of this tool and their results"`
-	Starred   bool     `json:"starred,omitempty" jsonschema:"only starred turns"`
-	Q         string   `json:"q,omitempty" jsonschema:"only turns whose content or speaker holds this text, any case"`
-	From      string   `json:"from,omitempty" jsonschema:"only turns that started at or after this time: RFC 3339, a date, or an age such as 24h"`
-	To        string   `json:"to,omitempty" jsonschema:"only turns that started at or before this time, like from"`
-	TurnID    string   `json:"turn_id,omitempty" jsonschema:"only this turn, its content read whole (up to text_bytes)"`
-	Limit     int      `json:"limit,omitempty" jsonschema:"how many turns, the newest that pass the filters: 1 to 200 (default 100)"`
-	TextBytes int      `json:"text_bytes,omitempty" jsonschema:"bytes of each turn's text: 256 to 65536 (default 2048)"`
+	ThreadID  string `json:"thread_id" jsonschema:"the thread's id, as list_threads or search gives it"`
+	Phase     words  `json:"phase,omitempty" jsonschema:"only these phases (plan, review, ...; \"\" for turns without one); none means all"`
+	Role      string `json:"role,omitempty" jsonschema:"only this role: prompt, response, system, tool_call, tool_result, tool_result_error, error, ..."`
+	Speaker   string `json:"speaker,omitempty" jsonschema:"only turns of this speaker"`
+	Session   string `json:"session,omitempty" jsonschema:"only turns of this provider session"`
+	Agent     string `json:"agent,omitempty" jsonschema:"only the main agent's turns (main) or one sub-agent's"`
+	Tool      string `json:"tool,omitempty" jsonschema:"only calls of this tool and their results"`
+	Starred   bool   `json:"starred,omitempty" jsonschema:"only starred turns"`
+	Q         string `json:"q,omitempty" jsonschema:"only turns whose content or speaker holds this text, any case"`
+	From      string `json:"from,omitempty" jsonschema:"only turns that started at or after this time: RFC 3339, a date, or an age such as 24h"`
+	To        string `json:"to,omitempty" jsonschema:"only turns that started at or before this time, like from"`
+	TurnID    string `json:"turn_id,omitempty" jsonschema:"only this turn, its content read whole (up to text_bytes)"`
+	Limit     *int   `json:"limit,omitempty" jsonschema:"how many turns, the newest that pass the filters: 1 to 200 (default 100)"`
+	TextBytes *int   `json:"text_bytes,omitempty" jsonschema:"bytes of each turn's text: 256 to 65536 (default 2048)"`
 }
 
 type getThreadOut struct {

@@ -24,7 +24,7 @@ type listThreadsIn struct {
 	Provider string `json:"provider,omitempty" jsonschema:"only threads with a call to this provider (openai, anthropic, ...)"`
 	Query    string `json:"query,omitempty" jsonschema:"only threads whose title holds this text, any case"`
 	Archived bool   `json:"archived,omitempty" jsonschema:"list the archived threads instead of the others"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"how many threads, 1 to 100 (default 20)"`
+	Limit    *int   `json:"limit,omitempty" jsonschema:"how many threads, 1 to 100 (default 20)"`
 	Before   string `json:"before,omitempty" jsonschema:"a cursor (older of an earlier answer): the threads older than it"`
 	After    string `json:"after,omitempty" jsonschema:"a cursor (newer of an earlier answer): the threads newer than it"`
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/page"
 	"github.com/convtrace/convtrace/viewer/mcpserver"
+	"slices"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -203,5 +204,66 @@ func TestStoreFailure(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "Syntax error") {
 		t.Errorf("log %q, want the store's error", log)
+	}
+}
+
+// Arguments as agents write them: one type per argument in every input
+// schema; "by" as one string; a count of 0 refused like -5 and 101; a
+// value of the wrong type refused naming the argument and the type.
+func TestArgumentsAsAgentsWriteThem(t *testing.T) {
+	start := time.Now().Add(-time.Hour)
+	cs := connect(t, exchange("th", "s1", start, []genai.Message{user("plan it")}, "the plan")...)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		var schema struct {
+			Properties map[string]struct {
+				Type any `json:"type"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range schema.Properties {
+			if _, one := p.Type.(string); !one {
+				t.Errorf("%s's argument %s has the type %v: want one type", tool.Name, name, p.Type)
+			}
+		}
+	}
+
+	var cost struct {
+		Table struct {
+			By []string `json:"by"`
+		} `json:"table"`
+	}
+	call(t, cs, "cost", map[string]any{"by": "phase"}, &cost)
+	call(t, cs, "cost", map[string]any{"by": "day, model"}, &cost)
+	if !slices.Equal(cost.Table.By, []string{"day", "model"}) {
+		t.Errorf(`cost "by": "day, model" grouped by %v`, cost.Table.By)
+	}
+
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		says string
+	}{
+		{"list_threads", map[string]any{"limit": 0}, "limit: 0 is not a number from 1 to 100"},
+		{"list_threads", map[string]any{"limit": -5}, "limit: -5 is not a number from 1 to 100"},
+		{"list_threads", map[string]any{"limit": "ten"}, "bad argument limit: a JSON string where a whole number belongs"},
+		{"get_thread", map[string]any{"thread_id": "th", "text_bytes": 0}, "text_bytes: 0 is not a number from 256 to 65536"},
+		{"cost", map[string]any{"by": 3}, "bad argument by"},
+		{"search", map[string]any{"q": "plan", "colour": "red"}, `unknown argument "colour"`},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.tool, c.args, err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if !res.IsError || !strings.Contains(text, c.says) {
+			t.Errorf("%s %v: error %v, %q; want a tool error saying %q", c.tool, c.args, res.IsError, text, c.says)
+		}
 	}
 }
