@@ -22,6 +22,21 @@ func TestDemoThreadInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/threads/"+thread), chromedp.WaitVisible(chromedp.CSS("article.turn"))); err != nil {
 		t.Fatal(err)
 	}
+	// A folded system prompt shows its disclosure marker and says it is
+	// folded, not an empty message.
+	folded, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("details.msg-system:not([open]) summary")].map(s =>
+		getComputedStyle(s).display + " " + s.textContent + getComputedStyle(s, "::after").content)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(folded) == 0 {
+		t.Error("the demo thread shows no folded system prompt")
+	}
+	for _, f := range folded {
+		if !strings.HasPrefix(f, "list-item system") || !strings.Contains(f, "folded") {
+			t.Errorf("a folded system prompt renders as %q: want its marker (list-item) and a word that it is folded", f)
+		}
+	}
 	headings, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("section.phase h2")].map(h => h.textContent)`))
 	if err != nil {
 		t.Fatal(err)
