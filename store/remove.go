@@ -18,6 +18,15 @@ type Removal struct {
 	Notes   uint64 `json:"notes"`
 }
 
+// Add adds o's counts to r's.
+func (r *Removal) Add(o Removal) {
+	r.Threads += o.Threads
+	r.Turns += o.Turns
+	r.Bytes += o.Bytes
+	r.Spans += o.Spans
+	r.Notes += o.Notes
+}
+
 // selectThreadTurns reads the turns of {thread}, their bytes and the span
 // of their starts, in one pass; selectThreadRest what it holds elsewhere.
 const (

@@ -73,6 +73,10 @@ func (s *Server) sameOrigin() gin.HandlerFunc {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			return
 		}
+		if s.readOnly {
+			c.AbortWithStatusJSON(http.StatusForbidden, apiErrorBody{"this viewer is read-only (convtrace serve --read-only): the history cannot be changed through it"})
+			return
+		}
 		if err := cop.Check(c.Request); err != nil {
 			c.AbortWithStatusJSON(http.StatusForbidden, apiErrorBody{"cross-origin request refused: " + err.Error()})
 			return

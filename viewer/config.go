@@ -26,6 +26,7 @@ type config struct {
 	threadLimit      int
 	interruptedAfter time.Duration
 	token            string
+	readOnly         bool
 	pricer           pricing.Prices
 	hosts            []string
 	dial             store.Dialer
@@ -82,6 +83,13 @@ func WithInterruptedAfter(d time.Duration) Option {
 // caller then keeps the viewer on a loopback address.
 func WithToken(token string) Option {
 	return optionFunc(func(c *config) { c.token = token })
+}
+
+// WithReadOnly makes the viewer an untouchable audit trail: every request
+// that would change the history (rename, archive, delete, notes, import)
+// is refused with 403, and the pages show no control that would.
+func WithReadOnly() Option {
+	return optionFunc(func(c *config) { c.readOnly = true })
 }
 
 // WithHosts names the host names the viewer answers to besides IP

@@ -16,7 +16,7 @@ func TestThreadCostPartial(t *testing.T) {
 		{Phase: "plan", CostUsage: store.CostUsage{Calls: 2, TokensIn: &in, TokensOut: &out, CostUSD: &cost}},
 		{Phase: "execute", CostUsage: store.CostUsage{Calls: 1, Unpriced: 1}},
 	}
-	body, err := parsePages().render("threadCost", totals)
+	body, err := parsePages(false).render("threadCost", totals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestThreadCostPartial(t *testing.T) {
 			t.Errorf("threadCost partial lacks\n%s\nin\n%s", want, html)
 		}
 	}
-	if empty, err := parsePages().render("threadCost", []store.PhaseTotal{}); err != nil || strings.TrimSpace(string(empty)) != "" {
+	if empty, err := parsePages(false).render("threadCost", []store.PhaseTotal{}); err != nil || strings.TrimSpace(string(empty)) != "" {
 		t.Errorf("threadCost of no totals = %q, %v; want nothing", empty, err)
 	}
 }

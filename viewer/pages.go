@@ -21,8 +21,11 @@ type pages struct {
 	tmpl *template.Template
 }
 
-func parsePages() *pages {
+// parsePages parses the templates; readOnly leaves out the controls that
+// change the history.
+func parsePages(readOnly bool) *pages {
 	funcs := template.FuncMap{
+		"readOnly":      func() bool { return readOnly },
 		"tokens":        formatCount[uint32],
 		"total":         formatCount[uint64],
 		"cost":          formatCost,
@@ -32,6 +35,7 @@ func parsePages() *pages {
 		"hms":           func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
 		"providerClass": providerClass,
 		"threadURL":     threadURL,
+		"projectExport": func(project string) string { return "/api/projects/" + url.PathEscape(project) + "/export" },
 		"shortID":       shortID,
 		"detailURL":     detailURL,
 		"traceURL":      traceURL,

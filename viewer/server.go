@@ -20,14 +20,15 @@ var staticFiles embed.FS
 
 // Server serves the viewer's pages and JSON API.
 type Server struct {
-	db     store.DB
-	store  store.Store
-	log    *slog.Logger
-	pages  *pages
-	token  string
-	hosts  []string
-	pricer pricing.Prices
-	engine *gin.Engine
+	db       store.DB
+	store    store.Store
+	log      *slog.Logger
+	pages    *pages
+	token    string
+	readOnly bool
+	hosts    []string
+	pricer   pricing.Prices
+	engine   *gin.Engine
 }
 
 // New returns a viewer reading from db. Its templates are parsed here, once.
@@ -38,12 +39,13 @@ func New(db store.DB, opts ...Option) *Server {
 		st = st.WithReplicas(cfg.dial)
 	}
 	s := &Server{
-		db:    db,
-		store: st,
-		log:   cfg.logger,
-		pages: parsePages(),
-		token: cfg.token,
-		hosts: cfg.hosts,
+		db:       db,
+		store:    st,
+		log:      cfg.logger,
+		pages:    parsePages(cfg.readOnly),
+		token:    cfg.token,
+		readOnly: cfg.readOnly,
+		hosts:    cfg.hosts,
 	}
 	s.pricer = cfg.pricer
 	s.engine = s.router()

@@ -57,7 +57,7 @@ func TestListDuration(t *testing.T) {
 // value with both escaped in the URL, and the text escaped in the page.
 func TestThreadAttrsPartial(t *testing.T) {
 	th := store.Thread{Attributes: map[string]string{"task": "T-42 & <b>", "board": "ops/a?b"}}
-	out, err := parsePages().render("threadAttrs", th)
+	out, err := parsePages(false).render("threadAttrs", th)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestThreadAttrsPartial(t *testing.T) {
 	if string(out) != want {
 		t.Errorf("threadAttrs:\n%s\nwant\n%s", out, want)
 	}
-	if none, err := parsePages().render("threadAttrs", store.Thread{Attributes: map[string]string{}}); err != nil || len(none) != 0 {
+	if none, err := parsePages(false).render("threadAttrs", store.Thread{Attributes: map[string]string{}}); err != nil || len(none) != 0 {
 		t.Errorf("threadAttrs of none: %q, %v; want nothing", none, err)
 	}
 }

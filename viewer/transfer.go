@@ -27,26 +27,32 @@ const (
 	importRetryAfter = "10"
 )
 
-// transferRoutes serves a thread's export and the import of an export.
+// transferRoutes serves a thread's and a project's export and the import
+// of an export.
 func (s *Server) transferRoutes(api *gin.RouterGroup) {
-	api.GET("/threads/:id/export", s.exportThread)
+	api.GET("/threads/:id/export", func(c *gin.Context) {
+		s.export(c, store.ExportFilter{ThreadID: c.Param("id")}, c.Param("id"))
+	})
+	api.GET("/projects/:project/export", func(c *gin.Context) {
+		s.export(c, store.ExportFilter{Project: c.Param("project")}, "project-"+c.Param("project"))
+	})
 	api.POST("/import", s.importExport)
 }
 
-// exportThread answers GET /api/threads/:id/export with the thread as an
-// export file (transfer.Export), JSON or, with ?format=jsonl, JSON lines.
-func (s *Server) exportThread(c *gin.Context) {
+// export answers with the threads f selects as an export file
+// (transfer.Export) named after id, JSON or, with ?format=jsonl, JSON
+// lines.
+func (s *Server) export(c *gin.Context, f store.ExportFilter, id string) {
 	name := c.DefaultQuery("format", string(transfer.JSON))
 	format, err := transfer.ParseFormat(name)
 	if err != nil {
 		s.apiError(c, page.BadParam("format", "%q is not json or jsonl", name))
 		return
 	}
-	id := c.Param("id")
 	h := c.Writer.Header()
 	h.Set("Content-Type", map[transfer.Format]string{transfer.JSON: "application/json", transfer.JSONL: "application/x-ndjson"}[format])
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, exportName(id), format))
-	_, err = transfer.Export(c.Request.Context(), s.db, c.Writer, store.ExportFilter{ThreadID: id}, format)
+	_, err = transfer.Export(c.Request.Context(), s.db, c.Writer, f, format)
 	if err == nil {
 		return
 	}
@@ -56,7 +62,7 @@ func (s *Server) exportThread(c *gin.Context) {
 		return
 	}
 	// The answer has begun: all that is left is to cut it short.
-	s.log.ErrorContext(c.Request.Context(), "viewer: export failed", "thread", id, "err", err)
+	s.log.ErrorContext(c.Request.Context(), "viewer: export failed", "of", id, "err", err)
 	c.Abort()
 }
 

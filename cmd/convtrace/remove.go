@@ -11,17 +11,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
 )
 
 func deleteCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	var sf storageFlags
 	sf.register(fs)
-	thread := fs.String("thread", "", "id of the thread to delete (required)")
+	thread := fs.String("thread", "", "id of the thread to delete")
+	project := fs.String("project", "", "delete every thread of this project instead")
 	yes := fs.Bool("yes", false, "delete without asking")
 	return func(ctx context.Context, out streams, _ []string) error {
-		if *thread == "" {
-			return errors.New("--thread: name the thread to delete")
+		if (*thread == "") == (*project == "") {
+			return errors.New("--thread: name the thread to delete (or --project, every thread of a project)")
 		}
 		st, err := sf.openExisting(ctx, out.stderr)
 		if err != nil {
@@ -29,24 +31,61 @@ func deleteCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error 
 		}
 		defer st.close()
 		reads := store.New(st.conn, 0, 0)
-		size, err := reads.ThreadSize(ctx, *thread)
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no thread has the id %q", *thread)
+		ids := []string{*thread}
+		if *project != "" {
+			if ids, err = projectThreads(ctx, reads, *project); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
+		var size store.Removal
+		for _, id := range ids {
+			one, err := reads.ThreadSize(ctx, id)
+			if errors.Is(err, store.ErrNotFound) && *thread != "" {
+				return fmt.Errorf("no thread has the id %q", id)
+			}
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			size.Add(one)
 		}
-		fmt.Fprintf(out.stderr, "thread %s: %s\n", *thread, describeRemoval(size))
+		what := "thread " + *thread
+		if *project != "" {
+			what = "project " + *project
+		}
+		fmt.Fprintf(out.stderr, "%s: %s\n", what, describeRemoval(size))
 		if err := confirm(out, *yes, "delete it for good"); err != nil {
 			return err
 		}
-		removed, err := reads.DeleteThread(ctx, *thread, mutationProgress(out.stderr))
-		if err != nil {
-			return err
+		var removed store.Removal
+		for i, id := range ids {
+			one, err := reads.DeleteThread(ctx, id, mutationProgress(out.stderr))
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("thread %s (%d of %d): %w", id, i+1, len(ids), err)
+			}
+			removed.Add(one)
+			if len(ids) > 1 {
+				fmt.Fprintf(out.stderr, "deleted %d of %d threads\n", i+1, len(ids))
+			}
 		}
-		fmt.Fprintf(out.stdout, "deleted thread %s: %s\n", *thread, describeRemoval(removed))
+		fmt.Fprintf(out.stdout, "deleted %s: %s\n", what, describeRemoval(removed))
 		return nil
 	}
+}
+
+// projectThreads lists every thread of project, an error when it has none.
+func projectThreads(ctx context.Context, reads store.Store, project string) ([]string, error) {
+	threads, err := reads.IdleThreads(ctx, schema.MaxTimeNS, project)
+	if err != nil {
+		return nil, err
+	}
+	if len(threads) == 0 {
+		return nil, fmt.Errorf("no thread is in the project %q", project)
+	}
+	ids := make([]string, len(threads))
+	for i, th := range threads {
+		ids[i] = th.ID
+	}
+	return ids, nil
 }
 
 func pruneCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {

@@ -21,6 +21,7 @@ func TestRemoveCommandErrors(t *testing.T) {
 		inStderr string
 	}{
 		{[]string{"delete"}, "--thread: name the thread to delete"},
+		{[]string{"delete", "--thread", "a", "--project", "p"}, "--thread: name the thread to delete (or --project"},
 		{[]string{"prune"}, "--older-than: give an age, such as 180d"},
 		{[]string{"prune", "--older-than", "soon"}, `--older-than: "soon" is not an age`},
 		{[]string{"prune", "--older-than", "-3d"}, `--older-than: "-3d" is not an age`},
@@ -98,6 +99,24 @@ func TestPruneAndDeleteCommands(t *testing.T) {
 	}
 	if n := countTurns(t, conn, "1"); n != 0 {
 		t.Errorf("%d turns after deleting the last thread", n)
+	}
+
+	// Every thread of a project, the other project's kept.
+	other := ageTurns("elsewhere", 3)
+	for i := range other {
+		other[i].Project = "q"
+	}
+	testkit.InsertTurns(t, conn, append(append(ageTurns("p1", 3), ageTurns("p2", 2)...), other...)...)
+	code, _, stderr = runCapture(t, "delete", "--clickhouse", dsn, "--project", "nope", "--yes")
+	if code != 1 || !strings.Contains(stderr, `no thread is in the project "nope"`) {
+		t.Errorf("delete of an unknown project: exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, stderr = runCapture(t, "delete", "--clickhouse", dsn, "--project", "p", "--yes")
+	if code != 0 || !strings.Contains(stdout, "deleted project p: 2 threads, 4 turns") {
+		t.Errorf("delete --project p: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if n, kept := countTurns(t, conn, "1"), countTurns(t, conn, "project = 'q'"); n != 2 || kept != 2 {
+		t.Errorf("after deleting project p: %d turns, %d of project q; want only q's 2", n, kept)
 	}
 }
 

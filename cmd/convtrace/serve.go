@@ -48,6 +48,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	retention := fs.String("retention", "", "prune turns and spans older than this age (180d) now and every day, keeping each thread's shell in the list; where the server has TTL, the tables also get a TTL 7 days longer, in case serve is not running (empty: keep everything)")
 	archiveAfter := fs.String("archive-after", "", "archive the threads idle for this age (30d) to --archive-dir now and every day, then remove them from ClickHouse (empty: off)")
 	archiveDir := fs.String("archive-dir", "", "folder of --archive-after's files, one per thread")
+	readOnly := fs.Bool("read-only", false, "an untouchable audit trail: the viewer and its JSON API refuse every change (rename, archive, delete, notes, import) and show no control for one")
 	summarizeEvery := fs.Duration("summarize-every", 30*time.Second, "how often the cost summaries of past days are brought current in the background, so that the cost report and the cost_cells view read them (0: only when a report asks)")
 	return func(ctx context.Context, out streams, _ []string) error {
 		ingestToken := cmp.Or(*otlpToken, *token)
@@ -159,8 +160,12 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if err != nil {
 			return err
 		}
-		v := viewer.New(st.conn, viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter),
-			viewer.WithHosts(hosts...), viewer.WithReplicas(st.replicaDialer()))
+		viewOpts := []viewer.Option{viewer.WithToken(*token), viewer.WithPrices(p), viewer.WithInterruptedAfter(*interruptedAfter),
+			viewer.WithHosts(hosts...), viewer.WithReplicas(st.replicaDialer())}
+		if *readOnly {
+			viewOpts = append(viewOpts, viewer.WithReadOnly())
+		}
+		v := viewer.New(st.conn, viewOpts...)
 		viewerAddr := serveHTTP(lns[0], v.Handler(), "convtrace viewer")
 		if *summarizeEvery > 0 {
 			go v.KeepSummarized(ctx, *summarizeEvery)
