@@ -16,7 +16,10 @@ import (
 // field selects all.
 type ExportFilter struct {
 	ThreadID, Project string
-	FromNS, ToNS      uint64
+	// ThreadIDs, when not empty, selects these threads only (a task's,
+	// found with Store.ThreadIDs).
+	ThreadIDs    []string
+	FromNS, ToNS uint64
 }
 
 // ThreadRecord is a thread as an export carries it: its id, its project
@@ -89,6 +92,9 @@ func (f ExportFilter) cond() sqlText {
 	}
 	if f.Project != "" {
 		cs = append(cs, sqlf("project = {project}", holes{"project": arg(f.Project)}))
+	}
+	if len(f.ThreadIDs) > 0 {
+		cs = append(cs, sqlf("thread_id IN {ids}", holes{"ids": arg(ddl.Tuple(f.ThreadIDs))}))
 	}
 	if f.FromNS != 0 || f.ToNS != 0 {
 		to := f.ToNS

@@ -84,6 +84,14 @@ func TestThreadAttributesFromOTLP(t *testing.T) {
 	if len(th.Attributes) != 2 || th.Attributes["task"] != "CARD-2" || th.Attributes["board"] != "ops" {
 		t.Errorf("Store.Thread attributes %v, want task CARD-2 and board ops", th.Attributes)
 	}
+	// One call returns every turn of every thread of a task.
+	task := get(t, h, "/api/tasks/task/CARD-2?format=jsonl")
+	if task.status != http.StatusOK || strings.Count(task.body, `"type":"turn"`) != 4 || !strings.Contains(task.body, `"conv-task"`) {
+		t.Errorf("GET /api/tasks/task/CARD-2: %d, want the 4 turns of conv-task:\n%s", task.status, task.body)
+	}
+	if none := get(t, h, "/api/tasks/task/CARD-1"); none.status != http.StatusNotFound || !strings.Contains(none.body, "no thread has the attribute task=CARD-1") {
+		t.Errorf("GET /api/tasks/task/CARD-1: %d %s, want 404 saying no thread has it", none.status, none.body)
+	}
 	// The thread's page shows them in its header, each linking to its list.
 	page := get(t, h, "/threads/conv-task").body
 	header := page[:strings.Index(page, `<form class="thread-filters"`)]

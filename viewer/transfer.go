@@ -36,7 +36,25 @@ func (s *Server) transferRoutes(api *gin.RouterGroup) {
 	api.GET("/projects/:project/export", func(c *gin.Context) {
 		s.export(c, store.ExportFilter{Project: c.Param("project")}, "project-"+c.Param("project"))
 	})
+	api.GET("/tasks/:attr/:value", s.exportTask)
 	api.POST("/import", s.importExport)
+}
+
+// exportTask answers GET /api/tasks/:attr/:value with every thread whose
+// thread attribute attr has value (a task's or a card's threads), every
+// turn of each, as one export file; 404 when no thread has it.
+func (s *Server) exportTask(c *gin.Context) {
+	attr, value := c.Param("attr"), c.Param("value")
+	ids, err := s.store.ThreadIDs(c.Request.Context(), store.ThreadFilter{Attrs: map[string]string{attr: value}})
+	if err != nil {
+		s.apiError(c, err)
+		return
+	}
+	if len(ids) == 0 {
+		c.AbortWithStatusJSON(http.StatusNotFound, apiErrorBody{fmt.Sprintf("no thread has the attribute %s=%s", attr, value)})
+		return
+	}
+	s.export(c, store.ExportFilter{ThreadIDs: ids}, attr+"-"+value)
 }
 
 // export answers with the threads f selects as an export file

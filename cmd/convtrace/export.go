@@ -23,6 +23,8 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error 
 	project := fs.String("project", "", "only this project's threads")
 	since := fs.String("since", "", "only threads with a turn since: an age (24h, 7d) or a time (2026-05-01, RFC 3339) (default all time)")
 	until := fs.String("until", "", "only threads with a turn before, like --since (default now)")
+	var attrs threadAttrs
+	fs.Var(&attrs, "attr", "only threads whose thread attribute KEY has VALUE: KEY=VALUE (repeatable, all must hold), e.g. task=T-7")
 	outPath := fs.String("out", "", "file to write (default standard output)")
 	format := fs.String("format", "json", "json (one envelope) or jsonl (one record a line, for large sets)")
 	return func(ctx context.Context, out streams, _ []string) error {
@@ -47,6 +49,15 @@ func exportCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error 
 			return err
 		}
 		defer st.close()
+		if len(attrs) > 0 {
+			f.ThreadIDs, err = store.New(st.conn, 1000, 0).ThreadIDs(ctx, store.ThreadFilter{Project: *project, Attrs: attrs.Map()})
+			if err != nil {
+				return err
+			}
+			if len(f.ThreadIDs) == 0 {
+				return fmt.Errorf("--attr %s: no thread has it", attrs.String())
+			}
+		}
 		w, done, err := openOut(*outPath, out.stdout)
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"github.com/convtrace/convtrace/internal/testkit"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store/archive"
+	"regexp"
 )
 
 func TestRemoveCommandErrors(t *testing.T) {
@@ -177,5 +178,32 @@ func TestArchiveCommandAndServe(t *testing.T) {
 	}
 	if _, err := os.Stat(archive.Path(served, "p", "quiet")); err != nil {
 		t.Errorf("serve --archive-after: %v", err)
+	}
+}
+
+// export --attr task=T writes every thread of the task and no other.
+func TestExportByAttr(t *testing.T) {
+	conn, dsn := testkit.Open(t)
+	tagged := append(ageTurns("card-a", 2), ageTurns("card-b", 1)...)
+	for i := range tagged {
+		tagged[i].Attributes = []schema.Attr{{Key: schema.KeyThreadAttrPrefix + "task", Value: "T-7"}}
+	}
+	tool := tagged[0]
+	tool.TurnID, tool.Role, tool.ToolName, tool.Seq = "card-a-tool:tool_call:0", schema.RoleToolCall, "Bash", 2
+	testkit.InsertTurns(t, conn, append(append(tagged, tool), ageTurns("other", 1)...)...)
+	code, stdout, stderr := runCapture(t, "export", "--clickhouse", dsn, "--attr", "task=T-7", "--format", "jsonl")
+	if code != 0 || !strings.Contains(stdout, `"card-a"`) || !strings.Contains(stdout, `"card-b"`) || strings.Contains(stdout, `"other"`) {
+		t.Errorf("export --attr task=T-7: exit %d, stderr %q; want card-a and card-b only:\n%s", code, stderr, stdout)
+	}
+	if code, _, stderr := runCapture(t, "export", "--clickhouse", dsn, "--attr", "task=none"); code != 1 || !strings.Contains(stderr, "no thread has it") {
+		t.Errorf("export --attr task=none: exit %d, stderr %q", code, stderr)
+	}
+	// The README's recipe of tool runs per task.
+	recipe := regexp.MustCompile("(?s)```sql\n\\s*(SELECT a.value AS task, tool_name.*?)\n *```").FindStringSubmatch(readmeSection(t, "The viewer"))
+	if recipe == nil {
+		t.Fatal("the README has no recipe of tool runs per task")
+	}
+	if got := strings.Join(queryText(t, conn, recipe[1]), ";"); got != "T-7 Bash 1" {
+		t.Errorf("the README's tool runs per task: %q, want T-7 Bash 1", got)
 	}
 }

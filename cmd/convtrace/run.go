@@ -310,6 +310,15 @@ func (a *threadAttrs) String() string {
 	return strings.Join(parts, ",")
 }
 
+// Map is the attributes by key, the last value of a key repeated.
+func (a threadAttrs) Map() map[string]string {
+	m := make(map[string]string, len(a))
+	for _, kv := range a {
+		m[kv[0]] = kv[1]
+	}
+	return m
+}
+
 func (a *threadAttrs) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
 	if k = strings.TrimSpace(k); !ok || k == "" {

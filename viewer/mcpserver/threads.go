@@ -24,6 +24,7 @@ type listThreadsIn struct {
 	Provider string `json:"provider,omitempty" jsonschema:"only threads with a call to this provider (openai, anthropic, ...)"`
 	Query    string `json:"query,omitempty" jsonschema:"only threads whose title holds this text, any case"`
 	Archived bool   `json:"archived,omitempty" jsonschema:"list the archived threads instead of the others"`
+	Attr     words  `json:"attr,omitempty" jsonschema:"only threads with these thread attributes, each KEY=VALUE (task=T-7), all must hold: a task's or a card's threads"`
 	Limit    *int   `json:"limit,omitempty" jsonschema:"how many threads, 1 to 100 (default 20)"`
 	Before   string `json:"before,omitempty" jsonschema:"a cursor (older of an earlier answer): the threads older than it"`
 	After    string `json:"after,omitempty" jsonschema:"a cursor (newer of an earlier answer): the threads newer than it"`
@@ -38,6 +39,16 @@ type listThreadsOut struct {
 
 func (s *server) listThreads(ctx context.Context, in listThreadsIn) (listThreadsOut, error) {
 	f := store.ThreadFilter{Project: in.Project, Provider: in.Provider, Query: strings.TrimSpace(in.Query), Archived: in.Archived}
+	for _, kv := range in.Attr {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return listThreadsOut{}, page.BadParam("attr", "%q is not KEY=VALUE", kv)
+		}
+		if f.Attrs == nil {
+			f.Attrs = map[string]string{}
+		}
+		f.Attrs[strings.TrimSpace(k)] = v
+	}
 	var err error
 	if f.Limit, err = inRange("limit", in.Limit, defaultThreads, 1, maxThreads); err != nil {
 		return listThreadsOut{}, err

@@ -212,7 +212,20 @@ func TestStoreFailure(t *testing.T) {
 // value of the wrong type refused naming the argument and the type.
 func TestArgumentsAsAgentsWriteThem(t *testing.T) {
 	start := time.Now().Add(-time.Hour)
-	cs := connect(t, exchange("th", "s1", start, []genai.Message{user("plan it")}, "the plan")...)
+	tagged := exchange("tagged", "s2", start, []genai.Message{user("card work")}, "done")
+	for i := range tagged {
+		tagged[i].Attributes = []schema.Attr{{Key: schema.KeyThreadAttrPrefix + "task", Value: "T-7"}}
+	}
+	cs := connect(t, append(exchange("th", "s1", start, []genai.Message{user("plan it")}, "the plan"), tagged...)...)
+	var task struct {
+		Threads []struct {
+			ID string `json:"thread_id"`
+		} `json:"threads"`
+	}
+	call(t, cs, "list_threads", map[string]any{"attr": "task=T-7"}, &task)
+	if len(task.Threads) != 1 || task.Threads[0].ID != "tagged" {
+		t.Errorf("list_threads attr task=T-7: %+v, want the tagged thread alone", task.Threads)
+	}
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
