@@ -2,17 +2,17 @@ package collector
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"errors"
-	"fmt"
 	"github.com/convtrace/convtrace/collector/mapping"
 	"github.com/convtrace/convtrace/store/chserver"
 	"github.com/convtrace/convtrace/store/localstore"
 	"github.com/convtrace/convtrace/store/topology"
-	"time"
 )
 
 // Exporter is an sdktrace.SpanExporter that stores spans and their

@@ -18,6 +18,10 @@ type Stats struct {
 	// because they were negative, NaN, infinite or too large.
 	ValuesSanitised int64
 
+	// ResumeFailuresUnrecognised counts the resumed agent runs that failed
+	// with no message a matcher knows (cliagent.CodeResumeFailedUnrecognised).
+	ResumeFailuresUnrecognised int64
+
 	// Redactions counts the secrets replaced by a marker before storage,
 	// by kind (every kind listed); nil when redaction is off.
 	Redactions map[string]int64
@@ -29,8 +33,8 @@ func (w *writer) stats() Stats {
 		Buffered: w.buffered.Load(), BufferedBytes: w.bufferedBytes.Load(),
 		Spooled: w.spooled.Load(), SetAsideBytes: w.buf.spool.setAsideBytes(), Written: w.written.Load(),
 		Refused: w.refused.Load(), Lost: w.lost.Load(),
-		ValuesSanitised: w.sanitised.Load(),
-		Redactions:      w.redact.stats(),
+		ValuesSanitised: w.sanitised.Load(), ResumeFailuresUnrecognised: w.resumeUnknown.Load(),
+		Redactions: w.redact.stats(),
 	}
 	if e := w.lastErr.Load(); e != nil {
 		s.LastError = *e

@@ -2,6 +2,7 @@ package collector_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/convtrace/convtrace/instrument/cliagent"
 	"github.com/convtrace/convtrace/instrument/llmhttp"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/schema"
 )
 
 // storedUsage is the usage columns of a call's response row.
@@ -221,5 +224,26 @@ ORDER BY c.role`)
 	want := []string{"error priced 500 500", "response none - -"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("call rows (role, cost source, turn tokens in, span tokens in):\n got %q\nwant %q", got, want)
+	}
+}
+
+// A resumed agent run that failed in words no matcher knows is counted,
+// whichever path stores it: the warning turn carries its code.
+func TestResumeFailuresUnrecognisedCounted(t *testing.T) {
+	_, dsn := testkit.Open(t)
+	tp, err := collector.NewTracerProvider(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := instrument.NewRecorder(instrument.WithTracerProvider(tp))
+	_, call := rec.Start(instrument.WithThread(context.Background(), "th"), instrument.Turn{Provider: "anthropic", Prompt: "go on"})
+	call.AddTurn(time.Now(), cliagent.KindWarning, "Error: the moon is in the wrong phase",
+		attribute.String(schema.KeyCode, cliagent.CodeResumeFailedUnrecognised))
+	call.End(instrument.Response{}, errors.New("exit status 1"))
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := tp.Stats().ResumeFailuresUnrecognised; n != 1 {
+		t.Errorf("ResumeFailuresUnrecognised = %d, want 1", n)
 	}
 }

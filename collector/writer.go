@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/convtrace/convtrace/collector/mapping"
+	"github.com/convtrace/convtrace/instrument/cliagent"
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
 )
@@ -87,6 +88,7 @@ type writer struct {
 	gate                    backoff           // spaces attempts after a failure; writer goroutine only
 	early                   map[string]uint64 // promptKey of each prompt stored early, by turn id
 	sanitised               atomic.Int64      // see Stats.ValuesSanitised
+	resumeUnknown           atomic.Int64      // see Stats.ResumeFailuresUnrecognised
 	sentLarge               bool              // a large batch was sent since memory was last freed; writer goroutine only
 	redact                  *redactor         // nil when redaction is off
 	sdk                     mapping.SDKReader // writer goroutine only
@@ -159,6 +161,9 @@ func (w *writer) prepare(it *item) {
 	w.redact.item(it)
 	for i := range it.turns {
 		w.cfg.prices.PriceTurn(&it.turns[i])
+		if it.turns[i].Role == cliagent.KindWarning && hasCode(it.turns[i].Attributes, cliagent.CodeResumeFailedUnrecognised) {
+			w.resumeUnknown.Add(1)
+		}
 	}
 	w.sanitised.Add(it.sanitised)
 }
@@ -340,4 +345,14 @@ func (w *writer) finish(p *pending) {
 	if w.conn != nil {
 		_ = w.conn.Close()
 	}
+}
+
+// hasCode reports whether a turn's attributes carry the warning code.
+func hasCode(attrs []schema.Attr, code string) bool {
+	for _, a := range attrs {
+		if a.Key == schema.KeyCode && a.Value == code {
+			return true
+		}
+	}
+	return false
 }

@@ -136,4 +136,7 @@ const (
 	EventTurn = "convtrace.turn"
 	KeyRole   = "convtrace.role"
 	KeyCode   = "convtrace.code"
+	// KeyRejectedSession, on a warning turn, names a session the agent
+	// refused to resume: it is no longer the thread's current session.
+	KeyRejectedSession = "convtrace.session.rejected"
 )

@@ -3,15 +3,24 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/convtrace/convtrace/schema"
 )
 
 // selectCurrentSession is the session id of the newest turn of {thread}
-// that has one (of {provider}, unless it is empty): the session a
+// that has one (of {provider}, unless it is empty) and that no warning of
+// the thread names as refused by its agent ({rejected}): the session a
 // resumed run continues, which a run that started a new one replaces.
 const selectCurrentSession = `
 SELECT session_id
 FROM conversations
 WHERE thread_id = {thread} AND session_id != '' AND ({provider} = '' OR provider = {provider})
+  AND session_id NOT IN
+  (
+      SELECT attributes.value[indexOf(attributes.key, {rejected})]
+      FROM conversations
+      WHERE thread_id = {thread} AND has(attributes.key, {rejected})
+  )
 ORDER BY start_ns DESC, revision DESC
 LIMIT 1`
 
@@ -23,7 +32,7 @@ func CurrentSession(ctx context.Context, db DB, threadID, provider string) (stri
 }
 
 func (s Store) CurrentSession(ctx context.Context, threadID, provider string) (string, error) {
-	return firstString(ctx, s.db, "current session", sqlf(selectCurrentSession, holes{"thread": arg(threadID), "provider": arg(provider)}))
+	return firstString(ctx, s.db, "current session", sqlf(selectCurrentSession, holes{"thread": arg(threadID), "provider": arg(provider), "rejected": arg(schema.KeyRejectedSession)}))
 }
 
 // firstString returns the one string column of the first row q answers, ""

@@ -203,7 +203,7 @@ func sqlCases() []sqlCase {
 		{"select_note", bound(selectNote, "th", "t")},
 		{"select_turn_exists", bound(selectTurnExists, "th", "t")},
 		{"insert_note", built(NoteChange{Starred: ptr(true)}.insert("th", "t", 9))},
-		{"current_session", built(sqlf(selectCurrentSession, holes{"thread": arg("th"), "provider": arg("claude")}))},
+		{"current_session", built(sqlf(selectCurrentSession, holes{"thread": arg("th"), "provider": arg("claude"), "rejected": arg(schema.KeyRejectedSession)}))},
 		{"thread_of_session", built(sqlf(selectThreadOfSession, holes{"session": arg("s")}))},
 		{"idle_threads", built(sqlf(selectIdleThreads, holes{"project": arg("p"), "cutoff": arg(uint64(9))}))},
 		{"stored_turns", bound(selectStoredTurns, ids, ddl.Tuple([]string{"t"}))},

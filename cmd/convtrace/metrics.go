@@ -25,6 +25,7 @@ func registerIngestMetrics(reg *prometheus.Registry, ing *collector.Ingester) {
 		counter("rows_refused_total", "Rows answered not stored to a sender that retries: queue full or storage failing.", func(s collector.IngestStats) int64 { return s.Refused }),
 		counter("rows_lost_total", "Rows no one retries and nothing keeps.", func(s collector.IngestStats) int64 { return s.Lost }),
 		counter("spool_set_aside_bytes_total", "Spool bytes moved to its damaged folder: damaged records, and records ClickHouse refused for good.", func(s collector.IngestStats) int64 { return s.SetAsideBytes }),
+		counter("resume_failures_unrecognised_total", "Resumed agent runs that failed with no message convtrace knows: a rejected session in new words, maybe (a warning on the thread says more).", func(s collector.IngestStats) int64 { return s.ResumeFailuresUnrecognised }),
 		counter("values_sanitised_total", "Costs and token counts stored as unknown because they were negative, NaN, infinite or too large.", func(s collector.IngestStats) int64 { return s.ValuesSanitised }),
 		gauge("queue_rows", "Rows waiting to be written.", func(s collector.IngestStats) int64 { return s.Queued }),
 		counter("join_staged_total", "Halves of OTLP calls (content-less spans, content log records) stored in join_staging.", func(s collector.IngestStats) int64 { return s.Staged }),

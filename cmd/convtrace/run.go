@@ -90,11 +90,11 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 			*thread, args = runThread(ctx, &sf, *otlp, args)
 		}
 		defer printThread(io.stderr, sf.dataDir, *thread)
-		attempt := func(args []string) (int, error) {
+		attempt := func(args []string, opts ...cliagent.Option) (int, error) {
 			cmd := exec.Command(args[0], args[1:]...)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, io.stdout, io.stderr
-			return cliagent.Command(callCtx, cmd, instrument.Turn{Thread: *thread, Phase: *phase, Speaker: *speaker, Agent: *agentName},
-				cliagent.WithRecorder(instrument.NewRecorder(instrument.WithTracerProvider(tp))), cliagent.WithFormat(f))
+			opts = append(opts, cliagent.WithRecorder(instrument.NewRecorder(instrument.WithTracerProvider(tp))), cliagent.WithFormat(f))
+			return cliagent.Command(callCtx, cmd, instrument.Turn{Thread: *thread, Phase: *phase, Speaker: *speaker, Agent: *agentName}, opts...)
 		}
 		runArgs := args
 		if *resume {
@@ -111,7 +111,7 @@ func runAgentCmd(fs *flag.FlagSet) func(context.Context, streams, []string) erro
 			if r, ok := stdin.(*bytes.Reader); ok {
 				_, _ = r.Seek(0, 0)
 			}
-			code, err = attempt(args)
+			code, err = attempt(args, cliagent.WithRetryAfterRejected(cliagent.ResumedSession(runArgs)))
 		}
 		var exitErr *exec.ExitError
 		switch {

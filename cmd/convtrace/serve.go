@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,7 +24,6 @@ import (
 	"github.com/convtrace/convtrace/store/page"
 	"github.com/convtrace/convtrace/store/transfer"
 	"github.com/convtrace/convtrace/viewer"
-	"syscall"
 )
 
 func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,7 +24,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/convtrace/convtrace/internal/testkit"
-	"net"
 )
 
 // served is a running `convtrace serve` and the addresses it printed.
@@ -210,6 +210,7 @@ func TestServeOpsEndpoints(t *testing.T) {
 		// that they were written (every provider call span is staged).
 		"convtrace_rows_written_total 5",
 		"convtrace_values_sanitised_total 0",
+		"convtrace_resume_failures_unrecognised_total 0",
 		"convtrace_spool_set_aside_bytes_total 0",
 		"convtrace_insert_duration_seconds_count",
 	} {

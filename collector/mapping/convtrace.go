@@ -75,6 +75,9 @@ func (c call) between(s Span) []schema.Turn {
 		if code := e.Attrs.Str(schema.KeyCode); code != "" {
 			t.Attributes = []schema.Attr{{Key: schema.KeyCode, Value: code}}
 		}
+		if rejected := e.Attrs.Str(schema.KeyRejectedSession); rejected != "" {
+			t.Attributes = append(t.Attributes, schema.Attr{Key: schema.KeyRejectedSession, Value: rejected})
+		}
 		if agent := e.Attrs.Str(schema.KeyAgent); agent != "" {
 			t.Agent = agent // a sub-agent's, on its parent's span
 		}

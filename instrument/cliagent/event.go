@@ -45,6 +45,15 @@ const CodeUsageCumulative = "usage_cumulative"
 // without resuming.
 const CodeSessionResumeInvalid = "session_resume_invalid"
 
+// CodeResumeRetry is the Code of the note that opens a run retried without
+// resuming after the agent rejected the session (WithRetryAfterRejected).
+const CodeResumeRetry = "resume_retry"
+
+// CodeResumeFailedUnrecognised is the Code of the warning of a resumed run
+// that failed with no message a matcher knows: maybe a rejected session in
+// words this version does not recognise.
+const CodeResumeFailedUnrecognised = "resume_failed_unrecognised"
+
 // Event is one logical event of an agent's output, as a parser reads it
 // from one line.
 type Event struct {
@@ -55,6 +64,7 @@ type Event struct {
 	ToolName  string
 	CallID    string
 	Code      string // for warnings
+	Rejected  string // of a session_resume_invalid or resume_retry warning: the session the agent refused
 	// ParentToolUseID is the Task tool use of the sub-agent that said
 	// this (Claude Code), "" for the main agent; Agent is that
 	// sub-agent's name, set by the run.

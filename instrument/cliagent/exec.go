@@ -2,6 +2,7 @@ package cliagent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/convtrace/convtrace/instrument"
 	"github.com/convtrace/convtrace/schema"
@@ -31,8 +33,9 @@ const (
 const StderrTail = 8 << 10
 
 type config struct {
-	rec    *instrument.Recorder
-	format Format
+	rec      *instrument.Recorder
+	format   Format
+	rejected string // the session a retried run's first attempt was refused
 }
 
 // Option configures Command.
@@ -51,6 +54,12 @@ func WithRecorder(r *instrument.Recorder) Option {
 // WithFormat reads the agent's stdout as f instead of guessing it.
 func WithFormat(f Format) Option {
 	return optionFunc(func(c *config) { c.format = f })
+}
+
+// WithRetryAfterRejected records the run as the retry, without resuming,
+// of a run whose agent rejected session: its first turn says so.
+func WithRetryAfterRejected(session string) Option {
+	return optionFunc(func(c *config) { c.rejected = session })
 }
 
 // Command runs cmd, an agent, and records its run as one call described by
@@ -108,6 +117,13 @@ func Command(ctx context.Context, cmd *exec.Cmd, turn instrument.Turn, opts ...O
 	defer call.EndOnPanic()
 	r := newRun(ctx, cfg.rec, call, format, cmd.Stdout)
 	r.model = turn.Model
+	if f := cmp.Or(format, agentFormat(cmd.Path), formatFromArgs(cmd.Args)); f != FormatAuto {
+		r.resumed = resumedSession(f, cmd.Args)
+	}
+	if cfg.rejected != "" {
+		r.addTurn(Event{Kind: KindWarning, Code: CodeResumeRetry, Rejected: cfg.rejected,
+			Content: "run again without resuming: the agent rejected session " + cfg.rejected}, time.Now())
+	}
 	if format == FormatCodex || format == FormatAuto && agentFormat(cmd.Path) == FormatCodex {
 		r.codex.resumes = codexResumes(cmd.Args)
 		r.codex.home = codexHome(cmd.Env)

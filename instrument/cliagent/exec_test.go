@@ -343,12 +343,57 @@ func TestCommandClaudeResumeInvalid(t *testing.T) {
 	var got []string
 	for _, e := range s.Events() {
 		got = append(got, e.Name)
-		if e.Name == schema.EventTurn && !(hasKV(e.Attributes, schema.KeyRole, cliagent.KindWarning) && hasKV(e.Attributes, schema.KeyCode, cliagent.CodeSessionResumeInvalid)) {
-			t.Errorf("turn event %v is not the resume warning", e.Attributes)
+		if e.Name == schema.EventTurn && !(hasKV(e.Attributes, schema.KeyRole, cliagent.KindWarning) && hasKV(e.Attributes, schema.KeyCode, cliagent.CodeSessionResumeInvalid) &&
+			hasKV(e.Attributes, schema.KeyRejectedSession, "nope")) {
+			t.Errorf("turn event %v is not the resume warning naming the rejected session", e.Attributes)
 		}
 	}
 	if strings.Join(got, " ") != "gen_ai.prompt convtrace.turn exception" {
 		t.Errorf("events = %v", got)
+	}
+}
+
+// The retry of a rejected resume opens with a note naming the refused
+// session; a resumed run that fails in words no matcher knows gets a
+// warning of its own, so that a new rejection message is noticed.
+func TestCommandResumeRetryAndUnknownFailure(t *testing.T) {
+	turnCodes := func(opts []cliagent.Option, env map[string]string, args ...string) []string {
+		t.Helper()
+		sr := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+		defer tp.Shutdown(context.Background())
+		cmd := agent(context.Background(), t, env, args...)
+		_, _ = cliagent.Command(context.Background(), cmd, instrument.Turn{},
+			append(opts, cliagent.WithRecorder(instrument.NewRecorder(instrument.WithTracerProvider(tp))))...)
+		var codes []string
+		for _, s := range sr.Ended() {
+			for _, e := range s.Events() {
+				for _, a := range e.Attributes {
+					if string(a.Key) == schema.KeyCode {
+						codes = append(codes, a.Value.AsString())
+					}
+					if string(a.Key) == schema.KeyRejectedSession {
+						codes = append(codes, "rejected:"+a.Value.AsString())
+					}
+				}
+			}
+		}
+		return codes
+	}
+	retry := turnCodes([]cliagent.Option{cliagent.WithRetryAfterRejected("old-session")},
+		map[string]string{"FAKE_TRANSCRIPT": "testdata/claude.jsonl"}, "-p", "go on", "--output-format", "stream-json")
+	if len(retry) < 2 || retry[0] != cliagent.CodeResumeRetry || retry[1] != "rejected:old-session" {
+		t.Errorf("the retry's codes %v, want %s naming old-session first", retry, cliagent.CodeResumeRetry)
+	}
+	unknown := turnCodes(nil, map[string]string{"FAKE_EXIT": "1", "FAKE_STDERR": "Error: the moon is in the wrong phase"},
+		"--resume", "gone", "-p", "go on", "--output-format", "stream-json")
+	if strings.Join(unknown, ",") != cliagent.CodeResumeFailedUnrecognised {
+		t.Errorf("a resumed run failing in unknown words: codes %v, want %s", unknown, cliagent.CodeResumeFailedUnrecognised)
+	}
+	plain := turnCodes(nil, map[string]string{"FAKE_EXIT": "1", "FAKE_STDERR": "Error: the moon is in the wrong phase"},
+		"-p", "go on", "--output-format", "stream-json")
+	if len(plain) != 0 {
+		t.Errorf("a run that resumed nothing got resume codes %v", plain)
 	}
 }
 

@@ -43,8 +43,11 @@ func ResumeArgs(args []string, session string) ([]string, bool) {
 // ResumedSession returns the session id the command line args resume
 // (claude --resume ID or -r ID, codex exec … resume ID), "" when they
 // resume none or only the last one (--continue, --last).
-func ResumedSession(args []string) string {
-	switch agentFormat(firstArg(args)) {
+func ResumedSession(args []string) string { return resumedSession(agentFormat(firstArg(args)), args) }
+
+// resumedSession is ResumedSession for the agent of format f.
+func resumedSession(f Format, args []string) string {
+	switch f {
 	case FormatClaude:
 		for i, a := range args[1:] {
 			if k, v, ok := strings.Cut(a, "="); ok && (k == "--resume" || k == "-r") {

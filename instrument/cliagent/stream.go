@@ -36,7 +36,9 @@ type run struct {
 	errs     []string
 	tools    map[string]*openTool
 	agents   map[string]string // sub-agent name by the id of its Task tool use
-	// resumeFailed says the agent rejected the session it was to resume.
+	// resumed is the session the run was told to resume, "" for none;
+	// resumeFailed says the agent rejected it.
+	resumed      string
 	resumeFailed bool
 
 	// The provider calls of a Claude Code run, by message id, open ones
@@ -237,6 +239,9 @@ func (r *run) addTurn(e Event, at time.Time) {
 	if e.Code != "" {
 		attrs = append(attrs, attribute.String(schema.KeyCode, e.Code))
 	}
+	if e.Rejected != "" {
+		attrs = append(attrs, attribute.String(schema.KeyRejectedSession, e.Rejected))
+	}
 	if r.session != "" {
 		attrs = append(attrs, attribute.String(schema.KeySessionID, r.session))
 	}
@@ -302,7 +307,13 @@ func (r *run) finish(runErr error, state *os.ProcessState, stderr string) (instr
 	if failed && resumeInvalid(r.format, stderr+"\n"+strings.Join(r.errs, "\n")+"\n"+resultText(r.result)) {
 		r.resumeFailed = true
 		r.flushResponse()
-		r.addTurn(Event{Kind: KindWarning, Code: CodeSessionResumeInvalid, Content: lastLine(stderr, r.errs, r.result)}, time.Now())
+		r.addTurn(Event{Kind: KindWarning, Code: CodeSessionResumeInvalid, Rejected: r.resumed, Content: lastLine(stderr, r.errs, r.result)}, time.Now())
+	} else if failed && r.resumed != "" && r.session == "" {
+		// A resumed run that failed before the agent named a session, in
+		// words no matcher knows: counted, so a new message gets noticed.
+		r.flushResponse()
+		r.addTurn(Event{Kind: KindWarning, Code: CodeResumeFailedUnrecognised,
+			Content: "the resumed run failed before the agent named a session, and no known message says why: " + lastLine(stderr, r.errs, r.result)}, time.Now())
 	}
 	resp := instrument.Response{Model: r.model, SessionID: r.session}
 	if failed && r.response != nil && (slices.Contains(r.errs, r.response.text) || r.response.text == resultText(r.result)) {

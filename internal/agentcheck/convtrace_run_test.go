@@ -16,8 +16,11 @@ import (
 
 	"github.com/convtrace/convtrace/collector"
 	"github.com/convtrace/convtrace/collector/otlpreceiver"
+	"github.com/convtrace/convtrace/instrument/cliagent"
 	"github.com/convtrace/convtrace/internal/testkit"
+	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/schema/pricing"
+	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/topology"
 	"github.com/convtrace/convtrace/viewer"
 )
@@ -337,6 +340,32 @@ func TestRunCodexCallByCall(t *testing.T) {
 
 	// Its own telemetry arrived, and added no call: the 2 runs' turns.
 	ownTelemetryAddsNothing(t, f.in, conn, 2)
+
+	// A session Codex does not know: --resume is refused, the run is tried
+	// again without it, that retry says so, and the refused session stops
+	// being the thread's current one.
+	const bogus = "0199ffff-0000-7000-8000-00000000dead"
+	codexProvider := cliagent.ResumeProvider([]string{"codex"})
+	testkit.InsertTurns(t, conn, schema.Turn{TurnID: "bogus:response:1", SpanID: "bogus", ThreadID: "codex-run", Project: "default",
+		Role: schema.RoleResponse, Provider: codexProvider, SessionID: bogus, StartNS: uint64(time.Now().UnixNano())})
+	if cur, err := store.CurrentSession(context.Background(), conn, "codex-run", codexProvider); err != nil || cur != bogus {
+		t.Fatalf("the thread's current session %q, %v; want the bogus one set up", cur, err)
+	}
+	res3, err := RunCodex(context.Background(), o)
+	if err != nil {
+		t.Fatalf("run resuming a session Codex does not know: %v\nstdout: %s\nstderr: %s", err, res3.Stdout, res3.Stderr)
+	}
+	if !strings.Contains(string(res3.Stderr), "running it again without resuming") {
+		t.Errorf("no retry without resuming; stderr:\n%s", res3.Stderr)
+	}
+	codes := strings.Join(testkit.Strings(t, conn, `SELECT attributes.value[indexOf(attributes.key, 'convtrace.code')] FROM conversations
+WHERE thread_id = 'codex-run' AND role = 'warning' ORDER BY start_ns`), ",")
+	if !strings.Contains(codes, cliagent.CodeSessionResumeInvalid) || !strings.Contains(codes, cliagent.CodeResumeRetry) {
+		t.Errorf("warnings of the thread %q, want the refusal and the retry's note", codes)
+	}
+	if cur, err := store.CurrentSession(context.Background(), conn, "codex-run", codexProvider); err != nil || cur == bogus {
+		t.Errorf("after Codex refused it, the thread's current session is still %q (%v)", cur, err)
+	}
 
 	f.failureStoredOnce(t, "codex-fail", false, RunCodex)
 }

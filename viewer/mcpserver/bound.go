@@ -1,20 +1,20 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"bytes"
-	"errors"
 	"github.com/convtrace/convtrace/store/page"
-	"reflect"
-	"strings"
 )
 
 // MaxAnswerBytes bounds every message the server sends: Transport sends

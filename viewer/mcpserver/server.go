@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,7 +11,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"encoding/json"
 	"github.com/convtrace/convtrace/schema/pricing"
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/page"

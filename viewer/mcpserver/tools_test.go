@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/page"
 	"github.com/convtrace/convtrace/viewer/mcpserver"
-	"slices"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
