@@ -1,7 +1,7 @@
 package viewer
 
 import (
-	"strings"
+	"strconv"
 
 	"github.com/convtrace/convtrace/schema"
 	"github.com/convtrace/convtrace/store"
@@ -37,12 +37,13 @@ type callView struct {
 	ParentVerb, ParentLabel, ParentTurn, ParentCall string
 
 	TraceURL, DetailURL string
-	nested              bool // shown under the answer that asked for it
+	nested              bool   // shown under the answer that asked for it
+	call                string // callID of its turns
 }
 
 // CompareID is the call's id on the compare page: its span, else its
-// turn (callID), which its card's id holds.
-func (c *callView) CompareID() string { return strings.TrimPrefix(c.ID, cardPrefix) }
+// turn (callID).
+func (c *callView) CompareID() string { return c.call }
 
 // cardPrefix starts the element id of every card.
 const cardPrefix = "call-"
@@ -52,21 +53,39 @@ func cardID(t store.Turn) string { return cardPrefix + callID(t) }
 
 // buildCards gathers turn views, in the order said, into cards in the
 // order their calls started, then nests each tool run under the answer
-// that asked for it.
+// that asked for it. A call whose own calls (an agent run's provider
+// calls and tools) started a card after its card's last turn goes on in a
+// card of its own after them: so an agent's answer follows the calls that
+// made it.
 func buildCards(views []turnView, q string) []*callView {
 	var (
 		calls  []*callView
-		byKey  = map[string]*callView{}
+		byKey  = map[string]*callView{} // the last card of each call
 		byTurn = map[string]*callView{}
 		byTool = map[string]*callView{} // tool runs by tool_call_id
+		parent = map[string]string{}    // span → parent span
+		passed = map[string]bool{}      // cards one of their call's own calls came after
+		parts  = map[string]int{}       // cards of each call so far
 	)
+	for _, tv := range views {
+		if tv.SpanID != "" && tv.ParentSpanID != "" {
+			parent[tv.SpanID] = tv.ParentSpanID
+		}
+	}
 	for _, tv := range views {
 		key := cardID(tv.Turn)
 		c, ok := byKey[key]
-		if !ok {
-			c = &callView{ID: key, Kind: callNote}
-			byKey[key] = c
+		if !ok || passed[key] && c.Kind != callTool { // a tool run stays whole, nested where it was asked for
+			c = &callView{ID: key, Kind: callNote, call: callID(tv.Turn)}
+			if parts[key]++; parts[key] > 1 {
+				c.ID += "-" + strconv.Itoa(parts[key])
+			}
+			byKey[key], passed[key] = c, false
 			calls = append(calls, c)
+			// Bounded: a cycle of parents in bad data ends.
+			for span, n := tv.ParentSpanID, 0; span != "" && n <= len(parent); span, n = parent[span], n+1 {
+				passed[cardPrefix+span] = true
+			}
 		}
 		c.add(tv, q)
 		byTurn[tv.TurnID] = c

@@ -175,6 +175,57 @@ func TestCallsNestToolRuns(t *testing.T) {
 	}
 }
 
+// An agent run's turns after its own calls (its answer, its error, a line
+// it said between calls) follow those calls on a card of their own; a
+// call's turns around another's stay one card, and so do a tool's around
+// its sub-agent's calls.
+func TestCallsFollowTheirOwnCalls(t *testing.T) {
+	turn := func(id, span, parent, role string) store.Turn {
+		return store.Turn{Turn: schema.Turn{TurnID: id, SpanID: span, ParentSpanID: parent, Role: role, ToolCallID: map[bool]string{true: "k-" + span}[strings.HasPrefix(role, "tool")]}}
+	}
+	for _, tc := range []struct {
+		name  string
+		turns []store.Turn
+		want  string // cards: id[turns]
+	}{
+		{"run answers after its calls", []store.Turn{
+			turn("p", "run", "", "prompt"), turn("s", "run", "", "system"),
+			turn("a", "chat1", "run", "response"), turn("tc", "tool", "run", "tool_call"), turn("tr", "tool", "run", "tool_result"),
+			turn("u", "run", "", "unknown"), turn("b", "chat2", "run", "response"), turn("r", "run", "", "response"), turn("e", "run", "", "error"),
+		}, "call-run[p s] call-chat1[a] call-tool[tc tr] call-run-2[u] call-chat2[b] call-run-3[r e]"},
+		{"grandchildren count", []store.Turn{
+			turn("p", "run", "", "prompt"), turn("a", "chat1", "task", "response"), turn("r", "run", "", "response"), turn("task", "task", "run", "system"),
+		}, "call-run[p] call-chat1[a] call-run-2[r] call-task[task]"},
+		{"calls side by side stay whole", []store.Turn{
+			turn("p1", "one", "", "prompt"), turn("p2", "two", "", "prompt"), turn("r1", "one", "", "response"), turn("r2", "two", "", "response"),
+		}, "call-one[p1 r1] call-two[p2 r2]"},
+		{"a tool stays whole around its sub-agent", []store.Turn{
+			turn("tc", "task", "run", "tool_call"), turn("a", "sub", "task", "response"), turn("tr", "task", "run", "tool_result"),
+		}, "call-task[tc tr] call-sub[a]"},
+		{"a cycle of parents ends", []store.Turn{
+			turn("p", "x", "y", "prompt"), turn("q", "y", "x", "prompt"), turn("r", "x", "y", "response"),
+		}, "call-x[p] call-y[q] call-x-2[r]"},
+	} {
+		var in, cards []string
+		for _, t := range tc.turns {
+			in = append(in, t.TurnID+"/"+t.SpanID+"<"+t.ParentSpanID)
+		}
+		for _, c := range buildCards(viewsOf(tc.turns), "") {
+			var ids []string
+			for _, tv := range c.Turns {
+				ids = append(ids, tv.TurnID)
+			}
+			cards = append(cards, c.ID+"["+strings.Join(ids, " ")+"]")
+			if want := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(c.ID, cardPrefix), "-2"), "-3"); c.CompareID() != want {
+				t.Errorf("%s: card %s compares as %q, want its call %q", tc.name, c.ID, c.CompareID(), want)
+			}
+		}
+		if got := strings.Join(cards, " "); got != tc.want {
+			t.Errorf("%s: turns (id/span<parent) %v\n got %s\nwant %s", tc.name, in, got, tc.want)
+		}
+	}
+}
+
 // The timeline keeps calls in start order, a band per run of one phase
 // and round: a revision between two review rounds shows between them.
 func TestTimelineBands(t *testing.T) {
