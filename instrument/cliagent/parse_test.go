@@ -196,6 +196,7 @@ func TestResumeInvalid(t *testing.T) {
 		{FormatClaude, "Could not resume session abc", true},
 		{FormatCodex, "thread not found: th_1", true},
 		{FormatCodex, "No active session", true},
+		{FormatCodex, "Error: thread/resume: thread/resume failed: no rollout found for thread id 0199ffff-0000-7000-8000-00000000dead (code -32600)", true}, // what @openai/codex 0.169.0 says (internal/agentcheck)
 		{FormatCodex, "rate limited", false},
 	} {
 		if got := resumeInvalid(tt.f, tt.text); got != tt.want {

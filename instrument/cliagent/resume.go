@@ -148,9 +148,9 @@ func resumeInvalid(f Format, text string) bool {
 	case FormatClaude:
 		needles = []string{"Invalid session id", "Could not resume", "session not found", "No conversation found"}
 	case FormatCodex:
-		needles = []string{"No active session", "thread not found"}
+		needles = []string{"No active session", "thread not found", "no rollout found"}
 	default:
-		needles = []string{"Invalid session id", "Could not resume", "session not found", "No conversation found", "No active session", "thread not found"}
+		needles = []string{"Invalid session id", "Could not resume", "session not found", "No conversation found", "No active session", "thread not found", "no rollout found"}
 	}
 	low := strings.ToLower(text)
 	for _, n := range needles {
