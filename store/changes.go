@@ -69,13 +69,10 @@ func (s seenParts) covers(p part) bool {
 	return false
 }
 
-// catchUp brings the summary named summary up to date with conversations.
-// With nothing stored about it, or when rows were dropped, it calls all,
-// which brings every row in; otherwise it calls changed with the names of
-// the parts that hold rows it has not read, if any. Either runs after the
-// parts were listed, so it reads every row they hold, and more. Requests
-// that arrive meanwhile share it; it outlives a caller that gives up, so
-// the others still get it.
+// catchUp brings the summary named summary up to date with conversations:
+// all reads every row, changed the parts not read yet. Concurrent requests
+// share one catch-up, which outlives a caller that gives up
+// (docs/design/summaries.md, "Catching up").
 func (s Store) catchUp(ctx context.Context, summary string, all func(context.Context) error, changed func(ctx context.Context, fresh []part) error) error {
 	if s.flights == nil {
 		return s.catchUpNow(ctx, summary, all, changed)

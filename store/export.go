@@ -182,12 +182,9 @@ func (s Store) exportPage(ctx context.Context, turns []schema.Turn, fn func([]sc
 	return fn(turns)
 }
 
-// ExportTurns calls fn with the thread's turns in pages of at most page,
-// in the order they were said, every column as stored but for the
-// content, which is whole: a prompt stored once is put back together as
-// the viewer shows it, and its History keeps the ids of the messages the
-// row stores once, which tell how the content was stored. Only a page is
-// in memory at a time.
+// ExportTurns calls fn with the thread's turns in pages of at most page, in
+// the order said, every column as stored but the content, which is whole
+// (docs/design/transfer.md). Only a page is in memory at a time.
 func (s Store) ExportTurns(ctx context.Context, threadID string, page int, fn func([]schema.Turn) error) error {
 	var afterNS uint64
 	var afterID string

@@ -63,12 +63,9 @@ type LatencyTable struct {
 	Rows []LatencyGroup `json:"rows"`
 }
 
-// selectLatency reads a range's calls, whole past days from their summaries
-// ({summarized}, a costVersionWhere) and the rest live ({head} and {tail},
-// each a startedIn, the {tail} from {tail_from}), of the {cells} and
-// {in_project} asked for, folding by span a call's copies and its rows on
-// other days; the cells' quantilesExact states merge into every table at
-// once.
+// selectLatency reads a range's calls, past days from their summaries
+// ({summarized}) and the rest live ({head}, {tail}), folding a call's copies
+// by span and merging quantilesExact states (docs/design/queries.md).
 const selectLatency = `
 SELECT dim.1 AS dimension, dim.2 AS dim_key,
        sum(cell_calls) AS calls,

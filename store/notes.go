@@ -36,13 +36,9 @@ FROM turn_notes
 WHERE thread_id = ? AND turn_id = ?
 GROUP BY turn_id`
 
-// insertNote writes the new note of {turn} of {thread} in one statement that reads the
-// newest row it replaces, as insertThreadMeta does for a thread: the field
-// not changed carries over, and updated_ns is past the newest row's even
-// when the clock is not. A turn without a note starts from the column
-// defaults (an aggregate over no rows yields one row of them). It inserts
-// from a SELECT: the server runs it whole, where an INSERT ... VALUES over
-// the native protocol would wait for a data block.
+// insertNote writes the new note of {turn} of {thread} in one INSERT … SELECT
+// over the newest row it replaces: the field not changed carries over and
+// updated_ns passes the newest row's (docs/design/queries.md).
 const insertNote = `
 INSERT INTO turn_notes (thread_id, turn_id, starred, memo, updated_ns)
 SELECT

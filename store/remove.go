@@ -80,19 +80,10 @@ func (s Store) threadSize(ctx context.Context, id string) (Removal, [2]uint64, e
 	return r, [2]uint64{days[0] / schema.DayNS, days[1] / schema.DayNS}, nil
 }
 
-// DeleteThread removes thread id: its turns, history messages, spans,
-// notes, metadata, shells and summaries. It returns what it removed;
-// ErrNotFound when the thread holds nothing, not even a summary (which a
-// deletion cut short leaves after the rest: running it again removes it). On servers without
-// lightweight deletes the rows go through mutations, which it waits for,
-// calling progress with what is left.
-//
-// The summaries stay exact: the cost and latency summaries of the thread's
-// days are marked stale before and after (read live meanwhile, as the writer marks
-// late turns), and the thread's summaries are removed once its turns are
-// gone. A mutation keeps its parts' block ranges, so the summaries' change
-// detection (changes.go) would not see it: that is why they are removed
-// here rather than left to a refresh.
+// DeleteThread removes thread id and all it holds, summaries last, keeping
+// the summaries exact (docs/design/removal.md). It returns what it removed;
+// ErrNotFound when the thread holds nothing. progress hears of the mutations
+// it waits for on servers without lightweight deletes.
 func (s Store) DeleteThread(ctx context.Context, id string, progress func(mutations, parts uint64)) (Removal, error) {
 	r, days, err := s.threadSize(ctx, id)
 	if err != nil {

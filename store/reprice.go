@@ -58,16 +58,10 @@ func repriceOf(table string, r RepriceRange, e *pricing.Price, models []string) 
 	return sqlf(updatePriced, p)
 }
 
-// Reprice recomputes with p the cost of the turns in r that convtrace
-// priced, or could not price, at ingest: after a price change, or once an
-// unknown model has a price. Provided costs are kept.
-//
-// It updates the rows in place with ALTER TABLE … UPDATE mutations, one per
-// price: the server rewrites only the cost columns of the parts concerned,
-// with no content crossing the network, and copies of a turn delivered
-// twice stay identical. Reprice waits for them, calling progress with the
-// mutations and parts still to do, and brings the summaries of the range
-// up to date (Begin, Done).
+// Reprice recomputes with p the cost of the turns in r that convtrace priced,
+// or could not price, at ingest; provided costs are kept. It rewrites the cost
+// columns in place, waits for it (progress) and brings the range's summaries
+// up to date (docs/design/removal.md, "store.Reprice").
 func Reprice(ctx context.Context, db DB, p pricing.Prices, r RepriceRange, progress func(mutations, parts uint64)) (Repriced, error) {
 	q := sqlf(selectRepriceModels, holes{"scope": r.scope()})
 	rows, err := db.Query(ctx, q.text, q.args...)

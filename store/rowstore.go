@@ -7,17 +7,10 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// RowStore stores rows that were stored once already, such as those of an
-// export read back by convtrace import, the way the writer stores rows:
-// each prompt's history split off once into messages, the past days of
-// the turns marked stale for the cost summaries, the turns as typed
-// columns. Unlike the writer it neither redacts nor prices them, so that
-// every value comes back as it was, and it writes at once, in the
-// caller's goroutine, returning the error: the caller retries.
-//
-// A RowStore is not safe for concurrent use: it remembers the history
-// messages it stored, so that a long thread stored in several calls
-// stores each message once.
+// RowStore stores rows stored once already (an export read back) as the
+// writer does, but neither redacts nor prices them and writes at once,
+// returning the error for the caller to retry (docs/design/transfer.md).
+// It is not safe for concurrent use.
 type RowStore struct {
 	db      BatchDB
 	history History

@@ -51,14 +51,9 @@ func (s Store) aliveSince() uint64 {
 	return uint64(time.Now().Add(-s.interruptedAfter).UnixNano())
 }
 
-// DB is what the queries need of a ClickHouse connection whose database is
-// the convtrace database: a *topology.Conn satisfies it. Query
-// and Exec are called concurrently, one call per request, with the
-// request's context. Exec inserts rows of the tables a user changes
-// (thread_meta, turn_notes) and of the summaries the viewer keeps
-// (thread_summary, cost_daily, cost_thread_daily, cost_days, seen_parts,
-// thread_shells, latency_daily, latency_crossing, latency_errors,
-// latency_days); only DeleteThread and Prune delete, on Cluster's shards.
+// DB is a connection to the convtrace database (a *topology.Conn). Query and
+// Exec are called concurrently, one call per request, with its context; only
+// DeleteThread and Prune delete (docs/design/cluster.md, "store.DB").
 type DB interface {
 	Query(ctx context.Context, query string, args ...any) (driver.Rows, error)
 	Exec(ctx context.Context, query string, args ...any) error

@@ -44,12 +44,9 @@ var ThreadStatuses = []string{StatusFailed, StatusOK, StatusRunning, StatusInter
 // Conditions and orders on the combined threads.
 const (
 	threadsArchived = `meta_archived = {archived}`
-	// threadsFound keeps the threads whose title holds the {query} (the
-	// override when there is one, else the first prompt's first 2000 runes
-	// as the summary holds it, of messages JSON that includes the JSON
-	// around the user's message; runs of white space and JSON's \n, \r and
-	// \t become one space, as in the title, which is on one line), or
-	// whose id or a thread attribute's value does.
+	// threadsFound keeps the threads whose title (white space and JSON's
+	// escapes folded as in the title shown), id or a thread attribute's value
+	// holds the {query} (docs/design/queries.md).
 	threadsFound = `(positionCaseInsensitiveUTF8(replaceRegexpAll(if(meta_title != '', meta_title, thread_first_prompt), '(\\\\[nrt]|\\s)+', ' '), {query}) > 0
     OR positionCaseInsensitiveUTF8(thread_id, {query}) > 0
     OR arrayExists(v -> positionCaseInsensitiveUTF8(v, {query}) > 0, thread_attr_values))`

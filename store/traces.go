@@ -45,14 +45,9 @@ LIMIT 1 BY span_id`
 const traceTurns = `(project, thread_id) IN (SELECT project, thread_id FROM trace_threads WHERE trace_id = {trace})
       AND trace_id = {trace}`
 
-// selectTraceCalls adds up a trace's turns by span, without reading their
-// content. LIMIT 1 BY turn_id keeps one copy of a turn delivered twice
-// (FINAL would merge every part of its threads). A call's answer row
-// starts when the call ends, carrying its duration, so the last turn's
-// start is the call's end; callEnded and callAlive say whether it has
-// ended, or is still heard from ({alive}, a callAlive), as the thread page
-// decides it. callAlive reads every copy of the span's rows, not only the one LIMIT 1 BY keeps:
-// the newest heartbeat is in one of them.
+// selectTraceCalls adds up a trace's turns by span without reading their
+// content, one copy per turn; callAlive reads every copy, as the newest
+// heartbeat may be in any (docs/design/queries.md).
 const selectTraceCalls = `
 SELECT span_id,
        any(parent_span_id) AS call_parent,

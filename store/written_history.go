@@ -7,16 +7,10 @@ import (
 	"github.com/convtrace/convtrace/schema"
 )
 
-// History remembers the messages of threads' history a writer has
-// stored, so that a loop's prompts, which repeat them call after call,
-// store each once (schema.StoreHistoryOnce) instead of once per call. It
-// holds two generations of at most historySize keys and
-// historyAge each: when the newer fills up or grows old the older is
-// dropped, so memory stays bounded and the messages of running threads
-// stay known. A message it forgets is stored again, and storage folds the
-// copies. The age bound is for removals (convtrace delete, prune,
-// archive): a message removed from storage is not taken as stored for
-// more than two generations' time. It is not safe for concurrent use; the zero value is empty.
+// History remembers the history messages a writer stored, so that each is
+// stored once (schema.StoreHistoryOnce), in two bounded generations; one
+// forgotten is stored again and folded (docs/design/removal.md, "store.History").
+// It is not safe for concurrent use; the zero value is empty.
 type History struct {
 	newer, older map[string]struct{}
 	since        time.Time // when newer started

@@ -33,20 +33,10 @@ type Result struct {
 	Files   []string        `json:"files"`
 }
 
-// Run archives the threads of project (every project when empty) whose
-// last turn started before before: each is written to its own file under
-// dir (Path), read back and checked against the database, and only then
-// removed from it. progress, when not nil, hears of each thread done.
-//
-// The rule: a file only grows, or is replaced by a checked superset of
-// what it held, and a thread is removed only once its file holds every
-// record the database has of it. A thread archived again (it went on under
-// the same id) gets a file holding its earlier records and its new ones.
-// Each removal is written in a journal (dir/.journal) before it starts and
-// taken out once done: a run killed at any point leaves every thread in
-// the database, in its file, or both, and the next run first finishes the
-// removals the journal holds, summaries included. One run at a time holds
-// dir (dir/.lock); the temporary files a killed run left are removed.
+// Run archives the threads of project (every project when empty) whose last
+// turn started before before: each is written to its file under dir (Path),
+// checked against the database, then removed from it; a killed run is finished
+// by the next (docs/design/removal.md). progress, when not nil, hears of each thread done.
 func Run(ctx context.Context, db store.DB, dir string, before time.Time, project string, progress func(done, total int)) (Result, error) {
 	unlock, err := lockDir(dir)
 	if err != nil {

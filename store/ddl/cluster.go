@@ -8,15 +8,10 @@ import (
 	"github.com/convtrace/convtrace/store/topology"
 )
 
-// On a cluster every table of the single-server DDL becomes two, created
-// ON CLUSTER on every server: TABLE_local, the data, with the Replicated
-// engine of the same family (one ZooKeeper path per shard, one replica per
-// server), and TABLE, a Distributed table over them under the old name,
-// which every reader and writer uses as before. A row's shard is chosen by
-// its table's shard key: a thread's turns, spans' of a trace, a day's
-// summaries each live on one shard, so copies of a row (same sort key)
-// always meet on one shard and fold there as on one server.
-// docs/architecture.md, "Cluster", says why each key.
+// shardKeys chooses each table's shard on a cluster, so that copies of a row
+// (same sort key) meet on one shard and fold there as on one server.
+// docs/design/cluster.md says how a table becomes two; docs/architecture.md,
+// "Cluster", why each key.
 var shardKeys = map[string]string{
 	"conversations":     "cityHash64(thread_id)",
 	"messages":          "cityHash64(thread_id)",

@@ -17,12 +17,9 @@ type ClusterDB interface {
 	Cluster() topology.Cluster
 }
 
-// Mutator changes rows in place (ALTER TABLE … DELETE or UPDATE, a
-// lightweight DELETE, a TTL) and waits until the changes are done: on one
-// server, in the table itself; on a cluster, in its local table on one
-// replica of each shard (topology.Cluster.OnShards), which replication
-// carries to the others, waited for on every replica (Wait), so that no
-// read meets an old row once Wait returns.
+// Mutator changes rows in place (ALTER … DELETE or UPDATE, a lightweight
+// DELETE, a TTL): on a cluster in the local tables, on one replica of each
+// shard. Once Wait returns no read meets an old row (docs/design/cluster.md).
 type Mutator struct {
 	caps    Capabilities
 	cluster topology.Cluster

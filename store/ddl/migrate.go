@@ -183,12 +183,9 @@ ORDER BY version`
 // sent over the native protocol.
 const insertMigration = "INSERT INTO schema_migrations (version, name) SELECT toUInt32(?), ?"
 
-// Migrate applies the migrations not yet recorded in schema_migrations, in
-// version order, and records each. Running it again changes nothing. Every
-// migration creates tables or adds columns, and may fill a table it
-// creates from others: none rewrites existing data.
-// With WithCluster, it does so on every server of the cluster, from the one
-// db is connected to.
+// Migrate applies, in version order, the migrations schema_migrations does not
+// record, and records each: running it again changes nothing, and no migration
+// rewrites existing data. With WithCluster it does so on every server.
 func Migrate(ctx context.Context, db DB, opts ...Option) (Result, error) {
 	caps, err := ServerCapabilities(ctx, db)
 	if err != nil {

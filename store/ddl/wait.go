@@ -45,13 +45,10 @@ type serverWait struct {
 	silent   error      // why it did not answer the last poll; nil when it did
 }
 
-// Wait polls the mutations of tables until none is left to do, calling
-// progress (when not nil) with the mutations and parts still to do, each
-// state once. It polls every server: one that does not answer the first
-// poll (down or frozen) is passed over, as it applies them once back, but
-// one that stops answering later is waited for. At ctx's deadline, or
-// DefaultWaitLimit when ctx has none, it fails naming each server, table
-// and mutation not done.
+// Wait polls every server until no mutation of tables is left to do, calling
+// progress (when not nil) with what is left. A server down at the first poll is
+// passed over; at ctx's deadline, or DefaultWaitLimit, it fails naming what
+// is not done (docs/design/cluster.md).
 func (m Mutator) Wait(ctx context.Context, db DB, tables []string, progress func(mutations, parts uint64)) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

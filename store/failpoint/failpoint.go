@@ -1,10 +1,7 @@
-// Package failpoint kills the process at a named step of a multi-step
-// change, when a test asks for it, so that tests can kill a real convtrace
-// with SIGKILL at each step boundary and check that running it again ends
-// in the same state.
-//
-// CONVTRACE_FAILPOINT=NAME kills the process at the first Hit(NAME);
-// NAME@N at the N-th. Unset, Hit costs one comparison.
+// Package failpoint kills the process at a named step of a multi-step change,
+// so that tests can check that running it again ends in the same state.
+// CONVTRACE_FAILPOINT=NAME kills at the first Hit(NAME), NAME@N at the N-th;
+// unset, Hit costs one comparison.
 package failpoint
 
 import (

@@ -16,12 +16,10 @@ type RoundGroup[T any] struct {
 	Turns []T    `json:"turns"`
 }
 
-// GroupByPhase groups items (turns, the calls they make), in the order they
-// were said, into phases in page order (PhaseOrder), then rounds in
-// ascending order, the order said kept within a round; at says in which
-// phase and round an item was said. view makes each item into what a group
-// holds; it is called once per item, in the order given, so that it may
-// depend on the items before.
+// GroupByPhase groups items, in the order said, into phases in page order
+// (PhaseOrder), then rounds ascending; at says in which phase and round an
+// item was said. view is called once per item, in order, so it may depend on
+// the items before.
 func GroupByPhase[S, T any](items []S, at func(S) (phase string, round uint16), view func(S) T) []PhaseGroup[T] {
 	groups := map[string]*PhaseGroup[T]{}
 	var firstSeen []string // phase keys in order of first appearance

@@ -85,18 +85,10 @@ func parseDSN(dsn string) (*clickhouse.Options, error) {
 	return opts, nil
 }
 
-// ClusterSettings are the settings of every connection to a cluster:
-//   - an INSERT into a Distributed table returns once its rows are stored
-//     on their shards (by one replica each): acknowledged means durable;
-//   - identical blocks are stored twice, as on one server, where the
-//     readers fold copies: a Replicated table would drop the second;
-//   - a read goes to a replica more than a second behind its peers only
-//     when no other answers (a replica back from an outage catches up
-//     before it is read).
-//
-// A fourth, distributed_product_mode = 'global', must be in the user's
-// profile on the servers, as clickhouse-go sends ClickHouse 18.16 integer
-// settings only: Dial refuses a profile without it.
+// ClusterSettings are the settings of every connection to a cluster: inserts
+// acknowledged once stored, identical blocks kept, lagging replicas read last.
+// distributed_product_mode must be in the servers' profile instead
+// (docs/design/cluster.md).
 func ClusterSettings() clickhouse.Settings {
 	return clickhouse.Settings{
 		"insert_distributed_sync":                   1,

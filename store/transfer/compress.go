@@ -13,14 +13,9 @@ import (
 // zstdMagic starts every zstd frame.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// Bounds of decompression. An archive file is an export compressed with
-// zstd's defaults, a window of 8 MiB; zstd -19 uses as much, --ultra up to
-// 128 MiB, which is refused. An export compresses tens of times, a long
-// thread's prompts (each repeating the conversation) some thousands of
-// times; a stream of one byte 32,000 times. Past its first maxExpandFloor
-// bytes, a stream that expands more than maxRatio times what it read is
-// refused as a decompression bomb: nothing is written to disk meanwhile,
-// and memory holds one window.
+// Bounds of decompression: a window larger than maxWindow, or past
+// maxExpandFloor bytes an expansion over maxRatio, is refused as a bomb
+// (docs/design/transfer.md says why these figures).
 const (
 	maxWindow      = 32 << 20
 	maxRatio       = 5000

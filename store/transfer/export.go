@@ -35,13 +35,9 @@ func WithProgress(fn func(done, total int)) ExportOption {
 	return exportOptionFunc(func(c *exportConfig) { c.progress = fn })
 }
 
-// Export writes the threads f selects to w in format, thread by thread and
-// a page of turns at a time, so that memory stays flat however many turns
-// it writes: of each thread its metadata, its turns with their whole
-// content, the spans of its traces and its notes. It returns what it
-// wrote. A filter that selects no thread writes an export with none, but
-// for one thread asked for by id: then nothing is written and the error
-// is store.ErrNotFound.
+// Export writes the threads f selects to w in format, a page of turns at a
+// time so memory stays flat, and returns what it wrote. One thread asked for
+// by id and not found writes nothing and returns store.ErrNotFound.
 func Export(ctx context.Context, db store.DB, w io.Writer, f store.ExportFilter, format Format, opts ...ExportOption) (Counts, error) {
 	cfg := exportConfig{now: time.Now}
 	for _, o := range opts {
@@ -95,13 +91,9 @@ func Export(ctx context.Context, db store.DB, w io.Writer, f store.ExportFilter,
 	return n, nil
 }
 
-// An export reads threads in groups, a query per group for their turns,
-// one for their spans and one for their notes, rather than one each per
-// thread: a group holds at most groupThreads threads and, unless it is
-// one thread, at most groupTurns rows, which the server sorts and the
-// spans of which are held in memory, and ids that fit a query's list
-// (store.MaxListBytes). A longer thread is read alone, its turns a page
-// at a time.
+// An export reads threads in groups of at most groupThreads threads and
+// groupTurns rows, a query per group for each kind of record; a longer thread
+// is read alone (docs/design/transfer.md).
 const groupThreads = 256
 
 var groupTurns uint64 = 50_000 // a variable for the tests (export_test.go)

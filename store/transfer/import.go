@@ -44,26 +44,10 @@ func (r *Result) bad(line int64, err error) {
 	}
 }
 
-// Import stores the export src holds, plain or compressed with zstd (an
-// archive file), in conn's database: the rows it does not hold yet, so
-// that importing twice stores nothing the second time, each value as
-// exported. Its format comes from name's extension (.json, .jsonl or
-// .ndjson, maybe before .zst), else from its first line. Turns and spans
-// are stored the way the collector's writer stores them
-// (store.RowStore): the history of prompts split off again, the cost
-// summaries' past days marked stale.
-//
-// A JSON envelope is read twice: checked whole first, and refused
-// (ErrInvalid, naming where and why) before anything is stored; then
-// stored. A JSONL export is read once: a line that is not a valid record
-// is reported in the Result and the others are stored; a missing or
-// unknown header refuses the whole file. Either way an export whose
-// schemaVersion is not 1 to SchemaVersion is refused.
-//
-// An import reserves its share of the process's MemoryBudget before it
-// reads, and takes the database's import lock before it stores, so that
-// imports into one database store one at a time, each skipping what those
-// before it stored; WithWait bounds both waits (ErrBusy).
+// Import stores the export src holds, plain or zstd, in conn's database: the
+// rows it does not hold yet, each value as exported. A JSON envelope is checked
+// whole before anything is stored; a JSONL export stores its valid lines.
+// Imports into one database store one at a time (docs/design/transfer.md).
 func Import(ctx context.Context, conn Conn, src io.ReadSeeker, name string, opts ...ImportOption) (Result, error) {
 	cfg := newImportConfig(opts)
 	in, err := newSource(src, name, cfg.maxSize)

@@ -10,13 +10,9 @@ import (
 	"github.com/convtrace/convtrace/store"
 )
 
-// The database's import lock (import_claims): an import claims it before
-// it stores and holds it while its claim is the live one claimed first.
-// Its first look waits lockSettle after its claim, so that every claim
-// made before it is visible by then, a replica's delay included (the
-// cluster reads replicas at most a second behind). Two imports whose
-// clocks differ by more could both hold it: what both store is then
-// stored twice, and folded by every reader as any copy.
+// The database's import lock (import_claims): the live claim made first holds
+// it. Two imports whose clocks differ by more than lockSettle could both hold
+// it, and what both store is folded as any copy (docs/design/transfer.md).
 const (
 	lockLease  = 30 * time.Second // a holder killed frees the lock after this
 	lockSettle = time.Second
