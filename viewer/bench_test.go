@@ -142,6 +142,12 @@ func BenchmarkViewer(b *testing.B) {
 		{"SearchCommonPage", "/search" + search(synth.CommonWord)},
 		{"SearchRareAPI", "/api/search" + search(synth.RarePhrase)},
 		{"SearchRarePage", "/search" + search(synth.RarePhrase)},
+		// The explorer's filters without a word (BenchmarkSearchWithoutWord
+		// has them all, with stars).
+		{"FilterToolAPI", "/api/search?role=tool_call&tool=bash"},
+		{"FilterErrorAPI", "/api/search?status=error"},
+		{"FilterPhaseAPI", "/api/search?phase=verify"},
+		{"FilterStarredAPI", "/api/search?starred=1"},
 	}
 	var total uint64
 	if err := conn.QueryRow(context.Background(), "SELECT count() FROM conversations").Scan(&total); err != nil {
@@ -185,11 +191,20 @@ func BenchmarkViewer(b *testing.B) {
 	})
 	printRatios(b, total, []ratio{
 		{"ThreadsAPI", "BaselineGroupThreads", "≤ 100 ms, < 1% of the table"},
+		{"ThreadsPage", "BaselineGroupThreads", "—"},
 		{"ThreadsAPICold", "BaselineContentScan", "≤ 1.5 passes over the table"},
 		{"Thread200API", "BaselineThreadRows", "≤ 50 ms"},
 		{"Thread200Page", "BaselineThreadRows", "≤ 50 ms, < 1% of the table"},
+		{"Thread10Page", "BaselineThreadRows", "—"},
+		{"Thread1000Page", "BaselineThreadRows", "—"},
 		{"SearchCommonAPI", "BaselineContentScan", "≤ 1 s"},
+		{"SearchCommonPage", "BaselineContentScan", "≤ 1 s"},
 		{"SearchRareAPI", "BaselineContentScan", "≤ 0.3 s"},
+		{"SearchRarePage", "BaselineContentScan", "≤ 0.3 s"},
+		{"FilterToolAPI", "BaselineContentScan", "< 1×"},
+		{"FilterErrorAPI", "BaselineContentScan", "< 1×"},
+		{"FilterPhaseAPI", "BaselineContentScan", "< 1×"},
+		{"FilterStarredAPI", "BaselineContentScan", "< 1×"},
 	})
 }
 
@@ -198,8 +213,9 @@ func BenchmarkViewer(b *testing.B) {
 var figures = map[string]figure{}
 
 type figure struct {
-	op   time.Duration
-	rows uint64
+	op      time.Duration
+	rows    uint64
+	counted bool // rows were counted: 0 is then a figure, not a gap
 }
 
 // record notes b's time per op under its name.
@@ -213,10 +229,16 @@ func record(b *testing.B, op time.Duration) {
 type ratio struct{ figure, baseline, goal string }
 
 // printRatios prints each figure beside its baseline, measured in the same
-// run, and their ratio, with the rows the figure read as a share of the
-// table's total ("—" when not counted).
+// run, and their ratio, with the rows each read, as a count and as a share
+// of the table's total ("—" when not counted).
 func printRatios(b *testing.B, total uint64, rs []ratio) {
-	fmt.Printf("\n%-18s %10s  %-26s %10s  %7s  %9s  %s\n", "figure", "ms/op", "baseline", "ms/op", "ratio", "read", "goal")
+	fmt.Printf("\n%-18s %10s %12s %8s  %-26s %10s %12s  %7s  %s\n", "figure", "ms/op", "rows", "read", "baseline", "ms/op", "rows", "ratio", "goal")
+	read := func(f figure) (string, string) {
+		if !f.counted {
+			return "—", "—"
+		}
+		return fmt.Sprint(f.rows), fmt.Sprintf("%.2f%%", 100*float64(f.rows)/float64(max(total, 1)))
+	}
 	for _, r := range rs {
 		f, okF := figures[r.figure]
 		base, okB := figures[r.baseline]
@@ -224,12 +246,10 @@ func printRatios(b *testing.B, total uint64, rs []ratio) {
 			fmt.Printf("%-18s not measured with its baseline %s in this run\n", r.figure, r.baseline)
 			continue
 		}
-		read := "—"
-		if f.rows > 0 {
-			read = fmt.Sprintf("%.2f%%", 100*float64(f.rows)/float64(max(total, 1)))
-		}
-		fmt.Printf("%-18s %10.1f  %-26s %10.1f  %6.2f×  %9s  %s\n", r.figure, ms(f.op), r.baseline, ms(base.op),
-			float64(f.op)/float64(base.op), read, r.goal)
+		rows, share := read(f)
+		baseRows, _ := read(base)
+		fmt.Printf("%-18s %10.1f %12s %8s  %-26s %10.1f %12s  %6.2f×  %s\n", r.figure, ms(f.op), rows, share, r.baseline, ms(base.op), baseRows,
+			float64(f.op)/float64(base.op), r.goal)
 	}
 }
 
@@ -281,10 +301,19 @@ func countRowsRead(ctx context.Context, read *atomic.Uint64) context.Context {
 // conversations.
 func reportRowsRead(b *testing.B, rows, total uint64) {
 	f := figures[path.Base(b.Name())]
-	f.rows = rows
+	f.rows, f.counted = rows, true
 	figures[path.Base(b.Name())] = f
 	b.ReportMetric(float64(rows), "rows-read")
 	b.ReportMetric(100*float64(rows)/float64(max(total, 1)), "table-%")
+}
+
+// reportBaselineRows reports rows, read by one more run of a baseline's
+// query, beside its time.
+func reportBaselineRows(b *testing.B, rows uint64) {
+	f := figures[path.Base(b.Name())]
+	f.rows, f.counted = rows, true
+	figures[path.Base(b.Name())] = f
+	b.ReportMetric(float64(rows), "rows-read")
 }
 
 // benchThreadRows reads a thread's turns with the columns a thread page
@@ -296,12 +325,12 @@ SELECT turn_id, span_id, phase, round, speaker, agent, role, seq, provider, mode
 FROM conversations
 WHERE thread_id = ?
 ORDER BY start_ns, seq`
-	ctx := context.Background()
-	for b.Loop() {
+	read := func(ctx context.Context) {
 		rows, err := conn.Query(ctx, query, thread)
 		if err != nil {
 			b.Fatalf("query thread %s: %v", thread, err)
 		}
+		defer rows.Close()
 		n := 0
 		for rows.Next() {
 			var (
@@ -321,19 +350,23 @@ ORDER BY start_ns, seq`
 		if err := rows.Err(); err != nil {
 			b.Fatalf("read thread %s: %v", thread, err)
 		}
-		rows.Close()
 		if n != want {
 			b.Fatalf("thread %s: %d turns, want %d", thread, n, want)
 		}
 	}
+	for b.Loop() {
+		read(context.Background())
+	}
 	record(b, b.Elapsed()/time.Duration(b.N))
+	var rows atomic.Uint64
+	read(countRowsRead(context.Background(), &rows))
+	reportBaselineRows(b, rows.Load())
 }
 
 // benchCount runs a query answering one count, and checks the count when
 // want is not 0.
 func benchCount(b *testing.B, conn driver.Conn, want uint64, query string, args ...any) {
-	ctx := context.Background()
-	for b.Loop() {
+	count := func(ctx context.Context) {
 		var n uint64
 		if err := conn.QueryRow(ctx, query, args...).Scan(&n); err != nil {
 			b.Fatalf("%s: %v", query, err)
@@ -342,7 +375,13 @@ func benchCount(b *testing.B, conn driver.Conn, want uint64, query string, args 
 			b.Fatalf("%s: %d, want %d", query, n, want)
 		}
 	}
+	for b.Loop() {
+		count(context.Background())
+	}
 	record(b, b.Elapsed()/time.Duration(b.N))
+	var rows atomic.Uint64
+	count(countRowsRead(context.Background(), &rows))
+	reportBaselineRows(b, rows.Load())
 }
 
 // median is the median of vs, the mean of the middle two when their number
