@@ -19,8 +19,7 @@ func TestDetailQueriesOnModernClickHouse(t *testing.T) {
 		        ('a:response:1', 'tr', 'a', 'p', 'th', 'response', 1, 'r', 10, 0.5, 'priced', 2000),
 		        ('b:prompt:0', 'tr', 'b', 'p', 'th', 'prompt', 0, 'other', NULL, NULL, '', 3000)`,
 	}
-	cond, condArgs := TurnFilter{SpanID: "a"}.conditions("th")
-	turnArgs := append([]any{uint64(100), "th", "th", uint64(0), "th"}, condArgs...)
+	turns := turnsQuery("th", TurnFilter{SpanID: "a"}, 0, 10, 100)
 	cappedSQL := func(spanID string) string {
 		return inlineSQL(t, spanAttributes("tr", spanID, 2, 2))
 	}
@@ -28,7 +27,7 @@ func TestDetailQueriesOnModernClickHouse(t *testing.T) {
 		cappedSQL("a"),
 		inlineSQL(t, spanAttributes("tr", "a", allEntries, allEntries)),
 		cappedSQL("nope"),
-		inline(t, selectTurns+cond+orderTurns, append(turnArgs, uint64(10))...),
+		inline(t, turns.text, turns.args...),
 		cappedSQL("m"),
 	}
 	out := runModern(t, fixtures, queries)

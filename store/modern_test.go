@@ -104,11 +104,11 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 	f := TurnFilter{Phases: []string{"PLAN", "review"}, Role: "response", Speaker: "플래너", Agent: AgentMain,
 		FromNS: 1500, ToNS: 2500, Query: "🚀 launch", Starred: true, HideInternal: true}
 	cond, condArgs := f.conditions("th")
-	all, allArgs := TurnFilter{}.conditions("th")
+	all, _ := TurnFilter{}.conditions("th")
 	queries := []string{
-		inline(t, selectTurns+cond+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, condArgs...), uint64(10))...),
+		inline(t, turnsQuery("th", f, 5000, 10, 8).text, turnsQuery("th", f, 5000, 10, 8).args...),
 		inline(t, selectTurnCount+cond, append([]any{"th"}, condArgs...)...),
-		inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, allArgs...), uint64(2))...),
+		inline(t, turnsQuery("th", TurnFilter{}, 5000, 2, 8).text, turnsQuery("th", TurnFilter{}, 5000, 2, 8).args...),
 		inline(t, selectTurnCount+all, "th"),
 		inline(t, selectPhaseCounts, uint8(0), "th"),
 		inline(t, selectFacets, "th"),
@@ -122,7 +122,7 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		c, a := tf.conditions("th")
 		queries = append(queries, inline(t, selectTurnCount+c, append([]any{"th"}, a...)...))
 	}
-	queries = append(queries, inline(t, selectTurns+all+orderTurns, append(append([]any{uint64(8), "th", "th", uint64(5000), "th"}, allArgs...), uint64(10))...))
+	queries = append(queries, inline(t, turnsQuery("th", TurnFilter{}, 5000, 10, 8).text, turnsQuery("th", TurnFilter{}, 5000, 10, 8).args...))
 	r := runModern(t, fixtures, queries).Results
 	rowsOf := func(i int, cols ...string) string {
 		var rows []string

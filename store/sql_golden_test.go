@@ -181,6 +181,7 @@ func sqlCases() []sqlCase {
 		{"select_attributes", bound(selectAttributes, "th", "t")},
 		{"select_content", bound(selectContent, "th", "t")},
 		{"select_history", bound(selectHistory, "th", ddl.Tuple([]string{"m1"}))},
+		{"select_turns", built(turnsQuery("th", TurnFilter{Role: "prompt", HideInternal: true}, 5000, 1000, 16<<10))},
 		// cost.go, latency.go
 		{"phase_totals", bound(selectPhaseTotals, "th")},
 		{"cost_cells", built(plan.costCellsQuery())},

@@ -107,31 +107,41 @@ const callAlive = `greatest(start_ns, heartbeat_ns) >= ?`
 
 // call_state is 0 for a turn that is not a prompt or tool call, or whose
 // call ended (callEnded); 1 while a row of its span shows the call alive
-// (callAlive): running; 2 after: interrupted.
+// (callAlive, since {alive}): running; 2 after: interrupted. The calls not
+// ended are read in one pass over the thread, as (span, state) pairs: few.
 const selectTurns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
-       substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, history, content_bytes, truncated, internal,
+       substring(content, 1, {content_bytes}) AS content_prefix, length(content) AS stored_bytes, history, content_bytes, truncated, internal,
        tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source,
        status, error, start_ns, duration_ns, ttft_ns,
        arraySlice(attributes.key, 1, ` + pageAttributesStr + `) AS attr_keys,
        arrayMap(v -> substringUTF8(v, 1, ` + pageAttributeRunesStr + `), arraySlice(attributes.value, 1, ` + pageAttributesStr + `)) AS attr_values,
        length(attributes.key) AS attr_total,
-       multiIf(role NOT IN ('prompt', 'tool_call') OR span_id IN
+       toUInt8(if(role IN ('prompt', 'tool_call'), arraySum(arrayMap(c -> if(tupleElement(c, 1) = span_id, tupleElement(c, 2), 0),
        (
-           SELECT span_id
-           FROM conversations
-           WHERE thread_id = ?
-             AND ` + callEnded + `
-       ), 0, span_id IN
-       (
-           SELECT span_id
-           FROM conversations
-           WHERE thread_id = ?
-             AND ` + callAlive + `
-       ), 1, 2) AS call_state
+           SELECT groupArray((span_id, toUInt8(2 - alive)))
+           FROM
+           (
+               SELECT span_id, max(greatest(start_ns, heartbeat_ns) >= {alive}) AS alive
+               FROM conversations
+               WHERE thread_id = {thread}
+               GROUP BY span_id
+               HAVING max(` + callEnded + `) = 0
+           )
+       ))), 0)) AS call_state
 FROM conversations
-WHERE thread_id = ?`
+WHERE thread_id = {thread}{cond}` + orderTurns + `
+LIMIT {limit}`
+
+// turnsQuery is selectTurns of thread's turns that f lets through, the
+// newest limit, of each contentBytes of content; a call alive since alive
+// (Unix ns) is running.
+func turnsQuery(thread string, f TurnFilter, alive uint64, limit, contentBytes int) sqlText {
+	cond, condArgs := f.conditions(thread)
+	return sqlf(selectTurns, holes{"content_bytes": arg(uint64(contentBytes)), "alive": arg(alive), "thread": arg(thread),
+		"cond": {cond, condArgs}, "limit": arg(uint64(limit))})
+}
 
 // selectTurnCount counts the turns that pass the same conditions, each once.
 const selectTurnCount = `
@@ -181,8 +191,7 @@ const (
 	// puts them back in the order they were said.
 	orderTurns = `
 ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
-LIMIT 1 BY turn_id
-LIMIT ?`
+LIMIT 1 BY turn_id`
 )
 
 // filterPhases matches any of n phases: one placeholder per phase asked
@@ -263,9 +272,7 @@ func (f TurnFilter) conditions(threadID string) (string, []any) {
 // start time, then seq, with their notes; of each at most contentBytes of
 // content. A thread without Turns yields none, not an error.
 func (s Store) Turns(ctx context.Context, threadID string, f TurnFilter, limit, contentBytes int) ([]Turn, error) {
-	cond, condArgs := f.conditions(threadID)
-	args := append([]any{uint64(contentBytes), threadID, threadID, s.aliveSince(), threadID}, condArgs...)
-	args = append(args, uint64(limit))
+	q := turnsQuery(threadID, f, s.aliveSince(), limit, contentBytes)
 	// The notes are read side by side with the turns.
 	var (
 		turns []Turn
@@ -273,7 +280,7 @@ func (s Store) Turns(ctx context.Context, threadID string, f TurnFilter, limit, 
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { notes, err = s.Notes(gctx, threadID); return err })
-	g.Go(func() (err error) { turns, err = s.scanTurns(gctx, selectTurns+cond+orderTurns, args); return err })
+	g.Go(func() (err error) { turns, err = s.scanTurns(gctx, q.text, q.args); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}

@@ -139,13 +139,19 @@ func (s *Server) loadTurns(c *gin.Context, window, contentBytes int) (threadTurn
 }
 
 // readTurns reads thread id and the newest turns f lets through, at most
-// form.Limit, and how many pass f: three reads side by side.
+// form.Limit, side by side, and how many pass f: counted only when the
+// turns fill the window, else they are all of them.
 func (s *Server) readTurns(ctx context.Context, id string, f store.TurnFilter, form filterForm, contentBytes int) (threadTurns, error) {
 	tt := threadTurns{form: form}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) { tt.thread, err = s.store.Thread(gctx, id); return err })
-	g.Go(func() (err error) { tt.turns, err = s.store.Turns(gctx, id, f, form.Limit, contentBytes); return err })
-	g.Go(func() (err error) { tt.total, err = s.store.CountTurns(gctx, id, f); return err })
+	g.Go(func() (err error) {
+		if tt.turns, err = s.store.Turns(gctx, id, f, form.Limit, contentBytes); err != nil || len(tt.turns) < form.Limit {
+			return err
+		}
+		tt.total, err = s.store.CountTurns(gctx, id, f)
+		return err
+	})
 	if err := g.Wait(); err != nil {
 		return threadTurns{}, err
 	}

@@ -1,0 +1,33 @@
+SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
+       phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
+       substring(content, 1, ?) AS content_prefix, length(content) AS stored_bytes, history, content_bytes, truncated, internal,
+       tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost_usd, cost_source,
+       status, error, start_ns, duration_ns, ttft_ns,
+       arraySlice(attributes.key, 1, 50) AS attr_keys,
+       arrayMap(v -> substringUTF8(v, 1, 1024), arraySlice(attributes.value, 1, 50)) AS attr_values,
+       length(attributes.key) AS attr_total,
+       toUInt8(if(role IN ('prompt', 'tool_call'), arraySum(arrayMap(c -> if(tupleElement(c, 1) = span_id, tupleElement(c, 2), 0),
+       (
+           SELECT groupArray((span_id, toUInt8(2 - alive)))
+           FROM
+           (
+               SELECT span_id, max(greatest(start_ns, heartbeat_ns) >= ?) AS alive
+               FROM conversations
+               WHERE thread_id = ?
+               GROUP BY span_id
+               HAVING max((role IN ('response', 'tool_result', 'tool_result_error', 'error') OR status = 'error' OR duration_ns > 0)) = 0
+           )
+       ))), 0)) AS call_state
+FROM conversations
+WHERE thread_id = ?
+  AND role = ?
+  AND internal = 0
+ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
+LIMIT 1 BY turn_id
+LIMIT ?
+-- $1 = 16384
+-- $2 = 5000
+-- $3 = th
+-- $4 = th
+-- $5 = prompt
+-- $6 = 1000
