@@ -107,8 +107,9 @@ const callAlive = `greatest(start_ns, heartbeat_ns) >= ?`
 
 // call_state is 0 for a turn that is not a prompt or tool call, or whose
 // call ended (callEnded); 1 while a row of its span shows the call alive
-// (callAlive, since {alive}): running; 2 after: interrupted. The calls not
-// ended are read in one pass over the thread, as (span, state) pairs: few.
+// (callAlive, since {alive}): running; 2 after: interrupted. Two IN sets,
+// not one scalar subquery of the calls not ended: ClickHouse 18.16 loses
+// such a column over a Distributed table.
 const selectTurns = `
 SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thread_id, session_id,
        phase, speaker, agent, round, role, seq, operation, provider, model, tool_name, tool_call_id,
@@ -118,18 +119,19 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
        arraySlice(attributes.key, 1, ` + pageAttributesStr + `) AS attr_keys,
        arrayMap(v -> substringUTF8(v, 1, ` + pageAttributeRunesStr + `), arraySlice(attributes.value, 1, ` + pageAttributesStr + `)) AS attr_values,
        length(attributes.key) AS attr_total,
-       toUInt8(if(role IN ('prompt', 'tool_call'), arraySum(arrayMap(c -> if(tupleElement(c, 1) = span_id, tupleElement(c, 2), 0),
+       multiIf(role NOT IN ('prompt', 'tool_call') OR span_id IN
        (
-           SELECT groupArray((span_id, toUInt8(2 - alive)))
-           FROM
-           (
-               SELECT span_id, max(greatest(start_ns, heartbeat_ns) >= {alive}) AS alive
-               FROM conversations
-               WHERE thread_id = {thread}
-               GROUP BY span_id
-               HAVING max(` + callEnded + `) = 0
-           )
-       ))), 0)) AS call_state
+           SELECT span_id
+           FROM conversations
+           WHERE thread_id = {thread}
+             AND ` + callEnded + `
+       ), 0, span_id IN
+       (
+           SELECT span_id
+           FROM conversations
+           WHERE thread_id = {thread}
+             AND greatest(start_ns, heartbeat_ns) >= {alive}
+       ), 1, 2) AS call_state
 FROM conversations
 WHERE thread_id = {thread}{cond}` + orderTurns + `
 LIMIT {limit}`

@@ -6,18 +6,19 @@ SELECT turn_id, trace_id, span_id, parent_span_id, parent_turn_id, project, thre
        arraySlice(attributes.key, 1, 50) AS attr_keys,
        arrayMap(v -> substringUTF8(v, 1, 1024), arraySlice(attributes.value, 1, 50)) AS attr_values,
        length(attributes.key) AS attr_total,
-       toUInt8(if(role IN ('prompt', 'tool_call'), arraySum(arrayMap(c -> if(tupleElement(c, 1) = span_id, tupleElement(c, 2), 0),
+       multiIf(role NOT IN ('prompt', 'tool_call') OR span_id IN
        (
-           SELECT groupArray((span_id, toUInt8(2 - alive)))
-           FROM
-           (
-               SELECT span_id, max(greatest(start_ns, heartbeat_ns) >= ?) AS alive
-               FROM conversations
-               WHERE thread_id = ?
-               GROUP BY span_id
-               HAVING max((role IN ('response', 'tool_result', 'tool_result_error', 'error') OR status = 'error' OR duration_ns > 0)) = 0
-           )
-       ))), 0)) AS call_state
+           SELECT span_id
+           FROM conversations
+           WHERE thread_id = ?
+             AND (role IN ('response', 'tool_result', 'tool_result_error', 'error') OR status = 'error' OR duration_ns > 0)
+       ), 0, span_id IN
+       (
+           SELECT span_id
+           FROM conversations
+           WHERE thread_id = ?
+             AND greatest(start_ns, heartbeat_ns) >= ?
+       ), 1, 2) AS call_state
 FROM conversations
 WHERE thread_id = ?
   AND role = ?
@@ -26,8 +27,9 @@ ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
 LIMIT 1 BY turn_id
 LIMIT ?
 -- $1 = 16384
--- $2 = 5000
+-- $2 = th
 -- $3 = th
--- $4 = th
--- $5 = prompt
--- $6 = 1000
+-- $4 = 5000
+-- $5 = th
+-- $6 = prompt
+-- $7 = 1000
