@@ -88,13 +88,6 @@ GROUP BY lowerUTF8(phase)
 ORDER BY first_ns, phase_name`
 )
 
-// costArgs are the bound arguments of costLiveRows: the ts partition
-// column first, then exactly start_ns. The zero range reads nothing.
-func (f CostFilter) costArgs() []any {
-	fromSec, toSec := schema.TSBounds(f.FromNS, f.ToNS)
-	return []any{fromSec, toSec, f.FromNS, f.ToNS, f.Project, f.Project}
-}
-
 // startedIn is the condition on the rows that started in [fromNS, toNS):
 // on ts first, the partition key, then exactly on start_ns.
 func startedIn(fromNS, toNS uint64) sqlText {

@@ -60,20 +60,6 @@ func costVersion(day uint32, version uint64) string {
 	return fmt.Sprintf("%d/%d", day, version)
 }
 
-// args are the bound arguments of selectCostCells and selectCostThreads
-// (before the latter's limit).
-func (p costPlan) args() []any {
-	versions := p.versions
-	if len(versions) == 0 {
-		// An empty array literal has no element type on 18.16; "" is no
-		// key.
-		versions = []string{""}
-	}
-	args := []any{p.fromDay, p.toDay, p.project, p.project, versions}
-	args = append(args, p.head.costArgs()...)
-	return append(args, p.tail.costArgs()...)
-}
-
 // refreshCost makes the summaries of p's days current, recomputing the
 // stale ones, and sets p.versions to the versions to read.
 func (s Store) refreshCost(ctx context.Context, p *costPlan) error {
