@@ -165,8 +165,9 @@ func oneType(s *jsonschema.Schema) {
 }
 
 // decodeArgs reads a tool's arguments into In: a value of the wrong type
-// or an argument In does not have is refused, naming it.
-func decodeArgs[In any](raw json.RawMessage) (In, error) {
+// or an argument In does not have is refused, naming it, and so is one
+// past the bounds of the tool's input schema.
+func decodeArgs[In any](raw json.RawMessage, bounds *jsonschema.Resolved) (In, error) {
 	var in In
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return in, nil
@@ -177,6 +178,19 @@ func decodeArgs[In any](raw json.RawMessage) (In, error) {
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case err == nil:
+		// The bounds are checked on the arguments as read, a list given as
+		// one string ("by": "phase") already a list.
+		b, err := json.Marshal(in)
+		if err != nil {
+			return in, err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return in, err
+		}
+		if err := bounds.Validate(m); err != nil {
+			return in, fmt.Errorf("bad argument: %v", err)
+		}
 		return in, nil
 	case errors.As(err, &typeErr) && typeErr.Field != "":
 		return in, fmt.Errorf("bad argument %s: a JSON %s where %s belongs", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type))

@@ -95,6 +95,10 @@ func addTool[In, Out any](srv *mcp.Server, s *server, name, doc string, h func(c
 	}
 	boundArgs(args)
 	oneType(args)
+	bounds, err := args.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", name, err))
+	}
 	outSchema, err := jsonschema.For[Out](nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", name, err))
@@ -107,7 +111,7 @@ func addTool[In, Out any](srv *mcp.Server, s *server, name, doc string, h func(c
 					res, err = errorResult(s.toolError(ctx, name, fmt.Errorf("panic: %v", r))), nil
 				}
 			}()
-			in, err := decodeArgs[In](req.Params.Arguments)
+			in, err := decodeArgs[In](req.Params.Arguments, bounds)
 			if err != nil {
 				return errorResult(err), nil
 			}
