@@ -133,6 +133,7 @@ func (s Store) PhaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, 
 		if err := rows.Scan(append([]any{&p.Phase, &first}, p.CostUsage.dest()...)...); err != nil {
 			return nil, fmt.Errorf("scan phase total: %w", err)
 		}
+		p.round()
 		key := strings.ToLower(strings.TrimSpace(p.Phase))
 		if t, ok := byKey[key]; ok {
 			t.Add(p.CostUsage)
@@ -313,6 +314,7 @@ func (s Store) costCells(ctx context.Context, p costPlan) ([]CostCell, error) {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan cost: %w", err)
 		}
+		c.round()
 		c.Day = time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly)
 		cells = append(cells, c)
 	}
@@ -346,6 +348,7 @@ func (s Store) costThreads(ctx context.Context, p costPlan, limit int) ([]CostTh
 		if err := rows.Scan(append([]any{&t.ThreadID, &t.Project}, t.CostUsage.dest()...)...); err != nil {
 			return nil, fmt.Errorf("scan cost thread: %w", err)
 		}
+		t.round()
 		threads = append(threads, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -363,7 +366,7 @@ func AddSavings(cells []CostCell, p pricing.Prices) {
 			continue
 		}
 		if usd, ok := p.CacheSavings(c.Model, *c.CacheRead); ok {
-			c.CacheSavingsUSD = &usd
+			c.CacheSavingsUSD = roundKnown(&usd)
 		}
 	}
 }

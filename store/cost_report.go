@@ -120,6 +120,36 @@ func (u *CostUsage) Add(o CostUsage) {
 	u.CacheSavingsUSD = AddKnown(u.CacheSavingsUSD, o.CacheSavingsUSD)
 }
 
+// usdDecimals is the decimal places a cost keeps: a price per million
+// tokens times one token needs at most about ten, and more is the noise of
+// adding binary floats (0.050199999999999995 for 0.0502).
+const usdDecimals = 10
+
+// roundUSD is v at usdDecimals decimal places, the double nearest that
+// decimal, so that JSON and CSV write it in its shortest form.
+func roundUSD(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', usdDecimals, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
+
+// roundKnown is roundUSD of a known cost; nil stays unknown.
+func roundKnown(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	r := roundUSD(*p)
+	return &r
+}
+
+// round rounds u's costs as every cost answer carries them: the cost
+// scans and AddKnown pass each sum through it.
+func (u *CostUsage) round() {
+	u.CostUSD, u.CacheSavingsUSD = roundKnown(u.CostUSD), roundKnown(u.CacheSavingsUSD)
+}
+
 // Deref is a chart's value of a sum: 0 when unknown.
 func Deref[T uint64 | float64](p *T) T {
 	if p == nil {
