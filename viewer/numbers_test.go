@@ -2,6 +2,7 @@ package viewer_test
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -31,5 +32,41 @@ func TestCostsRoundedInEveryAnswer(t *testing.T) {
 		if strings.Contains(res.body, "0.30000000000000004") || !strings.Contains(res.body, "0.3") {
 			t.Errorf("GET %s: want the cost 0.3, no float noise:\n%s", path, res.body)
 		}
+	}
+}
+
+// The phase chips count calls, as the cost table beside them does: two
+// calls and a tool run (two more turns) in plan are 2 on the chip, in the
+// JSON twin and in the table.
+func TestPhaseChipsCountCalls(t *testing.T) {
+	h, conn := costServer(t)
+	p1, r1 := call("th-c", "s1", "plan", 0, "planner", "openai", "gpt-5", 0, "a", "b")
+	p2, r2 := call("th-c", "s2", "plan", 0, "planner", "openai", "gpt-5", 10, "c", "d")
+	tc := schema.Turn{TurnID: "t1:tool_call:0", SpanID: "t1", TraceID: "trace-th-c", Project: "proj", ThreadID: "th-c", Phase: "plan",
+		Role: schema.RoleToolCall, StartNS: at(20), Operation: schema.OperationExecuteTool, ToolName: "grep", Content: "grep x"}
+	tr := tc
+	tr.TurnID, tr.Role, tr.Seq, tr.StartNS, tr.Content = "t1:tool_result:1", schema.RoleToolResult, 1, at(21), "x"
+	testkit.InsertTurns(t, conn, p1, usage(r1, 10, 10, 0, f64(0.1), schema.CostProvided),
+		p2, usage(r2, 10, 10, 0, f64(0.2), schema.CostProvided), tc, tr)
+
+	var body struct {
+		Phases []struct {
+			Key   string `json:"phase"`
+			Calls uint64 `json:"calls"`
+		} `json:"phases"`
+		CostByPhase []struct {
+			Phase string `json:"phase"`
+			Calls uint64 `json:"calls"`
+		} `json:"cost_by_phase"`
+	}
+	getJSON(t, h, "/api/threads/th-c", http.StatusOK, &body)
+	if len(body.Phases) != 1 || body.Phases[0].Calls != 2 || len(body.CostByPhase) != 1 || body.CostByPhase[0].Calls != 2 {
+		t.Errorf("GET /api/threads/th-c: phases %+v, cost by phase %+v; want plan with 2 calls in both", body.Phases, body.CostByPhase)
+	}
+	page := get(t, h, "/threads/th-c").body
+	chip := regexp.MustCompile(`name="phase" value="plan"[^>]*> Plan <span class="count"[^>]*>(\d+)</span>`).FindStringSubmatch(page)
+	row := regexp.MustCompile(`<tr><td>plan</td><td class="num">(\d+)</td>`).FindStringSubmatch(page)
+	if chip == nil || row == nil || chip[1] != "2" || row[1] != "2" || !strings.Contains(page, "Phases <span class=\"unit\">(calls)</span>") {
+		t.Errorf("thread page: chip %q, cost table row %q; want both 2, the chips said to count calls", chip, row)
 	}
 }

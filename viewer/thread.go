@@ -293,7 +293,7 @@ func (tt threadTurns) response() turnsResponse {
 // beside them.
 type threadResponse struct {
 	turnsResponse
-	Phases      []store.PhaseCount `json:"phases"` // every phase of the thread, with its turns
+	Phases      []store.PhaseCount `json:"phases"` // every phase of the thread, with its calls
 	Facets      store.Facets       `json:"facets"`
 	CostByPhase []store.PhaseTotal `json:"cost_by_phase"`
 	Traces      []string           `json:"traces"`
