@@ -70,3 +70,34 @@ func TestPhaseChipsCountCalls(t *testing.T) {
 		t.Errorf("thread page: chip %q, cost table row %q; want both 2, the chips said to count calls", chip, row)
 	}
 }
+
+// A call that failed and was made again with success (same phase, round
+// and speaker, later) reads "retried", not "failed": on the page's summary,
+// on its card and in the JSON twin. A failure with no retry stays failed.
+func TestRetriedCallIsNotFailed(t *testing.T) {
+	h, conn := costServer(t)
+	fp, fr := call("th-r", "s1", "review", 0, "critic", "openai", "gpt-5", 0, "review it", "")
+	fr.Role, fr.Status, fr.Error, fr.TurnID = schema.RoleError, schema.StatusError, "429 rate limited", "s1:error:1"
+	op, or := call("th-r", "s2", "review", 0, "critic", "openai", "gpt-5", 10, "review it", "looks good")
+	xp, xr := call("th-r", "s3", "verify", 0, "checker", "openai", "gpt-5", 20, "verify it", "")
+	xr.Role, xr.Status, xr.Error, xr.TurnID = schema.RoleError, schema.StatusError, "500", "s3:error:1"
+	testkit.InsertTurns(t, conn, fp, fr, op, or, xp, xr)
+
+	var body struct {
+		Errors  int `json:"errors"`
+		Retried int `json:"retried"`
+	}
+	getJSON(t, h, "/api/threads/th-r", http.StatusOK, &body)
+	if body.Errors != 1 || body.Retried != 1 {
+		t.Errorf("GET /api/threads/th-r: errors %d, retried %d; want 1 failed (verify) and 1 retried (review)", body.Errors, body.Retried)
+	}
+	page := get(t, h, "/threads/th-r").body
+	summary := page[strings.Index(page, `<p class="summary">`):]
+	summary = summary[:strings.Index(summary, "</p>")]
+	if !strings.Contains(summary, `<span class="pill failed">1 failed</span>`) || !strings.Contains(summary, `>1 retried</span>`) {
+		t.Errorf("thread summary: want 1 failed and 1 retried:\n%s", summary)
+	}
+	if card := page[strings.Index(page, `id="call-s1"`):]; !strings.Contains(card[:min(len(card), 3000)], `class="pill retried"`) {
+		t.Errorf("the retried call's card is not marked retried:\n%s", card[:min(len(card), 3000)])
+	}
+}

@@ -300,7 +300,8 @@ type threadResponse struct {
 	Session     string             `json:"current_session"` // the provider session a resumed run continues
 	Running     int                `json:"running"`
 	Interrupted int                `json:"interrupted"`
-	Errors      int                `json:"errors"`
+	Errors      int                `json:"errors"`  // failed calls, not retried
+	Retried     int                `json:"retried"` // failed calls that were retried
 }
 
 // apiThread answers GET /api/threads/:id, the thread page's JSON twin,
@@ -314,7 +315,7 @@ func (s *Server) apiThread(c *gin.Context) {
 	res := threadResponse{
 		turnsResponse: tt.response(),
 		Phases:        []store.PhaseCount{}, Facets: v.Facets, CostByPhase: v.Costs, Traces: []string{},
-		Session: v.Session, Running: v.Running, Interrupted: v.Interrupted, Errors: v.Errors,
+		Session: v.Session, Running: v.Running, Interrupted: v.Interrupted, Errors: v.Errors, Retried: v.Retried,
 	}
 	for _, chip := range v.Chips {
 		res.Phases = append(res.Phases, chip.PhaseCount)
