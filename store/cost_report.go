@@ -171,6 +171,19 @@ func (u CostUsage) HitRate() string {
 	return strconv.FormatFloat(100*float64(*u.CacheRead)/float64(in), 'f', 1, 64) + "%"
 }
 
+// NoUsageReported is what a report shows for the tokens of a group of
+// calls none of which reported usage: not —, which reads as a value lost.
+const NoUsageReported = "no usage reported"
+
+// UsageNote is NoUsageReported when u has calls and none reported tokens
+// (an unpriced call did), else "" (the sums speak for themselves).
+func (u CostUsage) UsageNote() string {
+	if u.Calls > 0 && u.Unpriced == 0 && u.TokensIn == nil && u.TokensOut == nil {
+		return NoUsageReported
+	}
+	return ""
+}
+
 // Tokens is input plus output tokens, nil when neither is known.
 func (u CostUsage) Tokens() *uint64 { return AddKnown(u.TokensIn, u.TokensOut) }
 

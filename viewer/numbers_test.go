@@ -101,3 +101,23 @@ func TestRetriedCallIsNotFailed(t *testing.T) {
 		t.Errorf("the retried call's card is not marked retried:\n%s", card[:min(len(card), 3000)])
 	}
 }
+
+// Calls that reported no usage read "no usage reported" where their
+// tokens are unknown, on /cost and on the thread's cost table, not "—".
+func TestNoUsageReported(t *testing.T) {
+	h, conn := costServer(t)
+	p1, r1 := call("th-u", "s1", "plan", 0, "planner", "ollama", "qwen", 0, "a", "b")
+	p2, r2 := call("th-u", "s2", "review", 0, "critic", "openai", "gpt-5", 10, "c", "d")
+	r1.CostSource = schema.CostNone
+	testkit.InsertTurns(t, conn, p1, r1, p2, usage(r2, 10, 10, 0, f64(0.1), schema.CostProvided))
+	page := get(t, h, costPath("/cost", "")).body
+	row := regexp.MustCompile(`(?s)<tr><td>qwen</td>\s*<td class="num">1</td>(.*?)</tr>`).FindStringSubmatch(page)
+	if row == nil || !strings.Contains(row[1], "no usage reported") {
+		t.Errorf("/cost: the qwen row %q, want its tokens to say no usage reported", row)
+	}
+	thread := get(t, h, "/threads/th-u").body
+	prow := regexp.MustCompile(`(?s)<tr><td>plan</td><td class="num">1</td>(.*?)</tr>`).FindStringSubmatch(thread)
+	if prow == nil || !strings.Contains(prow[1], "no usage reported") {
+		t.Errorf("thread cost table: the plan row %q, want its tokens to say no usage reported", prow)
+	}
+}
