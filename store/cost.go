@@ -51,6 +51,13 @@ type CostFilter struct {
 	Project      string
 }
 
+// providerCall selects the one row of each provider call, the turn that
+// ended it: the only turns with a cost source (README, "Cost"). A tool run
+// is not a provider call, even when its writer gave its turns usage, and so
+// a source. Every count of calls (the cost page and its JSON, convtrace
+// cost, the MCP cost tool, a thread's phase totals) reads it.
+const providerCall = `cost_source != '' AND role NOT IN ('tool_call', 'tool_result', 'tool_result_error')`
+
 // costUsageColumns sums the usage of the calls of a group. Only rows with
 // a cost source carry usage: the response rows with tokens or a cost
 // (prompt and tool rows have the empty source). The aliases differ from the
@@ -77,13 +84,13 @@ SELECT any(phase) AS phase_name, min(start_ns) AS first_ns,` + costUsageColumns 
 FROM
 (
     SELECT phase, start_ns, tokens_in, tokens_out, tokens_cache_read, tokens_cache_write, tokens_reasoning,
-           cost_usd, cost_source
+           cost_usd, cost_source, role
     FROM conversations
     WHERE thread_id = ?
     ORDER BY project, thread_id, start_ns, turn_id, revision DESC
     LIMIT 1 BY project, thread_id, start_ns, turn_id
 ) AS t
-WHERE cost_source != ''
+WHERE ` + providerCall + `
 GROUP BY lowerUTF8(phase)
 ORDER BY first_ns, phase_name`
 )
@@ -126,6 +133,7 @@ func (s Store) PhaseTotals(ctx context.Context, threadID string) ([]PhaseTotal, 
 		if err := rows.Scan(append([]any{&p.Phase, &first}, p.CostUsage.dest()...)...); err != nil {
 			return nil, fmt.Errorf("scan phase total: %w", err)
 		}
+		p.round()
 		key := strings.ToLower(strings.TrimSpace(p.Phase))
 		if t, ok := byKey[key]; ok {
 			t.Add(p.CostUsage)
@@ -223,7 +231,7 @@ ORDER BY day_number, cell_model, cell_provider, cell_phase, cell_speaker, cell_a
         FROM conversations
         PREWHERE {started}
         WHERE {in_project}
-          AND cost_source != ''
+          AND ` + providerCall + `
         LIMIT 1 BY project, thread_id, start_ns, turn_id
     )`
 
@@ -306,6 +314,7 @@ func (s Store) costCells(ctx context.Context, p costPlan) ([]CostCell, error) {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("scan cost: %w", err)
 		}
+		c.round()
 		c.Day = time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly)
 		cells = append(cells, c)
 	}
@@ -339,6 +348,7 @@ func (s Store) costThreads(ctx context.Context, p costPlan, limit int) ([]CostTh
 		if err := rows.Scan(append([]any{&t.ThreadID, &t.Project}, t.CostUsage.dest()...)...); err != nil {
 			return nil, fmt.Errorf("scan cost thread: %w", err)
 		}
+		t.round()
 		threads = append(threads, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -356,7 +366,7 @@ func AddSavings(cells []CostCell, p pricing.Prices) {
 			continue
 		}
 		if usd, ok := p.CacheSavings(c.Model, *c.CacheRead); ok {
-			c.CacheSavingsUSD = &usd
+			c.CacheSavingsUSD = roundKnown(&usd)
 		}
 	}
 }

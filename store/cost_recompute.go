@@ -20,7 +20,7 @@ const (
 	costDayCond = `
 WHERE ts >= toDateTime(?) AND ts < toDateTime(?)
   AND start_ns >= ? AND start_ns < ?
-  AND cost_source != ''`
+  AND ` + providerCall
 
 	costDayIn = `
   AND has(?, toUInt32(intDiv(start_ns, ` + schema.DaySQL + `)))`

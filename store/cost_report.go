@@ -120,6 +120,36 @@ func (u *CostUsage) Add(o CostUsage) {
 	u.CacheSavingsUSD = AddKnown(u.CacheSavingsUSD, o.CacheSavingsUSD)
 }
 
+// usdDecimals is the decimal places a cost keeps: a price per million
+// tokens times one token needs at most about ten, and more is the noise of
+// adding binary floats (0.050199999999999995 for 0.0502).
+const usdDecimals = 10
+
+// roundUSD is v at usdDecimals decimal places, the double nearest that
+// decimal, so that JSON and CSV write it in its shortest form.
+func roundUSD(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', usdDecimals, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
+
+// roundKnown is roundUSD of a known cost; nil stays unknown.
+func roundKnown(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	r := roundUSD(*p)
+	return &r
+}
+
+// round rounds u's costs as every cost answer carries them: the cost
+// scans and AddKnown pass each sum through it.
+func (u *CostUsage) round() {
+	u.CostUSD, u.CacheSavingsUSD = roundKnown(u.CostUSD), roundKnown(u.CacheSavingsUSD)
+}
+
 // Deref is a chart's value of a sum: 0 when unknown.
 func Deref[T uint64 | float64](p *T) T {
 	if p == nil {
@@ -139,6 +169,19 @@ func (u CostUsage) HitRate() string {
 	}
 	in := max(*u.TokensIn, *u.CacheRead+Deref(u.CacheWrite))
 	return strconv.FormatFloat(100*float64(*u.CacheRead)/float64(in), 'f', 1, 64) + "%"
+}
+
+// NoUsageReported is what a report shows for the tokens of a group of
+// calls none of which reported usage: not —, which reads as a value lost.
+const NoUsageReported = "no usage reported"
+
+// UsageNote is NoUsageReported when u has calls and none reported tokens
+// (an unpriced call did), else "" (the sums speak for themselves).
+func (u CostUsage) UsageNote() string {
+	if u.Calls > 0 && u.Unpriced == 0 && u.TokensIn == nil && u.TokensOut == nil {
+		return NoUsageReported
+	}
+	return ""
 }
 
 // Tokens is input plus output tokens, nil when neither is known.

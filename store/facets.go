@@ -9,26 +9,30 @@ import (
 	"github.com/convtrace/convtrace/store/page"
 )
 
-// PhaseCount is how many turns of a thread one phase holds.
+// PhaseCount is how many provider calls of a thread one phase holds,
+// counted as its cost table counts them (tool runs are not calls), and
+// those still running.
 type PhaseCount struct {
 	Key   string `json:"phase"` // lower case; "" for turns without a phase
 	Name  string `json:"name"`  // as the page heads the phase
-	Turns uint64 `json:"turns"`
+	Calls uint64 `json:"calls"`
 }
 
-// selectPhaseCounts counts a thread's turns per phase, in the order the
-// phases first appear: every phase, and of internal turns only those
+// selectPhaseCounts counts a thread's calls per phase, in the order the
+// phases first appear: every phase, and of internal calls only those
 // asked for (the placeholder, 1 to count them, else 0), so that the
-// chips list every phase but count what the page shows.
+// chips list every phase but count what the page shows. A call counts
+// by its prompt or by the row that ended it (providerCall).
 const selectPhaseCounts = `
-SELECT lowerUTF8(phase) AS phase_key, any(phase) AS phase_written, uniqExactIf(turn_id, internal <= ?) AS phase_turns,
+SELECT lowerUTF8(phase) AS phase_key, any(phase) AS phase_written,
+       uniqExactIf(span_id, internal <= ? AND (role = 'prompt' OR ` + providerCall + `)) AS phase_calls,
        min(start_ns) AS first_ns
 FROM conversations
 WHERE thread_id = ?
 GROUP BY phase_key
 ORDER BY first_ns, phase_key`
 
-// PhaseCounts returns the thread's phases in page order with their turns,
+// PhaseCounts returns the thread's phases in page order with their calls,
 // internal ones counted only when withInternal.
 func (s Store) PhaseCounts(ctx context.Context, threadID string, withInternal bool) ([]PhaseCount, error) {
 	rows, err := s.db.Query(ctx, selectPhaseCounts, boolUInt8(withInternal), threadID)
@@ -44,13 +48,13 @@ func (s Store) PhaseCounts(ctx context.Context, threadID string, withInternal bo
 			written string
 			first   uint64
 		)
-		if err := rows.Scan(&c.Key, &written, &c.Turns, &first); err != nil {
+		if err := rows.Scan(&c.Key, &written, &c.Calls, &first); err != nil {
 			return nil, fmt.Errorf("scan phase count: %w", err)
 		}
 		c.Key = strings.TrimSpace(c.Key)
 		c.Name = page.PhaseName(c.Key, written)
 		if prev, ok := byKey[c.Key]; ok { // phases differing only in spaces
-			prev.Turns += c.Turns
+			prev.Calls += c.Calls
 			byKey[c.Key] = prev
 			continue
 		}

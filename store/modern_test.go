@@ -144,7 +144,7 @@ func TestThreadQueriesOnModernClickHouse(t *testing.T) {
 		{"every filter, counted", rowsOf(1, "matched"), "1"},
 		{"newest 2, 8 bytes of content", rowsOf(2, "turn_id", "content_prefix"), "c:prompt:0 other, b:tool_call:0 launch?"},
 		{"all counted once", rowsOf(3, "matched"), "4"},
-		{"phase counts", rowsOf(4, "phase_key", "phase_written", "phase_turns"), "plan Plan 2, execute execute 1, review review 1"},
+		{"phase counts", rowsOf(4, "phase_key", "phase_written", "phase_calls"), "plan Plan 1, execute execute 0, review review 1"},
 		{"facets", rowsOf(5, "agents", "tools"), "[sub] [grep]"},
 		{"traces", rowsOf(6, "trace_id"), "t1, t2"},
 		{"notes", rowsOf(7, "turn_id", "note_starred", "note_memo", "note_updated"), "a:response:1 1 메모 7, c:prompt:0 0  9"},

@@ -323,6 +323,7 @@ func (s Store) queryThreads(ctx context.Context, query string, args ...any) ([]T
 		t.Providers = orEmpty(t.Providers)
 		t.LastUpdate = time.Unix(0, int64(t.LastNS)).UTC()
 		t.Tokens = AddKnown(t.TokensIn, t.TokensOut)
+		t.CostUSD = roundKnown(t.CostUSD)
 		t.Archived = archived != 0
 		t.Title = threadTitle(override, firstPrompt, t.ID)
 		t.Preview = oneLine(promptText(cmp.Or(lastResp, lastTurn)), previewRunes)
@@ -365,7 +366,8 @@ func orEmpty(s []string) []string {
 }
 
 // AddKnown adds the values that are known; nil when neither is, so that
-// an unknown count or cost stays unknown rather than becoming zero.
+// an unknown count or cost stays unknown rather than becoming zero. A
+// float sum is a cost, rounded by roundUSD.
 func AddKnown[T uint64 | float64](a, b *T) *T {
 	if a == nil && b == nil {
 		return nil
@@ -375,6 +377,9 @@ func AddKnown[T uint64 | float64](a, b *T) *T {
 		if v != nil {
 			sum += *v
 		}
+	}
+	if f, ok := any(&sum).(*float64); ok {
+		*f = roundUSD(*f) // a cost: no float noise in the sum
 	}
 	return &sum
 }

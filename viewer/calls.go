@@ -31,6 +31,10 @@ type callView struct {
 	TokensIn, TokensOut, TokensCacheRead                   *uint32
 	CostUSD                                                *float64
 	Running, Interrupted, Failed                           bool
+	// Retried says the call failed and was retried (store.Retried): a
+	// later call of the same phase, round, speaker, agent and tool ended
+	// well.
+	Retried bool
 
 	// The call this one answers (a review, a critique, a revision): its
 	// card's id when it is on the page, and its label.
@@ -109,6 +113,7 @@ func buildCards(views []turnView, q string) []*callView {
 			}
 		}
 	}
+	markRetried(calls)
 	top := calls[:0]
 	for _, c := range calls {
 		if !c.nested {
@@ -116,6 +121,50 @@ func buildCards(views []turnView, q string) []*callView {
 		}
 	}
 	return top
+}
+
+// markRetried marks the failed calls that were retried, by store.Retried.
+func markRetried(calls []*callView) {
+	var (
+		outcomes []store.CallOutcome
+		of       []*callView
+	)
+	for _, c := range calls {
+		if c.Kind != callLLM && c.Kind != callTool {
+			continue
+		}
+		o := store.CallOutcome{Phase: c.Phase, Round: c.Round, Speaker: c.Speaker, Agent: c.Agent, StartNS: c.StartNS, Failed: c.Failed}
+		if c.Kind == callTool {
+			o.Tool = c.Tool
+		}
+		for _, tv := range c.Turns {
+			switch tv.Role {
+			case schema.RoleResponse, schema.RoleError, schema.RoleToolResult, schema.RoleToolResultError:
+				o.Ended = !c.Running && !c.Interrupted
+			}
+		}
+		outcomes, of = append(outcomes, o), append(of, c)
+	}
+	for i, r := range store.Retried(outcomes) {
+		of[i].Retried = r
+	}
+}
+
+// eachCall calls fn on every call of cards, the tool runs nested under
+// an answer included.
+func eachCall(cards []*callView, fn func(*callView)) {
+	for _, c := range cards {
+		fn(c)
+		for i := range c.Turns {
+			for j := range c.Turns[i].Messages {
+				for k := range c.Turns[i].Messages[j].Calls {
+					if run := c.Turns[i].Messages[j].Calls[k].Run; run != nil {
+						eachCall([]*callView{run}, fn)
+					}
+				}
+			}
+		}
+	}
 }
 
 // add puts tv into the call and folds it into the call's header.

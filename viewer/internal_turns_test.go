@@ -114,10 +114,10 @@ func TestInternalTurns(t *testing.T) {
 			t.Errorf("page %q: %d turns, bookkeeping shown %v; want %d, %v", tc.query, len(ids), bookkeeping, tc.turns, tc.shown)
 		}
 		// The phase chips count what the page can show: the internal
-		// call's phase is listed, with its turns only when they show.
-		chip := `value="review" checked> Review <span class="count">0</span>`
+		// call's phase is listed, with its call only when it shows.
+		chip := `value="review" checked> Review <span class="count" title="provider calls">0</span>`
 		if tc.shown {
-			chip = strings.Replace(chip, ">0<", ">2<", 1)
+			chip = strings.Replace(chip, ">0<", ">1<", 1)
 		}
 		if !strings.Contains(page.body, chip) {
 			t.Errorf("page %q: no chip %s", tc.query, chip)

@@ -299,14 +299,15 @@ func (tt threadTurns) response() turnsResponse {
 // beside them.
 type threadResponse struct {
 	turnsResponse
-	Phases      []store.PhaseCount `json:"phases"` // every phase of the thread, with its turns
+	Phases      []store.PhaseCount `json:"phases"` // every phase of the thread, with its calls
 	Facets      store.Facets       `json:"facets"`
 	CostByPhase []store.PhaseTotal `json:"cost_by_phase"`
 	Traces      []string           `json:"traces"`
 	Session     string             `json:"current_session"` // the provider session a resumed run continues
 	Running     int                `json:"running"`
 	Interrupted int                `json:"interrupted"`
-	Errors      int                `json:"errors"`
+	Errors      int                `json:"errors"`  // failed calls, not retried
+	Retried     int                `json:"retried"` // failed calls that were retried
 }
 
 // apiThread answers GET /api/threads/:id, the thread page's JSON twin,
@@ -320,7 +321,7 @@ func (s *Server) apiThread(c *gin.Context) {
 	res := threadResponse{
 		turnsResponse: tt.response(),
 		Phases:        []store.PhaseCount{}, Facets: v.Facets, CostByPhase: v.Costs, Traces: []string{},
-		Session: v.Session, Running: v.Running, Interrupted: v.Interrupted, Errors: v.Errors,
+		Session: v.Session, Running: v.Running, Interrupted: v.Interrupted, Errors: v.Errors, Retried: v.Retried,
 	}
 	for _, chip := range v.Chips {
 		res.Phases = append(res.Phases, chip.PhaseCount)

@@ -132,9 +132,9 @@ func TestThreadFilterBar(t *testing.T) {
 	page := get(t, h, "/threads/th-f?phase=plan&phase=execute&role=response&agent=main&q=%EC%84%B8%EA%B3%84&starred=0&from=24h").body
 	for _, want := range []string{
 		`<form class="thread-filters" method="get" action="/threads/th-f" data-thread="th-f">`,
-		`<input type="checkbox" name="phase" value="plan" checked> Plan <span class="count">2</span>`,
-		`<input type="checkbox" name="phase" value="review"> Review <span class="count">2</span>`,
-		`<input type="checkbox" name="phase" value="execute" checked> Execute <span class="count">4</span>`,
+		`<input type="checkbox" name="phase" value="plan" checked> Plan <span class="count" title="provider calls">1</span>`,
+		`<input type="checkbox" name="phase" value="review"> Review <span class="count" title="provider calls">1</span>`,
+		`<input type="checkbox" name="phase" value="execute" checked> Execute <span class="count" title="provider calls">1</span>`,
 		`<option selected>response</option>`,
 		`<option value="main" selected>main only</option>`,
 		`<option>sub1</option>`,

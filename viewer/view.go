@@ -26,8 +26,9 @@ type threadView struct {
 	Bands       []bandView  // the calls in start order, a band per run of one phase and round
 	Running     int         // prompts still waiting for their answer
 	Interrupted int         // prompts whose recorder died before the answer
-	Errors      int
-	Live        bool // the page follows the thread: a call runs, or one ended lately
+	Errors      int         // calls that failed and were not retried
+	Retried     int         // calls that failed and were retried (store.Retried)
+	Live        bool        // the page follows the thread: a call runs, or one ended lately
 
 	Filter  filterForm
 	Chips   []phaseChip
@@ -107,12 +108,17 @@ func newThreadView(th store.Thread, turns []store.Turn, q string) threadView {
 		if t.Interrupted {
 			v.Interrupted++
 		}
-		if views[i].Failed {
-			v.Errors++
-		}
 		v.LastNS = max(v.LastNS, t.StartNS)
 	}
 	calls := buildCards(views, q)
+	eachCall(calls, func(c *callView) {
+		switch {
+		case c.Retried:
+			v.Retried++
+		case c.Failed:
+			v.Errors++
+		}
+	})
 	at := func(c *callView) (string, uint16) { return c.Phase, c.Round }
 	for _, g := range page.GroupByPhase(calls, at, func(c *callView) *callView { return c }) {
 		pv := phaseView{Key: g.Key, Name: g.Name}

@@ -102,13 +102,18 @@ var costWriters = map[string]func(io.Writer, store.CostTable, store.CostUsage) e
 }
 
 // writeCostTable prints the table aligned, numbers right-aligned, with a
-// total line; unknown values are —.
+// total line; unknown values are —, and a row of calls none of which
+// reported usage says so in TOKENS IN.
 func writeCostTable(w io.Writer, t store.CostTable, total store.CostUsage) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := append(upper(t.By), "CALLS", "TOKENS IN", "TOKENS OUT", "CACHE READ", "CACHE WRITE", "COST USD", "UNPRICED", "CACHE SAVED")
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	line := func(key []string, u store.CostUsage) {
-		cells := append(key, strconv.FormatUint(u.Calls, 10), count(u.TokensIn), count(u.TokensOut), count(u.CacheRead),
+		in := count(u.TokensIn)
+		if note := u.UsageNote(); note != "" {
+			in = note
+		}
+		cells := append(key, strconv.FormatUint(u.Calls, 10), in, count(u.TokensOut), count(u.CacheRead),
 			count(u.CacheWrite), usd(u.CostUSD), strconv.FormatUint(u.Unpriced, 10), usd(u.CacheSavingsUSD))
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}

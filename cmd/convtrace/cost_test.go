@@ -234,3 +234,50 @@ func TestReadmeHitRateOnOldRows(t *testing.T) {
 		}
 	}
 }
+
+// The demo counts calls as convtrace cost and the viewer's /cost do:
+// provider calls, its tool runs apart; and a tool run whose writer gave it
+// usage (and so a cost source) is still no call.
+func TestDemoCountsCallsAsCostDoes(t *testing.T) {
+	dsn := testkit.DSN(t)
+	code, _, stderr := runCapture(t, "demo", "--clickhouse", dsn)
+	m := regexp.MustCompile(`recorded demo thread (\S+): (\d+) calls, (\d+) tool runs, `).FindStringSubmatch(stderr)
+	if code != 0 || m == nil {
+		t.Fatalf("demo: exit %d, stderr %q; want “recorded demo thread T: N calls, M tool runs, …”", code, stderr)
+	}
+	costCalls := func() uint64 {
+		t.Helper()
+		_, out, _ := runCapture(t, "cost", "--clickhouse", dsn, "--format", "json")
+		var r struct {
+			Totals struct {
+				Calls uint64 `json:"calls"`
+			} `json:"totals"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("cost --format json: %v\n%s", err, out)
+		}
+		return r.Totals.Calls
+	}
+	if got := costCalls(); m[2] != strconv.FormatUint(got, 10) || m[3] != "4" {
+		t.Errorf("demo says %s calls and %s tool runs, convtrace cost %d calls; want the same calls and 4 tool runs", m[2], m[3], got)
+	}
+
+	conn, err := ddl.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var start uint64
+	if err := conn.QueryRow(context.Background(), "SELECT max(start_ns) FROM conversations").Scan(&start); err != nil {
+		t.Fatal(err)
+	}
+	in := uint32(12)
+	tool := schema.Turn{TraceID: "t-tool", SpanID: "tool-1", TurnID: schema.TurnID("tool-1", schema.RoleToolResult, 1), Project: "demo",
+		ThreadID: m[1], Role: schema.RoleToolResult, Seq: 1, Operation: schema.OperationExecuteTool, ToolName: "search",
+		StartNS: start, TokensIn: &in} // no cost source: the writer's default makes it "unknown"
+	before := costCalls()
+	testkit.InsertTurns(t, conn, tool)
+	if after := costCalls(); after != before {
+		t.Errorf("a tool run with usage: convtrace cost counts %d calls, %d before it", after, before)
+	}
+}

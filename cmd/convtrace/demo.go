@@ -92,6 +92,16 @@ func recordDemo(ctx context.Context, st *storage, progress io.Writer, redact col
 	if turns == 0 {
 		return "", fmt.Errorf("demo thread %s: no turns were stored (see the errors logged above)", res.ThreadID)
 	}
-	fmt.Fprintf(progress, "recorded demo thread %s: %d calls, %d turns\n", res.ThreadID, len(res.Calls)+len(res.Tools), turns)
+	// Calls are provider calls, counted as the cost report counts them;
+	// tool runs are not calls.
+	phases, err := store.New(st.conn, 0, 0).PhaseTotals(ctx, res.ThreadID)
+	if err != nil {
+		return "", err
+	}
+	var calls store.CostUsage
+	for _, p := range phases {
+		calls.Add(p.CostUsage)
+	}
+	fmt.Fprintf(progress, "recorded demo thread %s: %d calls, %d tool runs, %d turns\n", res.ThreadID, calls.Calls, len(res.Tools), turns)
 	return res.ThreadID, nil
 }

@@ -46,7 +46,7 @@ type getThreadIn struct {
 }
 
 type getThreadOut struct {
-	Thread store.Thread               `json:"thread"`
+	Thread threadOut                  `json:"thread"`
 	Phases []page.PhaseGroup[turnOut] `json:"phases"`
 	Shown  int                        `json:"shown"` // turns in phases
 	Total  int                        `json:"total"` // turns that pass the filters
@@ -95,7 +95,7 @@ func (s *server) getThread(ctx context.Context, in getThreadIn) (getThreadOut, e
 	}
 	total = max(total, len(turns)) // a turn stored after the count was read
 	return shrink(n, len(turns), func(n, drop int) getThreadOut {
-		out := getThreadOut{Thread: th, Shown: len(turns) - drop, Total: total, TextBytes: n}
+		out := getThreadOut{Thread: newThreadOut(th), Shown: len(turns) - drop, Total: total, TextBytes: n}
 		cut := false
 		out.Phases = page.GroupByPhase(turns[drop:], saidIn, func(t store.Turn) turnOut {
 			v := newTurnOut(t, n)

@@ -31,7 +31,7 @@ type listThreadsIn struct {
 }
 
 type listThreadsOut struct {
-	Threads []store.Thread `json:"threads"`
+	Threads []threadOut `json:"threads"`
 	// Older and Newer are the cursors of the pages beside, "" at either end.
 	Older string `json:"older"`
 	Newer string `json:"newer"`
@@ -66,10 +66,7 @@ func (s *server) listThreads(ctx context.Context, in listThreadsIn) (listThreads
 	if err != nil {
 		return listThreadsOut{}, err
 	}
-	out := listThreadsOut{Threads: page.Threads}
-	if out.Threads == nil {
-		out.Threads = []store.Thread{}
-	}
+	out := listThreadsOut{Threads: newThreadOuts(page.Threads)}
 	if page.Older != nil {
 		out.Older = page.Older.String()
 	}

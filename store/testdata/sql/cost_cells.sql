@@ -31,7 +31,7 @@ WHERE day >= ? AND day < ? AND (? = '' OR project = ?)
         FROM conversations
         PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
         WHERE (? = '' OR project = ?)
-          AND cost_source != ''
+          AND cost_source != '' AND role NOT IN ('tool_call', 'tool_result', 'tool_result_error')
         LIMIT 1 BY project, thread_id, start_ns, turn_id
     )
     GROUP BY live_day, model, provider, phase, speaker, agent
@@ -54,7 +54,7 @@ WHERE day >= ? AND day < ? AND (? = '' OR project = ?)
         FROM conversations
         PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
         WHERE (? = '' OR project = ?)
-          AND cost_source != ''
+          AND cost_source != '' AND role NOT IN ('tool_call', 'tool_result', 'tool_result_error')
         LIMIT 1 BY project, thread_id, start_ns, turn_id
     )
     GROUP BY live_day, model, provider, phase, speaker, agent

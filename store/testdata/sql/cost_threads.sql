@@ -27,7 +27,7 @@ WHERE day >= ? AND day < ? AND (? = '' OR project = ?)
         FROM conversations
         PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
         WHERE (? = '' OR project = ?)
-          AND cost_source != ''
+          AND cost_source != '' AND role NOT IN ('tool_call', 'tool_result', 'tool_result_error')
         LIMIT 1 BY project, thread_id, start_ns, turn_id
     )
     GROUP BY thread_id
@@ -48,7 +48,7 @@ WHERE day >= ? AND day < ? AND (? = '' OR project = ?)
         FROM conversations
         PREWHERE ts >= toDateTime(?) AND ts <= toDateTime(?) AND start_ns >= ? AND start_ns < ?
         WHERE (? = '' OR project = ?)
-          AND cost_source != ''
+          AND cost_source != '' AND role NOT IN ('tool_call', 'tool_result', 'tool_result_error')
         LIMIT 1 BY project, thread_id, start_ns, turn_id
     )
     GROUP BY thread_id
