@@ -174,6 +174,10 @@ func sqlCases() []sqlCase {
 		{"context_turns", built(contextQuery("th", nil, 12))},
 		{"context_turns_older", built(contextQuery("th", &contextCursor{StartNS: 9, Seq: 1, TurnID: "t"}, 12))},
 		{"select_thread_exists", built(sqlf(selectThreadExists, holes{"thread": arg("th")}))},
+		// reset.go
+		{"select_thread_end", built(sqlf(selectThreadEnd, holes{"thread": arg("th")}))},
+		{"insert_context_reset", built(resetQuery(schema.Turn{TurnID: "sp:context_reset:0", SpanID: "sp", ThreadID: "th",
+			Role: schema.RoleContextReset, Status: schema.StatusOK, StartNS: 9}))},
 		{"graph_turns", bound(selectGraphTurns, "th")},
 		{"phase_counts", bound(selectPhaseCounts, uint8(0), "th")},
 		{"facets", bound(selectFacets, "th")},

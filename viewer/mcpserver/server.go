@@ -25,7 +25,7 @@ type Store interface {
 	CountTurns(ctx context.Context, threadID string, f store.TurnFilter) (int, error)
 	Search(ctx context.Context, f store.SearchFilter, limit int) ([]store.SearchHit, error)
 	ThreadTitles(ctx context.Context, hits []store.SearchHit) (map[string]string, error)
-	RecentContext(ctx context.Context, threadID string, limit int) ([]store.ContextMessage, error)
+	RecentContext(ctx context.Context, threadID string, limit int, opts ...store.ContextOption) ([]store.ContextMessage, error)
 	CostData(ctx context.Context, f store.CostFilter, withCells bool, threadLimit int, now time.Time) ([]store.CostCell, []store.CostThread, error)
 }
 
