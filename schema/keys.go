@@ -137,3 +137,9 @@ const (
 	KeyRole   = "convtrace.role"
 	KeyCode   = "convtrace.code"
 )
+
+// EventContextReset marks, on a span of its own (instrument's
+// Recorder.ResetContext), that the span's thread's recent context starts
+// anew at the event's time: the collector stores it as a context_reset
+// turn (RoleContextReset).
+const EventContextReset = "convtrace.context_reset"
