@@ -108,6 +108,11 @@ func sqlCases() []sqlCase {
 			return script(x.deletes([]string{"messages"}, messagesOf(scope, x.mutated)))
 		}},
 		{"delete_thread", func(x sqlLayout) sqlText { return script(x.deletes(threadTables, ofThread("th"))) }},
+		// shells.go
+		{"select_empty_shells", built(emptyShellsQuery("p", 9))},
+		{"delete_empty_shells", func(x sqlLayout) sqlText {
+			return script(x.deletes(emptiedTables, emptiedCond([]string{"th1", "th2"}, x.mutated)))
+		}},
 		{"delete_thread_summary", func(x sqlLayout) sqlText { return script(x.deletes([]string{"thread_summary"}, ofThread("th"))) }},
 		{"select_whole_partitions", built(sqlf(selectWholePartitions, holes{"table": raw("spans"), "cutoff": arg(scope.BeforeNS), "project": arg("p")}))},
 		{"select_prune_size", built(sqlf(selectPruneSize, holes{"scope": scope.cond()}))},
