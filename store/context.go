@@ -272,9 +272,10 @@ read:
 }
 
 // EstimateTokens is how many tokens a text of the recent context counts
-// when no stored count says: a token is about four bytes of English or
-// code (more of other scripts, which this overestimates, as a bound
-// should), so its bytes divided by four, rounded up.
+// when no stored count says: its bytes divided by four, rounded up, as a
+// token is about four bytes of English or code. It is a rough figure:
+// text in other scripts (three UTF-8 bytes a CJK character) may count more
+// tokens than this says, so a bound for such text wants a margin.
 func EstimateTokens(text string) int { return (len(text) + 3) / 4 }
 
 // contextMessages is what one prompt or response turn said, in order, each
