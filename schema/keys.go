@@ -140,3 +140,9 @@ const (
 	// refused to resume: it is no longer the thread's current session.
 	KeyRejectedSession = "convtrace.session.rejected"
 )
+
+// EventContextReset marks, on a span of its own (instrument's
+// Recorder.ResetContext), that the span's thread's recent context starts
+// anew at the event's time: the collector stores it as a context_reset
+// turn (RoleContextReset).
+const EventContextReset = "convtrace.context_reset"

@@ -16,6 +16,10 @@ const (
 	RoleToolResult = "tool_result"
 	// RoleToolResultError is the answer of a tool execution that failed.
 	RoleToolResultError = "tool_result_error"
+	// RoleContextReset marks where a thread's recent context starts anew
+	// (store.RecentContext reads only what comes after the last one); the
+	// turns before it stay stored and shown.
+	RoleContextReset = "context_reset"
 )
 
 // Turn statuses.

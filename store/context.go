@@ -17,6 +17,7 @@ type contextTurn struct {
 	TurnID, Role, Speaker, Phase, Content string
 	Seq                                   uint16
 	StartNS                               uint64
+	TokensOut, TokensReasoning            *uint32
 }
 
 // contextCursor is the oldest turn read so far: the next batch is older.
@@ -26,18 +27,18 @@ type contextCursor struct {
 	TurnID  string
 }
 
-// selectContextTurns reads the prompts and responses of {thread} that
-// {older} keeps, newest first, {limit} at a time: the recent context stops
-// reading once it has enough messages. Error rows and tool turns are not
-// what was said to or by the model, and internal turns are kept for the
-// audit trail only. LIMIT 1 BY turn_id keeps one copy of a turn delivered
-// twice.
+// selectContextTurns reads the prompts, responses and context resets of
+// {thread} that {older} keeps, newest first, {limit} at a time: the recent
+// context stops reading once it has enough messages, or at a reset. Error
+// rows and tool turns are not what was said to or by the model, and
+// internal turns are kept for the audit trail only. LIMIT 1 BY turn_id
+// keeps one copy of a turn delivered twice.
 const (
 	selectContextTurns = `
-SELECT turn_id, role, seq, speaker, phase, content, start_ns
+SELECT turn_id, role, seq, speaker, phase, content, start_ns, tokens_out, tokens_reasoning
 FROM conversations
 WHERE thread_id = {thread}
-  AND role IN ('prompt', 'response')
+  AND role IN ('prompt', 'response', 'context_reset')
   AND internal = 0{older}
 ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
 LIMIT 1 BY turn_id
@@ -79,7 +80,8 @@ func (s Store) contextTurns(ctx context.Context, threadID string, before *contex
 	var turns []contextTurn
 	for rows.Next() {
 		var t contextTurn
-		if err := rows.Scan(&t.TurnID, &t.Role, &t.Seq, &t.Speaker, &t.Phase, &t.Content, &t.StartNS); err != nil {
+		if err := rows.Scan(&t.TurnID, &t.Role, &t.Seq, &t.Speaker, &t.Phase, &t.Content, &t.StartNS,
+			&t.TokensOut, &t.TokensReasoning); err != nil {
 			return nil, fmt.Errorf("scan context turn: %w", err)
 		}
 		turns = append(turns, t)
@@ -163,12 +165,32 @@ type ContextMessage struct {
 	Phase   string    `json:"phase"`
 	TurnID  string    `json:"turn_id"`
 	Time    time.Time `json:"time"`
+	// Tokens is the message's size in tokens as estimated (EstimateTokens).
+	Tokens int `json:"tokens"`
+}
+
+// A ContextOption bounds RecentContext beyond its count of messages.
+type ContextOption interface{ apply(*contextConfig) }
+
+type contextConfig struct{ maxTokens int }
+
+type contextOptionFunc func(*contextConfig)
+
+func (f contextOptionFunc) apply(c *contextConfig) { f(c) }
+
+// WithMaxTokens keeps the newest messages whose estimated tokens add up
+// to at most n: the messages before the first that would pass n are left
+// out, so a context never has a hole. Not positive: no bound.
+func WithMaxTokens(n int) ContextOption {
+	return contextOptionFunc(func(c *contextConfig) { c.maxTokens = n })
 }
 
 // RecentContext returns the last limit messages said in a thread, oldest
 // first: the fresh, short context a pipeline sends to a model, rebuilt from
 // the full audit trail that convtrace keeps (the model never needs the
-// whole history).
+// whole history). It starts after the thread's last context reset
+// (Store.ResetContext, instrument's ResetContext), if any: the turns
+// before it are kept and shown but are no longer context.
 //
 // What was said is each prompt's new user message and each response's
 // text. A prompt that is chat messages JSON repeats the history before its
@@ -179,22 +201,39 @@ type ContextMessage struct {
 //
 // It returns ErrNotFound when the thread has no turn, and an error
 // when limit is not positive.
-func RecentContext(ctx context.Context, db DB, threadID string, limit int) ([]ContextMessage, error) {
+func RecentContext(ctx context.Context, db DB, threadID string, limit int, opts ...ContextOption) ([]ContextMessage, error) {
 	if limit < 1 {
 		return nil, errors.New("recent context: limit must be at least 1")
 	}
-	return Store{db: db}.RecentContext(ctx, threadID, limit)
+	return Store{db: db}.RecentContext(ctx, threadID, limit, opts...)
 }
 
-func (s Store) RecentContext(ctx context.Context, threadID string, limit int) ([]ContextMessage, error) {
+func (s Store) RecentContext(ctx context.Context, threadID string, limit int, opts ...ContextOption) ([]ContextMessage, error) {
+	var cfg contextConfig
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
 	// Most turns yield one message; read a few more than asked, and more
 	// batches while prompts of tool loops yield none.
 	batch := limit + limit/2 + 2
 	var (
 		newestFirst []ContextMessage
 		before      *contextCursor
+		tokens      int
 	)
-	for len(newestFirst) < limit {
+	full := func(m ContextMessage) bool {
+		if len(newestFirst) >= limit {
+			return true
+		}
+		if cfg.maxTokens > 0 && tokens+m.Tokens > cfg.maxTokens {
+			return true
+		}
+		tokens += m.Tokens
+		newestFirst = append(newestFirst, m)
+		return false
+	}
+read:
+	for {
 		turns, err := s.contextTurns(ctx, threadID, before, batch)
 		if err != nil {
 			return nil, err
@@ -209,9 +248,15 @@ func (s Store) RecentContext(ctx context.Context, threadID string, limit int) ([
 			}
 		}
 		for _, t := range turns {
+			if t.Role == schema.RoleContextReset {
+				break read
+			}
 			msgs := contextMessages(t)
-			slices.Reverse(msgs)
-			newestFirst = append(newestFirst, msgs...)
+			for i := len(msgs) - 1; i >= 0; i-- {
+				if full(msgs[i]) {
+					break read
+				}
+			}
 		}
 		if len(turns) < batch {
 			break
@@ -219,16 +264,26 @@ func (s Store) RecentContext(ctx context.Context, threadID string, limit int) ([
 		last := turns[len(turns)-1]
 		before = &contextCursor{StartNS: last.StartNS, Seq: last.Seq, TurnID: last.TurnID}
 	}
-	msgs := newestFirst[:min(limit, len(newestFirst))]
-	slices.Reverse(msgs)
-	return append([]ContextMessage{}, msgs...), nil
+	slices.Reverse(newestFirst)
+	if newestFirst == nil {
+		newestFirst = []ContextMessage{}
+	}
+	return newestFirst, nil
 }
 
-// contextMessages is what one prompt or response turn said, in order.
+// EstimateTokens is how many tokens a text of the recent context counts
+// when no stored count says: its bytes divided by four, rounded up, as a
+// token is about four bytes of English or code. It is a rough figure:
+// text in other scripts (three UTF-8 bytes a CJK character) may count more
+// tokens than this says, so a bound for such text wants a margin.
+func EstimateTokens(text string) int { return (len(text) + 3) / 4 }
+
+// contextMessages is what one prompt or response turn said, in order, each
+// with its estimated tokens.
 func contextMessages(t contextTurn) []ContextMessage {
 	msg := func(role, text string) ContextMessage {
 		return ContextMessage{Role: role, Content: text, Speaker: t.Speaker, Phase: t.Phase, TurnID: t.TurnID,
-			Time: time.Unix(0, int64(t.StartNS)).UTC()}
+			Time: time.Unix(0, int64(t.StartNS)).UTC(), Tokens: EstimateTokens(text)}
 	}
 	parsed, isJSON := genai.Decode(t.Content)
 	switch {
@@ -237,7 +292,7 @@ func contextMessages(t contextTurn) []ContextMessage {
 	case !isJSON && t.Role == schema.RolePrompt:
 		return []ContextMessage{msg("user", t.Content)}
 	case !isJSON:
-		return []ContextMessage{msg("assistant", t.Content)}
+		return []ContextMessage{t.counted(msg("assistant", t.Content))}
 	case t.Role == schema.RolePrompt:
 		// The user messages that end the prompt are the new ones.
 		start := len(parsed)
@@ -263,6 +318,27 @@ func contextMessages(t contextTurn) []ContextMessage {
 		if len(texts) == 0 {
 			return nil
 		}
-		return []ContextMessage{msg("assistant", strings.Join(texts, "\n\n"))}
+		m := msg("assistant", strings.Join(texts, "\n\n"))
+		if len(genai.ToolCalls(parsed)) > 0 {
+			return []ContextMessage{m} // the stored count holds the calls too
+		}
+		return []ContextMessage{t.counted(m)}
 	}
+}
+
+// counted is m, the whole answer of response turn t, with the tokens the
+// provider counted for it when they are stored: its output tokens less its
+// reasoning, which the answer's text does not hold.
+func (t contextTurn) counted(m ContextMessage) ContextMessage {
+	if t.TokensOut == nil {
+		return m
+	}
+	n := int(*t.TokensOut)
+	if t.TokensReasoning != nil && int(*t.TokensReasoning) < n {
+		n -= int(*t.TokensReasoning)
+	}
+	if n > 0 {
+		m.Tokens = n
+	}
+	return m
 }

@@ -3,7 +3,25 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/convtrace/convtrace/store/page"
 )
+
+// MaxTitleRunes is how long a title a user or an agent gives may be.
+const MaxTitleRunes = 200
+
+// NormalTitle is title as a thread keeps it: on one line, its runs of
+// blank space one space, trimmed; a title over MaxTitleRunes is a
+// *page.ParamError naming param.
+func NormalTitle(param, title string) (string, error) {
+	t := strings.Join(strings.Fields(title), " ")
+	if n := utf8.RuneCountInString(t); n > MaxTitleRunes {
+		return "", page.BadParam(param, "%d characters, at most %d", n, MaxTitleRunes)
+	}
+	return t, nil
+}
 
 // ThreadChange is what a user changes about a thread; a nil field keeps
 // its value.

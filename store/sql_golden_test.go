@@ -108,6 +108,11 @@ func sqlCases() []sqlCase {
 			return script(x.deletes([]string{"messages"}, messagesOf(scope, x.mutated)))
 		}},
 		{"delete_thread", func(x sqlLayout) sqlText { return script(x.deletes(threadTables, ofThread("th"))) }},
+		// shells.go
+		{"select_empty_shells", built(emptyShellsQuery("p", 9))},
+		{"delete_empty_shells", func(x sqlLayout) sqlText {
+			return script(x.deletes(emptiedTables, emptiedCond([]string{"th1", "th2"}, x.mutated)))
+		}},
 		{"delete_thread_summary", func(x sqlLayout) sqlText { return script(x.deletes([]string{"thread_summary"}, ofThread("th"))) }},
 		{"select_whole_partitions", built(sqlf(selectWholePartitions, holes{"table": raw("spans"), "cutoff": arg(scope.BeforeNS), "project": arg("p")}))},
 		{"select_prune_size", built(sqlf(selectPruneSize, holes{"scope": scope.cond()}))},
@@ -174,6 +179,10 @@ func sqlCases() []sqlCase {
 		{"context_turns", built(contextQuery("th", nil, 12))},
 		{"context_turns_older", built(contextQuery("th", &contextCursor{StartNS: 9, Seq: 1, TurnID: "t"}, 12))},
 		{"select_thread_exists", built(sqlf(selectThreadExists, holes{"thread": arg("th")}))},
+		// reset.go
+		{"select_thread_end", built(sqlf(selectThreadEnd, holes{"thread": arg("th")}))},
+		{"insert_context_reset", built(resetQuery(schema.Turn{TurnID: "sp:context_reset:0", SpanID: "sp", ThreadID: "th",
+			Role: schema.RoleContextReset, Status: schema.StatusOK, StartNS: 9}))},
 		{"graph_turns", bound(selectGraphTurns, "th")},
 		{"phase_counts", bound(selectPhaseCounts, uint8(0), "th")},
 		{"facets", bound(selectFacets, "th")},

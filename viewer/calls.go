@@ -13,6 +13,9 @@ const (
 	callLLM  = "llm"  // a provider call: its prompt and its answer
 	callTool = "tool" // a tool run: its call and its result
 	callNote = "note" // a turn of any other role: system, reasoning, a warning
+	// callReset is a context reset: a divider, after which the recent
+	// context starts anew.
+	callReset = "reset"
 )
 
 // callView is one card of the thread page: the turns of one span (a
@@ -179,6 +182,8 @@ func (c *callView) add(tv turnView, q string) {
 		if c.Kind == callNote {
 			c.Kind = callTool
 		}
+	case schema.RoleContextReset:
+		c.Kind = callReset
 	}
 	if first {
 		c.Speaker, c.Agent, c.Phase, c.PhaseKey, c.Round = t.Speaker, t.Agent, t.Phase, page.PhaseKey(t.Phase), t.Round

@@ -7,16 +7,12 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/convtrace/convtrace/store"
 	"github.com/convtrace/convtrace/store/page"
 )
-
-// maxTitleRunes is how long a title a user gives may be.
-const maxTitleRunes = 200
 
 // maxChangeBytes bounds a change's body: a title of 200 runes and a flag
 // need far less.
@@ -71,9 +67,9 @@ func decodeThreadChange(body io.Reader) (store.ThreadChange, error) {
 		return store.ThreadChange{}, page.BadParam("body", `nothing to change: send {"title": "..."} and/or {"archived": true|false}`)
 	}
 	if in.Title != nil {
-		t := strings.Join(strings.Fields(*in.Title), " ")
-		if n := utf8.RuneCountInString(t); n > maxTitleRunes {
-			return store.ThreadChange{}, page.BadParam("title", "%d characters, at most %d", n, maxTitleRunes)
+		t, err := store.NormalTitle("title", *in.Title)
+		if err != nil {
+			return store.ThreadChange{}, err
 		}
 		in.Title = &t
 	}

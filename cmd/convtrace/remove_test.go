@@ -31,6 +31,8 @@ func TestRemoveCommandErrors(t *testing.T) {
 		{[]string{"serve", "--clickhouse", dsn, "--retention", "2h"}, `--retention: "2h" is less than a day`},
 		{[]string{"serve", "--clickhouse", dsn, "--retention", "1m"}, `--retention: "1m" is ambiguous`},
 		{[]string{"serve", "--clickhouse", dsn, "--archive-after", "30d"}, "--archive-after: name the folder of the files with --archive-dir"},
+		{[]string{"serve", "--clickhouse", dsn, "--shell-retention", "30d"}, "--shell-retention: give --retention too"},
+		{[]string{"serve", "--clickhouse", dsn, "--retention", "30d", "--shell-retention", "soon"}, `--shell-retention: "soon" is not an age`},
 		{[]string{"archive", "--older-than", "30d"}, "--to: name the folder"},
 		{[]string{"archive", "--to", "x", "--older-than", "lately"}, `--older-than: "lately" is not an age`},
 	}
@@ -146,6 +148,47 @@ func TestServeRetentionPrunes(t *testing.T) {
 	}
 	if n := countTurns(t, conn, "thread_id = 'new'"); n != 2 {
 		t.Errorf("%d turns of the recent thread, want 2", n)
+	}
+}
+
+// serve --retention removes for good a thread a prune emptied longer ago
+// than --shell-retention (by default the --retention): its shell and its
+// title; a thread emptied more recently keeps both.
+func TestServeRemovesEmptyShells(t *testing.T) {
+	conn, dsn := testkit.Open(t)
+	ctx := context.Background()
+	now := time.Now()
+	for _, s := range []struct {
+		thread string
+		days   int
+	}{{"emptied-long-ago", 40}, {"emptied-lately", 10}} {
+		pruned := uint64(now.AddDate(0, 0, -s.days).UnixNano())
+		if err := conn.Exec(ctx, "INSERT INTO thread_shells (project, thread_id, cutoff_ns, scope, pruned_ns, version, done, turns) SELECT 'p', ?, ?, '', ?, ?, 1, 2",
+			s.thread, pruned, pruned, pruned); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.Exec(ctx, "INSERT INTO thread_meta (thread_id, title, archived, starred, updated_ns) SELECT ?, 'named', 0, 0, ?", s.thread, pruned); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := testkit.Serve(t, nil, "--clickhouse", dsn, "--retention", "30d", "--summarize-every", "0")
+	left := func(table, thread string) uint64 {
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM "+table+" WHERE thread_id = ?", thread).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for deadline := time.Now().Add(30 * time.Second); left("thread_shells", "emptied-long-ago") > 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the shell of a thread emptied 40 days ago is still there 30 s after serve --retention 30d started:\n%s", p.Output())
+		}
+	}
+	if n := left("thread_meta", "emptied-long-ago"); n != 0 {
+		t.Errorf("the thread emptied 40 days ago keeps %d metadata rows", n)
+	}
+	if shells, metas := left("thread_shells", "emptied-lately"), left("thread_meta", "emptied-lately"); shells != 1 || metas != 1 {
+		t.Errorf("the thread emptied 10 days ago has %d shells and %d metadata rows, want both kept", shells, metas)
 	}
 }
 

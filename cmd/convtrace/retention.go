@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/convtrace/convtrace/store"
@@ -23,8 +24,10 @@ const daily = 24 * time.Hour
 
 // keepRetention applies serve's --retention: a table TTL of retention plus
 // retentionMargin where the server has TTL, then a prune of what is older
-// than retention now and every day until ctx ends.
-func keepRetention(ctx context.Context, db store.DB, retention time.Duration, w io.Writer) {
+// than retention now and every day until ctx ends, each followed by the
+// removal of the threads a prune emptied more than shells ago
+// (--shell-retention).
+func keepRetention(ctx context.Context, db store.DB, retention, shells time.Duration, w io.Writer) {
 	days := retention / (24 * time.Hour)
 	switch err := ddl.SetRetention(ctx, db, retention+retentionMargin); {
 	case errors.Is(err, ddl.ErrNoTTL):
@@ -36,10 +39,18 @@ func keepRetention(ctx context.Context, db store.DB, retention time.Duration, w 
 	everyDay(ctx, w, "retention", func(ctx context.Context) (string, error) {
 		scope := store.PruneScope{BeforeNS: uint64(time.Now().Add(-retention).UnixNano())}
 		done, err := reads.Prune(ctx, scope, nil)
-		if err != nil || done.Turns == 0 && done.Spans == 0 {
+		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("pruned %s older than %d days", describeRemoval(done.Removal), days), nil
+		emptied, err := reads.RemoveEmptyShells(ctx, "", time.Now().Add(-shells))
+		var did []string
+		if done.Turns > 0 || done.Spans > 0 {
+			did = append(did, fmt.Sprintf("pruned %s older than %d days", describeRemoval(done.Removal), days))
+		}
+		if emptied > 0 {
+			did = append(did, fmt.Sprintf("removed %d threads emptied by a prune over %d days ago", emptied, shells/(24*time.Hour)))
+		}
+		return strings.Join(did, "; "), err
 	})
 }
 

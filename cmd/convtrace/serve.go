@@ -46,6 +46,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 	memoryLimit := fs.Int64("otlp-memory-limit", otlpreceiver.DefaultMemoryLimit, "memory the OTLP requests in flight may hold, in bytes; beyond it senders are told to retry later")
 	storeTimeout := fs.Duration("otlp-store-timeout", otlpreceiver.DefaultStoreTimeout, "how long an OTLP request waits for storage before it is answered retry-later")
 	retention := fs.String("retention", "", "prune turns and spans older than this age (180d) now and every day, keeping each thread's shell in the list; where the server has TTL, the tables also get a TTL 7 days longer, in case serve is not running (empty: keep everything)")
+	shellRetention := fs.String("shell-retention", "", "with --retention: remove for good a thread a prune left with no turn (its shell, title and summary) this long after that prune (empty: as long as --retention)")
 	archiveAfter := fs.String("archive-after", "", "archive the threads idle for this age (30d) to --archive-dir now and every day, then remove them from ClickHouse (empty: off)")
 	archiveDir := fs.String("archive-dir", "", "folder of --archive-after's files, one per thread")
 	readOnly := fs.Bool("read-only", false, "an untouchable audit trail: the viewer and its JSON API refuse every change (rename, archive, delete, notes, import) and show no control for one")
@@ -75,6 +76,15 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			}
 			if keep < 24*time.Hour {
 				return fmt.Errorf("--retention: %q is less than a day: give a day or more, such as 180d", *retention)
+			}
+		}
+		shells := keep
+		if *shellRetention != "" {
+			if keep == 0 {
+				return fmt.Errorf("--shell-retention: give --retention too: shells are what its prunes keep")
+			}
+			if shells, err = page.ParseAge(*shellRetention); err != nil {
+				return fmt.Errorf("--shell-retention: %w", err)
 			}
 		}
 		var idle time.Duration
@@ -171,7 +181,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 			go v.KeepSummarized(ctx, *summarizeEvery)
 		}
 		if keep > 0 {
-			go keepRetention(ctx, st.conn, keep, out.stderr)
+			go keepRetention(ctx, st.conn, keep, shells, out.stderr)
 		}
 		if idle > 0 {
 			go keepArchived(ctx, st.conn, idle, *archiveDir, out.stderr)

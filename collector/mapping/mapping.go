@@ -188,6 +188,9 @@ func turns(s Span, c call) []schema.Turn {
 	if AgentStream(s) {
 		return agentTurns(s)
 	}
+	if reset, ok := contextReset(s, c); ok {
+		return reset
+	}
 	if prompt, ok := s.convtracePrompt(); ok {
 		return mapConvtrace(s, c, prompt)
 	}

@@ -2,6 +2,9 @@
 // Context Protocol: five read-only tools (list_threads, get_thread,
 // search, recent_context, cost) over the viewer's queries (package
 // store), so that an answer says what the viewer's page or API says.
+// WithWrites adds the only two that write, reset_context and set_title
+// (convtrace mcp --allow-writes): an agent given the server to read its
+// history changes nothing unless its owner chose so.
 //
 // Answers are bounded: each tool caps how many items it returns and cuts
 // long texts, saying what it cut and how to ask for more, and no answer

@@ -25,7 +25,7 @@ type Store interface {
 	CountTurns(ctx context.Context, threadID string, f store.TurnFilter) (int, error)
 	Search(ctx context.Context, f store.SearchFilter, limit int) ([]store.SearchHit, error)
 	ThreadTitles(ctx context.Context, hits []store.SearchHit) (map[string]string, error)
-	RecentContext(ctx context.Context, threadID string, limit int) ([]store.ContextMessage, error)
+	RecentContext(ctx context.Context, threadID string, limit int, opts ...store.ContextOption) ([]store.ContextMessage, error)
 	CostData(ctx context.Context, f store.CostFilter, withCells bool, threadLimit int, now time.Time) ([]store.CostCell, []store.CostThread, error)
 }
 
@@ -37,6 +37,7 @@ type Option interface{ apply(*config) }
 type config struct {
 	prices pricing.Prices
 	logger *slog.Logger
+	writes Writer
 }
 
 type optionFunc func(*config)
@@ -52,9 +53,14 @@ func WithPrices(p pricing.Prices) Option { return optionFunc(func(c *config) { c
 // query without its details.
 func WithLogger(l *slog.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
 
+// WithWrites adds the tools that write, reset_context and set_title,
+// which change the history through w. Without it every tool only reads.
+func WithWrites(w Writer) Option { return optionFunc(func(c *config) { c.writes = w }) }
+
 // server holds what the tool handlers share.
 type server struct {
 	store  Store
+	writes Writer // nil: the tools only read
 	prices pricing.Prices
 	logger *slog.Logger
 }
@@ -66,29 +72,52 @@ func New(st Store, version string, opts ...Option) *mcp.Server {
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	s := &server{store: st, prices: cfg.prices, logger: cfg.logger}
+	s := &server{store: st, writes: cfg.writes, prices: cfg.prices, logger: cfg.logger}
+	instr := instructions + readOnlyInstructions
+	if s.writes != nil {
+		instr = instructions + writeInstructions
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "convtrace", Title: "convtrace history", Version: version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.logger})
+		&mcp.ServerOptions{Instructions: instr, Logger: cfg.logger})
 	srv.AddReceivingMiddleware(cutToolErrors)
-	addTool(srv, s, "list_threads", listThreadsDoc, s.listThreads)
-	addTool(srv, s, "get_thread", getThreadDoc, s.getThread)
-	addTool(srv, s, "search", searchDoc, s.search)
-	addTool(srv, s, "recent_context", recentContextDoc, s.recentContext)
-	addTool(srv, s, "cost", costDoc, s.cost)
+	addTool(srv, s, "list_threads", listThreadsDoc, readOnly, s.listThreads)
+	addTool(srv, s, "get_thread", getThreadDoc, readOnly, s.getThread)
+	addTool(srv, s, "search", searchDoc, readOnly, s.search)
+	addTool(srv, s, "recent_context", recentContextDoc, readOnly, s.recentContext)
+	addTool(srv, s, "cost", costDoc, readOnly, s.cost)
+	if s.writes != nil {
+		addTool(srv, s, "reset_context", resetContextDoc, writes(false), s.resetContext)
+		addTool(srv, s, "set_title", setTitleDoc, writes(true), s.setTitle)
+	}
 	return srv
+}
+
+// readOnly annotates a tool that only reads.
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
+
+// writes annotates a tool that changes the history but destroys nothing:
+// every turn stays stored.
+func writes(idempotent bool) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{DestructiveHint: new(bool), IdempotentHint: idempotent, OpenWorldHint: new(bool)}
 }
 
 // instructions tell the client what the server is for.
 const instructions = `convtrace records every call of an agent pipeline: threads of turns (prompts, responses, tool calls) ` +
 	`grouped by phase and round. Find a thread with list_threads or search, read it with get_thread, take its last ` +
-	`messages in chat format with recent_context, and what it cost with cost. Every tool only reads.`
+	`messages in chat format with recent_context, and what it cost with cost.`
 
-// addTool adds a read-only tool whose arguments are In and whose answer is
-// Out. Its input schema gives every argument one type (clients with
+const (
+	readOnlyInstructions = ` Every tool only reads.`
+	writeInstructions    = ` reset_context and set_title write (the server was started with --allow-writes): ` +
+		`reset_context starts a thread's recent context anew, set_title names a thread; the others only read.`
+)
+
+// addTool adds a tool whose arguments are In and whose answer is Out,
+// annotated with ann. Its input schema gives every argument one type (clients with
 // single-type schema dialects refuse ["null","integer"]); the arguments
 // are decoded here, so that a value of the wrong type is refused naming
 // the argument and the type it needs.
-func addTool[In, Out any](srv *mcp.Server, s *server, name, doc string, h func(context.Context, In) (Out, error)) {
+func addTool[In, Out any](srv *mcp.Server, s *server, name, doc string, ann *mcp.ToolAnnotations, h func(context.Context, In) (Out, error)) {
 	args, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", name, err)) // In is one of this package's types
@@ -103,8 +132,7 @@ func addTool[In, Out any](srv *mcp.Server, s *server, name, doc string, h func(c
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: %v", name, err))
 	}
-	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
-	srv.AddTool(&mcp.Tool{Name: name, Description: doc, Annotations: readOnly, InputSchema: args, OutputSchema: outSchema},
+	srv.AddTool(&mcp.Tool{Name: name, Description: doc, Annotations: ann, InputSchema: args, OutputSchema: outSchema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 			defer func() {
 				if r := recover(); r != nil {
@@ -148,5 +176,5 @@ func (s *server) toolError(ctx context.Context, tool string, err error) error {
 		return fmt.Errorf("%w: list_threads or search gives the ids of stored threads", err)
 	}
 	s.logger.ErrorContext(ctx, "mcp: tool failed", "tool", tool, "err", err)
-	return fmt.Errorf("%s failed reading the history; the server's log says why: try again, or narrow the call", tool)
+	return fmt.Errorf("%s failed; the server's log says why: try again, or narrow the call", tool)
 }

@@ -1,7 +1,7 @@
-SELECT turn_id, role, seq, speaker, phase, content, start_ns
+SELECT turn_id, role, seq, speaker, phase, content, start_ns, tokens_out, tokens_reasoning
 FROM conversations
 WHERE thread_id = ?
-  AND role IN ('prompt', 'response')
+  AND role IN ('prompt', 'response', 'context_reset')
   AND internal = 0
 ORDER BY start_ns DESC, seq DESC, turn_id DESC, revision DESC
 LIMIT 1 BY turn_id
