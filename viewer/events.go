@@ -17,11 +17,11 @@ import (
 
 // The change feed: GET /api/events streams Server-Sent Events of what
 // happens to threads. One goroutine (watch) asks the store what changed
-// once a poll while a client listens, the viewer's own writes publish
-// directly, and every client has a bounded queue: one that falls behind is
-// sent reset and dropped. The last feedKept events are kept, so a client
-// that reconnects with Last-Event-ID gets what it missed, or reset when
-// that is gone.
+// once a poll while a client listens; a deletion through the viewer, which
+// leaves no row to read, is published directly. Every client has a
+// bounded queue: one that falls behind is sent reset and dropped. The
+// last feedKept events are kept, so that a client that reconnects with
+// Last-Event-ID gets what it missed, or reset when that is gone.
 const (
 	feedKept    = 1024 // events kept for clients that reconnect
 	feedQueue   = 64   // events queued for one client
@@ -89,12 +89,6 @@ type subscriber struct {
 	dropped bool // the queue overflowed: the client is sent reset
 }
 
-// metaState is a thread's title and archived flag as last published.
-type metaState struct {
-	title    string
-	archived bool
-}
-
 type feed struct {
 	src       changeSource
 	log       *slog.Logger
@@ -110,7 +104,6 @@ type feed struct {
 	watching  bool
 	watchDone chan struct{}
 	cursor    *store.FeedCursor
-	published map[string]metaState // the viewer's own changes not yet seen by watch
 	closed    bool
 	done      chan struct{}
 }
@@ -120,7 +113,7 @@ type feed struct {
 func newFeed(src changeSource, log *slog.Logger, poll, heartbeat time.Duration) *feed {
 	return &feed{src: src, log: log, poll: poll, heartbeat: heartbeat,
 		last: uint64(time.Now().UnixMicro()), subs: map[*subscriber]struct{}{},
-		published: map[string]metaState{}, done: make(chan struct{})}
+		done: make(chan struct{})}
 }
 
 // publish numbers and sends an event to every subscriber it concerns,
@@ -151,27 +144,10 @@ func (f *feed) publishLocked(typ string, d eventData) {
 	}
 }
 
-// publishMeta publishes the viewer's own change of a thread's metadata;
-// watch then skips the same change when it reads it back.
-func (f *feed) publishMeta(id string, th store.Thread, renamed, archived bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.cursor != nil { // else no watch has started to read it back
-		f.published[id] = metaState{th.Title, th.Archived}
-	}
-	if renamed {
-		f.publishLocked(eventRenamed, eventData{ThreadID: id, Title: &th.Title})
-	}
-	if archived {
-		f.publishLocked(eventArchived, eventData{ThreadID: id, Archived: &th.Archived})
-	}
-}
-
 // publishDeleted publishes a thread the viewer deleted.
 func (f *feed) publishDeleted(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.published, id)
 	f.publishLocked(eventDeleted, eventData{ThreadID: id})
 }
 
@@ -307,12 +283,6 @@ func (f *feed) apply(ch store.FeedChanges) {
 		}
 	}
 	for _, d := range ch.Meta {
-		if p, ok := f.published[d.ThreadID]; ok {
-			delete(f.published, d.ThreadID)
-			if p == (metaState{d.Title, d.Archived}) {
-				continue
-			}
-		}
 		if d.Title != d.WasTitle {
 			f.publishLocked(eventRenamed, eventData{ThreadID: d.ThreadID, Title: &d.Title})
 		}

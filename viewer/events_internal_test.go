@@ -52,7 +52,7 @@ func TestFeedDropsSlowClient(t *testing.T) {
 	}
 	title := strings.Repeat("x", 8<<10)
 	for i := 0; i < 20000; i++ {
-		s.feed.publishMeta("th", store.Thread{Title: title}, true, false)
+		s.feed.publishDeleted(title)
 		s.feed.mu.Lock()
 		n, subs := len(s.feed.kept), len(s.feed.subs)
 		s.feed.mu.Unlock()

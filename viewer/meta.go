@@ -49,7 +49,6 @@ func (s *Server) patchThread(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
-	s.feed.publishMeta(id, th, ch.Title != nil, ch.Archived != nil)
 	s.writeJSON(c, http.StatusOK, th)
 }
 
