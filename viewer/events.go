@@ -89,6 +89,12 @@ type subscriber struct {
 	dropped bool // the queue overflowed: the client is sent reset
 }
 
+// wants reports whether the subscriber gets ev: every event without a
+// thread (reset) and those of its thread.
+func (sub *subscriber) wants(ev feedEvent) bool {
+	return sub.thread == "" || ev.Thread == "" || ev.Thread == sub.thread
+}
+
 type feed struct {
 	src       changeSource
 	log       *slog.Logger
@@ -131,7 +137,7 @@ func (f *feed) publishLocked(typ string, d eventData) {
 		f.kept = append(f.kept[:0:0], f.kept[len(f.kept)-feedKept:]...)
 	}
 	for sub := range f.subs {
-		if sub.thread != "" && sub.thread != ev.Thread {
+		if !sub.wants(ev) {
 			continue
 		}
 		select {
@@ -171,7 +177,7 @@ func (f *feed) subscribe(thread string, lastID *uint64) (*subscriber, []feedEven
 			reset = true
 		} else {
 			for _, ev := range f.kept {
-				if ev.ID > *lastID && (thread == "" || ev.Thread == thread) {
+				if ev.ID > *lastID && sub.wants(ev) {
 					missed = append(missed, ev)
 				}
 			}

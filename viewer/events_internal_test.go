@@ -164,3 +164,53 @@ func readEvents(t *testing.T, url, last string, n int) []string {
 }
 
 func tail(s string) string { return s[max(0, len(s)-200):] }
+
+// The feed needs the viewer's token as every page does, and an idle
+// stream carries heartbeats; a reset reaches the streams of one thread.
+func TestFeedTokenAndHeartbeat(t *testing.T) {
+	s, _ := feedServer(t)
+	s.feed.heartbeat = 20 * time.Millisecond
+	s.token = "secret"
+	srv := httptest.NewServer(s.router())
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/api/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /api/events without the token: status %d, want 401", res.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/events?thread=th", nil)
+	req.Header.Set("Authorization", "Bearer secret")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	beats := 0
+	for sc.Scan() && beats < 2 {
+		if sc.Text() == ": heartbeat" {
+			beats++
+		}
+	}
+	if beats < 2 {
+		t.Fatalf("%d heartbeats in a second, want them every 20 ms", beats)
+	}
+	s.feed.mu.Lock()
+	s.feed.publishLocked(eventDeleted, eventData{ThreadID: "other"})
+	s.feed.publishLocked(eventReset, eventData{Reason: "test"})
+	s.feed.mu.Unlock()
+	for sc.Scan() {
+		switch sc.Text() {
+		case "event: deleted":
+			t.Fatal("a stream of thread th got another thread's event")
+		case "event: reset":
+			return
+		}
+	}
+	t.Fatal("the stream of one thread did not get reset")
+}
