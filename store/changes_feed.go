@@ -10,8 +10,9 @@ import (
 
 // The change feed's reads: what thread_summary and thread_meta gained
 // since a cursor, each row with the thread's state before it, so that a
-// poll needs no memory of its own. Both tables only gain rows (a newer row
-// wins), so a cursor on their version columns finds every change.
+// poll needs no memory of its own. A change is a new row (a newer row
+// wins), so a cursor on the version columns finds it; a deletion leaves
+// no row, and its caller reports it.
 const (
 	// selectFeedStart is where a new feed starts: the newest summary and
 	// metadata versions.
