@@ -213,6 +213,11 @@ func sqlCases() []sqlCase {
 		{"select_note", bound(selectNote, "th", "t")},
 		{"select_turn_exists", bound(selectTurnExists, "th", "t")},
 		{"insert_note", built(NoteChange{Starred: ptr(true)}.insert("th", "t", 9))},
+		// changes_feed.go
+		{"select_feed_start", bound(selectFeedStart)},
+		{"select_summary_changes", built(summaryChangesSince(7))},
+		{"select_meta_changes", built(metaChangesSince(7))},
+		{"select_session_changes", built(sessionChanges([]string{"p"}, []string{"th1", "th2"}, []uint64{5, 0}))},
 		{"current_session", built(sqlf(selectCurrentSession, holes{"thread": arg("th"), "provider": arg("claude"), "rejected": arg(schema.KeyRejectedSession)}))},
 		{"thread_of_session", built(sqlf(selectThreadOfSession, holes{"session": arg("s")}))},
 		{"idle_threads", built(sqlf(selectIdleThreads, holes{"project": arg("p"), "cutoff": arg(uint64(9))}))},

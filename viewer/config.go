@@ -30,6 +30,8 @@ type config struct {
 	pricer           pricing.Prices
 	hosts            []string
 	dial             store.Dialer
+	feedPoll         time.Duration
+	feedBeat         time.Duration
 }
 
 type optionFunc func(*config)
@@ -37,7 +39,8 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 func newConfig(opts []Option) config {
-	cfg := config{logger: slog.Default(), threadLimit: DefaultThreadLimit, interruptedAfter: DefaultInterruptedAfter}
+	cfg := config{logger: slog.Default(), threadLimit: DefaultThreadLimit, interruptedAfter: DefaultInterruptedAfter,
+		feedPoll: time.Second, feedBeat: 15 * time.Second}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}

@@ -34,6 +34,7 @@ func (s *Server) deleteThread(c *gin.Context) {
 		s.apiError(c, err)
 		return
 	}
+	s.feed.publishDeleted(id)
 	s.log.InfoContext(c.Request.Context(), "viewer: thread deleted", "thread", id, "turns", removed.Turns)
 	s.writeJSON(c, http.StatusOK, deleteResponse{ThreadID: id, Removed: removed})
 }

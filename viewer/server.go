@@ -29,6 +29,7 @@ type Server struct {
 	hosts    []string
 	pricer   pricing.Prices
 	engine   *gin.Engine
+	feed     *feed
 }
 
 // New returns a viewer reading from db. Its templates are parsed here, once.
@@ -48,6 +49,7 @@ func New(db store.DB, opts ...Option) *Server {
 		hosts:    cfg.hosts,
 	}
 	s.pricer = cfg.pricer
+	s.feed = newFeed(st, cfg.logger, cfg.feedPoll, cfg.feedBeat)
 	s.engine = s.router()
 	return s
 }
@@ -106,6 +108,7 @@ func (s *Server) router() *gin.Engine {
 	s.latencyRoutes(app, api)
 	s.contextRoutes(api)
 	s.transferRoutes(api)
+	s.eventsRoutes(api)
 	r.NoRoute(requireToken(s.token), s.notFound)
 	return r
 }

@@ -156,7 +156,8 @@ func sameSet(a, b []string) bool {
 
 // The live tail: the page of a thread of a thousand turns being recorded
 // receives a call that starts after it loaded, running, then its answer,
-// without a reload and with its scroll position kept.
+// without a reload and with its scroll position kept. It follows the
+// change feed: no request for cards until the thread changes.
 func TestThreadLiveTailInBrowser(t *testing.T) {
 	ctx := browserTab(t)
 	h, conn := newServer(t)
@@ -173,6 +174,14 @@ func TestThreadLiveTailInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(ctx, t, "the live mark", `document.querySelector(".live-status").textContent.startsWith("live")`)
+	waitJS(ctx, t, "the feed open", `document.documentElement.dataset.feed === "open"`)
+	const livePolls = `performance.getEntriesByType("resource").filter(e => e.name.includes("/live?")).length`
+	if err := chromedp.Do(ctx, chromedp.Sleep(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n := evalJS[int](ctx, t, livePolls); n != 0 {
+		t.Errorf("%d requests for cards while nothing changed: want none, the page follows the feed", n)
+	}
 	// What the reader looks at: the first card below the top of the
 	// window, and where it is.
 	const inView = `(() => { window.scrollTo(0, 600); const c = [...document.querySelectorAll("article.call")].find(c => c.getBoundingClientRect().top >= 0); return c.id + " " + Math.round(c.getBoundingClientRect().top); })()`

@@ -225,6 +225,7 @@ func serveCmd(fs *flag.FlagSet) func(context.Context, streams, []string) error {
 		if grpcSrv != nil {
 			grpcSrv.GracefulStop()
 		}
+		_ = v.Shutdown(shutdownCtx) // ends the change feed's streams, which srv.Shutdown waits for
 		for _, srv := range servers {
 			if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				serveErr = errors.Join(serveErr, fmt.Errorf("shut down: %w", err))

@@ -1,13 +1,14 @@
 // convtrace viewer: the live tail of a thread page; does nothing elsewhere.
-// While a call of the thread runs, or the thread was updated lately, the
-// page asks every two seconds for the cards it lacks (calls that started
+// The page follows its thread's change feed (events.js) and, when the
+// thread is updated, asks for the cards it lacks (calls that started
 // since, and the running ones, which may have ended) and puts them in
-// place: no reload, the scroll position kept. It stops once nothing ran
-// for a minute.
+// place: no reload, the scroll position kept. Without the feed, while a
+// call of the thread runs or the thread was updated lately, it asks every
+// two seconds, and stops once nothing ran for a minute.
 "use strict";
 (() => {
   const calls = document.getElementById("calls");
-  const status = document.querySelector(".live-status[data-live]");
+  const status = document.querySelector(".live-status");
   if (!calls || !status) {
     return;
   }
@@ -124,9 +125,11 @@
     }
   }
 
+  let following = false; // the feed is open: no polling
+
   async function poll() {
     timer = 0;
-    if (document.hidden) {
+    if (document.hidden && !following) {
       schedule();
       return;
     }
@@ -144,6 +147,9 @@
     } catch (err) {
       status.textContent = `live: ${err.message}`;
     }
+    if (following) {
+      return;
+    }
     if (idle < idleStops) {
       schedule();
     } else {
@@ -157,6 +163,35 @@
     }
   }
 
-  status.textContent = "live";
-  schedule();
+  // One fetch at a time; an event during one fetches again after it.
+  let fetching = null;
+  let again = false;
+  const update = async () => {
+    if (fetching) {
+      again = true;
+      return;
+    }
+    do {
+      again = false;
+      fetching = poll();
+      await fetching;
+      fetching = null;
+    } while (again);
+  };
+  const id = decodeURIComponent(calls.dataset.liveUrl.replace(/^\/threads\//, "").replace(/\/live$/, ""));
+  following = true;
+  window.convtrace.follow(id, (type) => {
+    if (type === "updated" || type === "created" || type === "reset") {
+      update();
+    }
+  }, () => {
+    following = false;
+    if (status.dataset.live) {
+      status.textContent = "live";
+      schedule();
+    }
+  });
+  if (following) {
+    status.textContent = "live";
+  }
 })();

@@ -173,13 +173,14 @@
     bindActions(box);
   }
 
-  // Live: while a thread shown has a call running or was just updated
-  // (the server marks the table data-live), the list asks its JSON twin,
-  // with the same filters, every two seconds what changed, and replaces
-  // the rows that did with the page's own rendering of them, fetched once
-  // per change; a new thread appears at the top of the newest page. The
-  // rows change in place: no reload, and the view stays where it was.
-  const live = document.querySelector("table.threads[data-live]");
+  // Live: the list follows the change feed (events.js) and replaces the
+  // rows of the threads that changed with the page's own rendering of
+  // them; a new thread appears at the top of the newest page. Without the
+  // feed, while a thread shown has a call running or was just updated (the
+  // server marks the table data-live), it asks its JSON twin, with the
+  // same filters, every two seconds what changed. The rows change in
+  // place: no reload, and the view stays where it was.
+  const live = document.querySelector("table.threads");
   if (live) {
     const indicator = document.querySelector(".live-indicator");
     const body = live.tBodies[0];
@@ -197,16 +198,19 @@
     // show puts the page's rows of the threads ids in place of the rows
     // shown, or at the top for a thread not shown; the actions cell of a
     // row shown stays, with whatever the user has open in it.
-    const show = async (ids) => {
+    const show = async (ids, dim) => {
       const page = await (await fetchOK(location.pathname + location.search, "text/html")).text();
       const doc = new DOMParser().parseFromString(page, "text/html");
       const fresh = [];
       for (const id of ids) {
         const next = doc.querySelector(`tr.thread-row[data-thread="${CSS.escape(id)}"]`);
+        const row = body.querySelector(`tr.thread-row[data-thread="${CSS.escape(id)}"]`);
+        if (row && dim) {
+          row.classList.toggle("unmatched", !next);
+        }
         if (!next) {
           continue;
         }
-        const row = body.querySelector(`tr.thread-row[data-thread="${CSS.escape(id)}"]`);
         if (!row) {
           fresh.push(document.importNode(next, true));
           continue;
@@ -259,7 +263,48 @@
       }
       window.setTimeout(poll, 2000);
     };
+    // The feed's events: the threads they name are fetched together, a
+    // moment after the first; a row archived, restored or deleted leaves
+    // the list, and one the page no longer lists dims.
+    const pending = new Set();
+    let flushing = 0;
+    const flush = async () => {
+      flushing = 0;
+      const ids = [...pending];
+      pending.clear();
+      try {
+        await show(ids, true);
+      } catch (_) {
+        // The next event fetches again.
+      }
+    };
+    const onEvent = (type, data) => {
+      const row = data.thread_id && body.querySelector(`tr.thread-row[data-thread="${CSS.escape(data.thread_id)}"]`);
+      switch (type) {
+        case "reset":
+          window.location.reload();
+          return;
+        case "session":
+          return;
+        case "deleted":
+        case "archived":
+          if (row) {
+            row.remove();
+            return;
+          }
+      }
+      if (row || newestPage) {
+        pending.add(data.thread_id);
+        flushing = flushing || window.setTimeout(flush, 200);
+      }
+    };
+    const polling = () => {
+      indicator.hidden = !live.dataset.live;
+      if (live.dataset.live) {
+        window.setTimeout(poll, 2000);
+      }
+    };
     indicator.hidden = false;
-    window.setTimeout(poll, 2000);
+    window.convtrace.follow("", onEvent, polling);
   }
 })();
