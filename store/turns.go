@@ -68,7 +68,8 @@ type TurnFilter struct {
 	LeaveHistory bool
 	// Changed keeps the turns a live page has not seen: those that
 	// started after its newest, and every turn of the calls it shows
-	// running. No request parameter sets it.
+	// running and of their own calls (so an agent run's answer is placed
+	// after them, as on the page). No request parameter sets it.
 	Changed *Changes
 }
 
@@ -176,7 +177,7 @@ const (
 	filterAfter = `
   AND start_ns > ?`
 	filterChanged = `
-  AND (start_ns > ? OR span_id IN ?)`
+  AND (start_ns > ? OR span_id IN ? OR parent_span_id IN ?)`
 	filterQuery = `
   AND (positionCaseInsensitiveUTF8(content, ?) > 0 OR positionCaseInsensitiveUTF8(speaker, ?) > 0)`
 	// The newest note of each turn decides, merged or not.
@@ -262,7 +263,8 @@ func (f TurnFilter) conditions(threadID string) (string, []any) {
 	case len(f.Changed.Spans) == 0:
 		add(filterAfter, f.Changed.AfterNS)
 	default:
-		add(filterChanged, f.Changed.AfterNS, ddl.Tuple(f.Changed.Spans))
+		spans := ddl.Tuple(f.Changed.Spans)
+		add(filterChanged, f.Changed.AfterNS, spans, spans)
 	}
 	if f.Starred {
 		add(filterStarred, threadID)
