@@ -36,7 +36,7 @@ OTELCOL_MOD := collector/otelcol/convtraceexporter
 test: clickhouse zookeeper chdb chromium agents lint
 	@{ (cd $(OTELCOL_MOD) && $(GO) vet ./... && $(REQUIRE) $(GO) test -count=1 -timeout 20m ./...) > .otelcol-test.log 2>&1; \
 	  echo $$? > .otelcol-test.rc; } & \
-	$(REQUIRE) $(GO) test -count=1 -timeout 25m ./...; main=$$?; wait; \
+	$(REQUIRE) $(GO) test -count=1 -timeout 45m ./...; main=$$?; wait; \
 	cat .otelcol-test.log; otelcol=$$(cat .otelcol-test.rc); rm -f .otelcol-test.log .otelcol-test.rc; \
 	test $$main -eq 0 && test $$otelcol -eq 0
 
