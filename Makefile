@@ -6,13 +6,13 @@ ROOT := $(shell id -u 2>/dev/null)
 .PHONY: run test build install otelcol bench bench-viewer bench-cost clickhouse zookeeper chdb chromium agents lint
 
 build:
-	@[ -x $(BIN) ] || echo "building convtrace: the first build compiles every dependency, about 2 to 5 minutes; later builds take seconds"
+	@[ -x $(BIN) ] || echo "building convtrace: the first build compiles every dependency, several minutes on a small machine; later builds take seconds"
 	$(GO) build -o $(BIN) ./cmd/convtrace
 
 ## install: put convtrace on PATH (go install, into $(go env GOPATH)/bin
 ## unless GOBIN says otherwise).
 install:
-	@[ -x $(BIN) ] || echo "building convtrace: the first build compiles every dependency, about 2 to 5 minutes"
+	@[ -x $(BIN) ] || echo "building convtrace: the first build compiles every dependency, several minutes on a small machine"
 	$(GO) install ./cmd/convtrace
 	@bin=$$($(GO) env GOBIN); bin=$${bin:-$$($(GO) env GOPATH)/bin}; \
 	  case ":$$PATH:" in *":$$bin:"*) echo "installed $$bin/convtrace";; \
